@@ -1,0 +1,25 @@
+// rmsNorm on the wasm kernels, through the copying path: the caller's arrays
+// are staged in wasm memory (src/loader/kernels.js) and the result copied out.
+
+import { activeKernels } from './runtime.js';
+import { resolveRmsNormArgs } from './validate.js';
+
+/**
+ * RMSNorm over the last dimension: y = x / sqrt(mean(x²) + eps) · weight.
+ * @param {Float32Array} x rows × dim values, row-major, any byteOffset
+ * @param {Float32Array|null} weight dim values, or null for no weight
+ * @param {{eps?: number, dim?: number, out?: Float32Array}} [options]
+ *   eps defaults to 1e-6; dim to weight.length; out may be x itself.
+ * @returns {Float32Array} out, or a new array
+ */
+export function rmsNorm(x, weight, options) {
+  const kernels = activeKernels('rmsNorm');
+  const { rows, dim, eps, out } = resolveRmsNormArgs('rmsNorm', x, weight, options);
+  const y = out ?? new Float32Array(x.length);
+  if (rows > 0) {
+    const run = kernels.exports.rmsnorm_f32;
+    kernels.runRowsCopying('rmsNorm', x, weight, y, rows, dim,
+      (xPtr, wPtr, yPtr, n, d) => run(xPtr, wPtr, yPtr, n, d, eps));
+  }
+  return y;
+}

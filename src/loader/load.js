@@ -1,0 +1,54 @@
+// Loads the WebAssembly modules. Both are embedded in the JS as base64
+// (modules.generated.js, written by `make build`), so no file path or fetch
+// is involved: the same code works in Node, in a browser page without a
+// bundler, and after any bundler has moved the files around.
+
+import { simd as simdBase64, scalar as scalarBase64 } from './modules.generated.js';
+import { WasmKernels } from './kernels.js';
+
+/** @typedef {'simd' | 'scalar'} Backend */
+export const BACKENDS = /** @type {const} */ (['simd', 'scalar']);
+
+const base64ByBackend = { simd: simdBase64, scalar: scalarBase64 };
+const bytesCache = new Map();
+
+/** The raw bytes of one backend's module. */
+export function moduleBytes(backend) {
+  let bytes = bytesCache.get(backend);
+  if (bytes === undefined) {
+    const binary = atob(base64ByBackend[backend]);
+    bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    bytesCache.set(backend, bytes);
+  }
+  return bytes;
+}
+
+let simdSupport;
+/** Whether this engine accepts SIMD128: it validates the SIMD module itself. */
+export function simdSupported() {
+  simdSupport ??= WebAssembly.validate(moduleBytes('simd'));
+  return simdSupport;
+}
+
+const compiled = new Map();
+/** The compiled module of a backend, compiled once per process and cached. */
+export function compileBackend(backend) {
+  let module = compiled.get(backend);
+  if (module === undefined) {
+    module = WebAssembly.compile(moduleBytes(backend));
+    compiled.set(backend, module);
+  }
+  return module;
+}
+
+/** A fresh instance of a compiled module, wrapped for the JS API. */
+export async function instantiate(module) {
+  // The only import: the standalone module tells us when memory grows. Views
+  // are refreshed lazily instead (WasmKernels.heap), so nothing to do here.
+  const instance = await WebAssembly.instantiate(module, {
+    env: { emscripten_notify_memory_growth() {} },
+  });
+  instance.exports._initialize?.();
+  return new WasmKernels(instance.exports);
+}
