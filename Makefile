@@ -31,10 +31,15 @@ EMBEDDED := src/loader/modules.generated.js
 all: build
 build: $(EMBEDDED)
 
+# Debian packages: Emscripten builds the modules, Chromium runs the browser tests.
 deps: node_modules/.package-lock.json
-	@command -v $(EMCC) >/dev/null || { \
-	  echo "Installing Emscripten (Debian package emscripten)"; \
-	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y emscripten; }
+	@missing=""; \
+	command -v $(EMCC) >/dev/null || missing="$$missing emscripten"; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; \
+	fi
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
