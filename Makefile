@@ -31,11 +31,14 @@ EMBEDDED := src/loader/modules.generated.js
 all: build
 build: $(EMBEDDED)
 
-# Debian packages: Emscripten builds the modules, Chromium runs the browser tests.
+# Debian packages: Emscripten builds the modules, Chromium runs the browser
+# tests, SIMDe lets the same SIMD128 source build for the host (native
+# benchmark, sanitizers, fuzzing).
 deps: node_modules/.package-lock.json
 	@missing=""; \
 	command -v $(EMCC) >/dev/null || missing="$$missing emscripten"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	[ -f /usr/include/simde/wasm/simd128.h ] || missing="$$missing libsimde-dev"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; \
