@@ -27,7 +27,7 @@ LDFLAGS := --no-entry -sSTANDALONE_WASM -sEXPORTED_FUNCTIONS=$(EXPORTS) \
 MODULES := build/rmsnorm-simd.wasm build/rmsnorm-scalar.wasm
 EMBEDDED := src/loader/modules.generated.js
 
-.PHONY: all build deps test demo clean
+.PHONY: all build deps test demo clean fuzz
 all: build
 build: $(EMBEDDED)
 
@@ -39,6 +39,8 @@ deps: node_modules/.package-lock.json
 	command -v $(EMCC) >/dev/null || missing="$$missing emscripten"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	[ -f /usr/include/simde/wasm/simd128.h ] || missing="$$missing libsimde-dev"; \
+	command -v $(HOST_CC) >/dev/null || missing="$$missing clang-14"; \
+	dpkg -s libclang-rt-14-dev >/dev/null 2>&1 || missing="$$missing libclang-rt-14-dev"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; \
@@ -60,11 +62,36 @@ $(EMBEDDED): $(MODULES)
 	   printf 'export const simd = "%s";\n' "$$(base64 -w0 build/rmsnorm-simd.wasm)"; \
 	   printf 'export const scalar = "%s";\n' "$$(base64 -w0 build/rmsnorm-scalar.wasm)"; } > $@
 
+# Host builds of the same kernel sources (SIMD through SIMDe), under
+# AddressSanitizer and UBSan with the kernels' asserts live (no -DNDEBUG):
+# the known-answer harness (tests/native.test.js) and the libFuzzer target.
+HOST_CC ?= clang-14
+HOST_CFLAGS := -g -O1 -std=c11 -Wall -Wextra -Werror -ffp-contract=off \
+  -fsanitize=address,undefined -fno-sanitize-recover=all
+HOST_KERNELS := src/kernels/f32-rmsnorm/wasmsimd.c src/kernels/f32-rmsnorm/scalar.c
+HOST_DEPS := $(HOST_KERNELS) $(KERNEL_HEADERS) tests/fuzz/checked_kernels.h
+
+build/known-answers-host: tests/fuzz/known_answers_host.c $(HOST_DEPS) | build/
+	$(HOST_CC) $(HOST_CFLAGS) $< $(HOST_KERNELS) -lm -o $@
+
+build/fuzz-rmsnorm-f32: tests/fuzz/rmsnorm_f32_fuzz.c $(HOST_DEPS) | build/
+	$(HOST_CC) $(HOST_CFLAGS) -fsanitize=fuzzer $< $(HOST_KERNELS) -lm -o $@
+
+# Fuzz for FUZZ_SECONDS from the committed seeds (tests/fuzz/corpus); exits
+# non-zero on any finding, leaving the input in build/fuzz-artifacts/.
+# Longer: make fuzz FUZZ_SECONDS=1800
+FUZZ_SECONDS ?= 60
+fuzz: build/fuzz-rmsnorm-f32
+	mkdir -p build/fuzz-corpus build/fuzz-artifacts
+	$< -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  -artifact_prefix=build/fuzz-artifacts/ build/fuzz-corpus tests/fuzz/corpus
+
 build/:
 	mkdir -p $@
 
-test: deps build
+test: deps build build/known-answers-host
 	npm test
+	$(MAKE) --no-print-directory fuzz
 
 demo: deps build
 	node web/serve.js $(PORT)
