@@ -1,7 +1,7 @@
 // init(): which backend runs, and the instance every kernel call goes to.
 
 import { BACKENDS, compileBackend, instantiate, simdSupported } from '../loader/load.js';
-import { describe } from './validate.js';
+import { checkOptionNames, describe } from './validate.js';
 
 const instances = new Map(); // backend -> Promise<WasmKernels>, one per backend
 let active = null; // { backend, kernels } of the last init() to finish
@@ -15,14 +15,7 @@ let active = null; // { backend, kernels } of the last init() to finish
  * @returns {Promise<{backend: 'simd' | 'scalar'}>}
  */
 export async function init(options) {
-  if (options !== undefined && (options === null || typeof options !== 'object')) {
-    throw new TypeError(`init: options must be an object, got ${describe(options)}`);
-  }
-  const { backend: requested = 'auto', ...rest } = options ?? {};
-  const unknown = Object.keys(rest);
-  if (unknown.length > 0) {
-    throw new TypeError(`init: unknown option '${unknown[0]}' (allowed: backend)`);
-  }
+  const { backend: requested = 'auto' } = checkOptionNames('init', options, ['backend']);
   if (requested !== 'auto' && !BACKENDS.includes(requested)) {
     throw new TypeError(`init: options.backend must be 'auto', 'simd' or 'scalar', got ${describe(requested)}`);
   }

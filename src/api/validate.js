@@ -25,13 +25,34 @@ export function describe(value) {
   return `${typeof value} ${String(value)}`;
 }
 
+/** Whether a view's ArrayBuffer was detached (transferred, e.g. postMessage
+ * to a worker): such a view reads as empty, so an unchecked detached x would
+ * silently come back as an empty result. Only a view of length 0 can be one,
+ * a SharedArrayBuffer never is, and slice() throws on a detached buffer
+ * (ArrayBuffer.prototype.detached is too new for Node 18 and 20). */
+export function isDetached(view) {
+  if (view.byteLength !== 0) return false;
+  const buffer = view.buffer;
+  if (Object.prototype.toString.call(buffer) !== '[object ArrayBuffer]') return false;
+  try {
+    buffer.slice(0, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 function requireFloat32Array(fn, name, value) {
   if (typedArrayKind(value) !== 'Float32Array') {
     throw new TypeError(`${fn}: ${name} must be a Float32Array, got ${describe(value)}`);
   }
+  if (isDetached(value)) {
+    throw new TypeError(`${fn}: ${name} is a view of a detached ArrayBuffer (transferred away)`);
+  }
 }
 
-function checkOptionNames(fn, options, allowed) {
+/** options as an object holding only `allowed` names ({} when undefined). */
+export function checkOptionNames(fn, options, allowed) {
   if (options === undefined) return {};
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(`${fn}: options must be an object, got ${describe(options)}`);
