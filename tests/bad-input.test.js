@@ -27,6 +27,13 @@ function detached(n) {
   structuredClone(view.buffer, { transfer: [view.buffer] });
   return view;
 }
+/** A Float32Array of n values left out of bounds by shrinking its resizable ArrayBuffer. */
+function outOfBounds(n) {
+  const buffer = new ArrayBuffer(4 * n, { maxByteLength: 4 * n });
+  const view = new Float32Array(buffer, 0, n);
+  buffer.resize(0);
+  return view;
+}
 
 // Each row: [function, what, () => args, error class, message pattern, only?]
 // `only` limits a row to some implementations (e.g. wasm32's address limit
@@ -47,6 +54,7 @@ const ROWS = [
   ['rmsNorm', 'x is a DataView', () => [new DataView(new ArrayBuffer(16)), w()], TypeError, /x must be a Float32Array/],
   ['rmsNorm', 'x is an ArrayBuffer', () => [new ArrayBuffer(16), w()], TypeError, /x must be a Float32Array, got ArrayBuffer/],
   ['rmsNorm', 'x is detached', () => [detached(8), w()], TypeError, /x is a view of a detached ArrayBuffer/],
+  ['rmsNorm', 'x is out of bounds of a shrunk resizable buffer', () => [outOfBounds(8), w()], TypeError, /x is a view of a detached ArrayBuffer \(or out of bounds of a shrunk resizable one\)/],
   // weight
   ['rmsNorm', 'weight is undefined', () => [x(), undefined], TypeError, /weight must be a Float32Array or null/],
   ['rmsNorm', 'weight is a plain Array', () => [x(), [1, 1, 1, 1]], TypeError, /weight must be a Float32Array, got Array/],
@@ -91,6 +99,7 @@ const ROWS = [
   ['rmsNorm', 'out is a plain Array', () => [x(), w(), { out: new Array(8).fill(0) }], TypeError, /options\.out must be a Float32Array, got Array\(8\)/],
   ['rmsNorm', 'out is null', () => [x(), w(), { out: null }], TypeError, /options\.out must be a Float32Array, got null/],
   ['rmsNorm', 'out is detached', () => [x(), w(), { out: detached(8) }], TypeError, /options\.out is a view of a detached ArrayBuffer/],
+  ['rmsNorm', 'out is out of bounds of a shrunk resizable buffer', () => [x(), w(), { out: outOfBounds(8) }], TypeError, /options\.out is a view of a detached/],
   ['rmsNorm', 'out is too short', () => [x(), w(), { out: new Float32Array(4) }], RangeError, /options\.out\.length \(4\) must equal x\.length \(8\)/],
   ...(() => {
     const shared = () => new Float32Array(16);
@@ -175,6 +184,29 @@ for (const backend of ['simd', 'scalar']) {
     }
   });
 }
+
+// An option getter runs user code in the middle of validation; if it
+// detaches a buffer, that must still be a clear error, not an empty or NaN
+// result (options are read once, before any array is measured).
+const transfer = (view) => structuredClone(view.buffer, { transfer: [view.buffer] });
+
+test('an option getter that detaches an argument is caught by name, and nothing is written', async () => {
+  await init();
+  const cases = [
+    ['the eps getter detaches x', (xs, ws, out) => ({ out, get eps() { transfer(xs); return 1e-6; } }), /^rmsNorm: x is a view of a detached/],
+    ['the out getter detaches x', (xs, ws, out) => ({ get out() { transfer(xs); return out; } }), /^rmsNorm: x is a view of a detached/],
+    ['the dim getter detaches weight', (xs, ws, out) => ({ out, get dim() { transfer(ws); return 4; } }), /^rmsNorm: weight is a view of a detached/],
+  ];
+  for (const [label, impl] of [['wasm', rmsNorm], ['reference', referenceRmsNorm]]) {
+    for (const [what, makeOptions, message] of cases) {
+      const xs = x();
+      const ws = w();
+      const out = new Float32Array(8).fill(SENTINEL);
+      assert.throws(() => impl(xs, ws, makeOptions(xs, ws, out)), { name: 'TypeError', message }, `${label}: ${what}`);
+      assert.ok(out.every((v) => v === SENTINEL), `${label}: ${what}: the output was written to`);
+    }
+  }
+});
 
 test('zero rows return an empty array', async () => {
   await init();

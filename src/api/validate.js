@@ -25,17 +25,18 @@ export function describe(value) {
   return `${typeof value} ${String(value)}`;
 }
 
-/** Whether a view's ArrayBuffer was detached (transferred, e.g. postMessage
- * to a worker): such a view reads as empty, so an unchecked detached x would
- * silently come back as an empty result. Only a view of length 0 can be one,
- * a SharedArrayBuffer never is, and slice() throws on a detached buffer
+const typedArraySlice = Object.getPrototypeOf(Uint8Array.prototype).slice;
+
+/** Whether a view can no longer reach its memory: its ArrayBuffer was
+ * detached (transferred, e.g. postMessage to a worker), or a resizable one
+ * shrank below it. Such a view reads as empty, so it would silently come
+ * back as an empty result. Only a view of byteLength 0 can be one, and
+ * %TypedArray%.prototype.slice throws on exactly these
  * (ArrayBuffer.prototype.detached is too new for Node 18 and 20). */
 export function isDetached(view) {
   if (view.byteLength !== 0) return false;
-  const buffer = view.buffer;
-  if (Object.prototype.toString.call(buffer) !== '[object ArrayBuffer]') return false;
   try {
-    buffer.slice(0, 0);
+    typedArraySlice.call(view, 0, 0);
     return false;
   } catch {
     return true;
@@ -46,8 +47,11 @@ function requireFloat32Array(fn, name, value) {
   if (typedArrayKind(value) !== 'Float32Array') {
     throw new TypeError(`${fn}: ${name} must be a Float32Array, got ${describe(value)}`);
   }
-  if (isDetached(value)) {
-    throw new TypeError(`${fn}: ${name} is a view of a detached ArrayBuffer (transferred away)`);
+}
+
+function requireAttached(fn, name, view) {
+  if (isDetached(view)) {
+    throw new TypeError(`${fn}: ${name} is a view of a detached ArrayBuffer (or out of bounds of a shrunk resizable one)`);
   }
 }
 
@@ -112,6 +116,7 @@ function overlaps(a, b) {
 function resolveOut(fn, out, x, weight) {
   if (out === undefined) return undefined;
   requireFloat32Array(fn, 'options.out', out);
+  requireAttached(fn, 'options.out', out);
   if (out.length !== x.length) {
     throw new RangeError(`${fn}: options.out.length (${out.length}) must equal x.length (${x.length})`);
   }
@@ -140,12 +145,16 @@ export function resolveRmsNormArgs(fn, x, weight, options) {
     }
     requireFloat32Array(fn, 'weight', weight);
   }
-  const opts = checkOptionNames(fn, options, RMSNORM_OPTIONS);
-  const eps = resolveEps(fn, opts.eps, RMSNORM_DEFAULT_EPS);
-  const dim = resolveDim(fn, opts.dim, weight);
+  // Each option is read once, here, before any array is measured: a getter
+  // runs user code, which could detach or shrink a buffer checked earlier.
+  const { eps: epsOption, dim: dimOption, out: outOption } = checkOptionNames(fn, options, RMSNORM_OPTIONS);
+  requireAttached(fn, 'x', x);
+  if (weight !== null) requireAttached(fn, 'weight', weight);
+  const eps = resolveEps(fn, epsOption, RMSNORM_DEFAULT_EPS);
+  const dim = resolveDim(fn, dimOption, weight);
   if (x.length % dim !== 0) {
     throw new RangeError(`${fn}: x.length (${x.length}) must be a multiple of dim (${dim})`);
   }
-  const out = resolveOut(fn, opts.out, x, weight);
+  const out = resolveOut(fn, outOption, x, weight);
   return { rows: x.length / dim, dim, eps, out };
 }
