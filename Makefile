@@ -14,7 +14,7 @@ KERNEL_HEADERS := $(wildcard src/kernels/*.h)
 # Each module links the exported ABI and exactly one kernel per operation.
 SIMD_SOURCES := src/abi/exports.c src/kernels/f32-rmsnorm/wasmsimd.c
 SCALAR_SOURCES := src/abi/exports.c src/kernels/f32-rmsnorm/scalar.c
-EXPORTS := _rmsnorm_f32,_malloc,_free
+EXPORTS := _rmsnorm,_malloc,_free
 
 # Strict IEEE float32: no FMA contraction, no fast-math (the numerics contract
 # in src/kernels/rmsnorm_f32.h). A standalone module with our own loader:
@@ -74,14 +74,14 @@ HOST_DEPS := $(HOST_KERNELS) $(KERNEL_HEADERS) tests/fuzz/checked_kernels.h
 build/known-answers-host: tests/fuzz/known_answers_host.c $(HOST_DEPS) | build/
 	$(HOST_CC) $(HOST_CFLAGS) $< $(HOST_KERNELS) -lm -o $@
 
-build/fuzz-rmsnorm-f32: tests/fuzz/rmsnorm_f32_fuzz.c $(HOST_DEPS) | build/
+build/fuzz-rmsnorm: tests/fuzz/rmsnorm_fuzz.c $(HOST_DEPS) | build/
 	$(HOST_CC) $(HOST_CFLAGS) -fsanitize=fuzzer $< $(HOST_KERNELS) -lm -o $@
 
 # Fuzz for FUZZ_SECONDS from the committed seeds (tests/fuzz/corpus); exits
 # non-zero on any finding, leaving the input in build/fuzz-artifacts/.
 # Longer: make fuzz FUZZ_SECONDS=1800
 FUZZ_SECONDS ?= 60
-fuzz: build/fuzz-rmsnorm-f32
+fuzz: build/fuzz-rmsnorm
 	mkdir -p build/fuzz-corpus build/fuzz-artifacts
 	$< -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	  -artifact_prefix=build/fuzz-artifacts/ build/fuzz-corpus tests/fuzz/corpus

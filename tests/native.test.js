@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
-import { assertSameBits } from './helpers/bits.js';
+import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import { numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
+import { assertSameBits, assertSameBits16 } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -19,35 +20,54 @@ function buildHarness() {
   assert.equal(made.status, 0, `make ${HARNESS} failed:\n${made.stdout}${made.stderr}`);
 }
 
-/** Runs every case through the harness; returns [{ simd, scalar }] per case. */
+const DTYPE_CODE = { float32: 0, bfloat16: 1, float16: 2 };
+const CAST_CODE = { gemma: 0, llama: 1 };
+const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+const ARRAY_OF = { float32: Float32Array, bfloat16: Uint16Array, float16: Uint16Array };
+
+/** Runs every case through the harness; returns [{ simd, scalar, residual? }] per case. */
 function runHarness(cases) {
   const parts = [];
-  for (const { x, weight, dim, eps } of cases) {
-    const header = new DataView(new ArrayBuffer(16));
+  for (const { x, weight, residual, dim, eps, options } of cases) {
+    assert.ok(x instanceof ARRAY_OF[options.dtype ?? 'float32'], 'x is stored as its dtype');
+    const header = new DataView(new ArrayBuffer(32));
     header.setUint32(0, x.length / dim, true);
     header.setUint32(4, dim, true);
     header.setFloat32(8, eps, true);
-    header.setUint32(12, weight === null ? 0 : 1, true);
-    parts.push(new Uint8Array(header.buffer), new Uint8Array(x.buffer, x.byteOffset, x.byteLength));
-    if (weight !== null) parts.push(new Uint8Array(weight.buffer, weight.byteOffset, weight.byteLength));
+    header.setUint32(12, (weight === null ? 0 : 1) | (residual === undefined ? 0 : 2), true);
+    header.setInt32(16, DTYPE_CODE[options.dtype ?? 'float32'], true);
+    header.setInt32(20, weight instanceof Uint16Array ? DTYPE_CODE[options.dtype] : 0, true);
+    header.setInt32(24, CAST_CODE[options.castMode ?? 'llama'], true);
+    header.setFloat32(28, options.weightOffset ?? 0, true);
+    parts.push(new Uint8Array(header.buffer), bytesOf(x));
+    if (weight !== null) parts.push(bytesOf(weight));
+    if (residual !== undefined) parts.push(bytesOf(residual));
   }
   const run = spawnSync(`${root}/${HARNESS}`, { input: Buffer.concat(parts), maxBuffer: 2 ** 28 });
   assert.equal(run.status, 0, `${HARNESS} exited with ${run.status} ${run.signal ?? ''}:\n${run.stderr}`);
   const out = run.stdout;
-  const floats = new Float32Array(out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength));
   let at = 0;
-  return cases.map(({ x }) => {
-    const simd = floats.subarray(at, at + x.length);
-    const scalar = floats.subarray(at + x.length, at + 2 * x.length);
-    at += 2 * x.length;
-    return { simd, scalar };
+  const next = (dtype, length) => {
+    const bytes = out.buffer.slice(out.byteOffset + at, out.byteOffset + at + length * ARRAY_OF[dtype].BYTES_PER_ELEMENT);
+    at += bytes.byteLength;
+    return new ARRAY_OF[dtype](bytes);
+  };
+  const results = cases.map(({ x, residual, options }) => {
+    const dtype = options.dtype ?? 'float32';
+    const result = { simd: next(dtype, x.length), scalar: next(dtype, x.length) };
+    if (residual !== undefined) Object.assign(result, { residualSimd: next(dtype, x.length), residualScalar: next(dtype, x.length) });
+    return result;
   });
+  assert.equal(at, out.byteLength, 'the harness wrote exactly the expected outputs');
+  return results;
 }
 
 function knownAnswerCases() {
   const cases = [];
-  const add = (name, x, weight, dim, eps = Math.fround(1e-6)) => cases.push({
-    name, x: Float32Array.from(x), weight: weight === null ? null : Float32Array.from(weight), dim, eps,
+  const add = (name, x, weight, dim, eps = Math.fround(1e-6), options = {}, residual = undefined) => cases.push({
+    name, dim, eps, options, residual,
+    x: x instanceof Uint16Array ? x : Float32Array.from(x),
+    weight: weight === null || weight instanceof Uint16Array ? weight : Float32Array.from(weight),
   });
   add('blog example', [2, -4, 6, -8], [1.5, 0.5, 1, 2], 4);
   add('PyTorch overflow example', [3e19, -4e19, 1e19, 2e19], null, 4);
@@ -70,6 +90,32 @@ function knownAnswerCases() {
   for (const scale of [1e-38, 1e-30, 1e-20, 1e-10, 1e10, 1e20, 1e30, 1e38]) {
     add(`scale ${scale} seed 7`, normalArray(rand, 2 * 100, scale), null, 100, 0);
   }
+  // 16-bit storage, both cast modes, weights of either type, a weight offset,
+  // and the fused residual add, at tails and block edges.
+  const narrowTo = { bfloat16: numberToBfloat16, float16: numberToFloat16 };
+  for (const dtype of ['bfloat16', 'float16']) {
+    const to16 = (a) => Uint16Array.from(a, narrowTo[dtype]);
+    for (const dim of [1, 7, 16, 33, 256, 257, 1000]) {
+      for (const castMode of ['llama', 'gemma']) {
+        const x = to16(normalArray(rand, 2 * dim, 2));
+        const w = uniformArray(rand, dim, 0.5, 1.5);
+        add(`${dtype} ${castMode} float32 weight dim ${dim} seed 7`, x, w, dim, undefined, { dtype, castMode });
+        add(`${dtype} ${castMode} ${dtype} weight dim ${dim} seed 7`, x, to16(w), dim, undefined, { dtype, castMode });
+        add(`${dtype} ${castMode} weight offset 1 dim ${dim} seed 7`, x, to16(normalArray(rand, dim, 0.1)), dim, undefined,
+          { dtype, castMode, weightOffset: 1 });
+        add(`${dtype} ${castMode} residual dim ${dim} seed 7`, x, w, dim, undefined, { dtype, castMode },
+          to16(normalArray(rand, 2 * dim, 1)));
+      }
+      add(`${dtype} no weight dim ${dim} seed 7`, to16(normalArray(rand, dim, 3)), null, dim, undefined, { dtype });
+    }
+    add(`${dtype} special values`, Uint16Array.from([0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x3c00, 0xbc00]),
+      null, 4, undefined, { dtype });
+    add(`${dtype} huge rows`, to16(normalArray(rand, 64, dtype === 'float16' ? 2e4 : 1e37)), null, 32, 0, { dtype });
+    add(`${dtype} tiny rows`, to16(normalArray(rand, 64, dtype === 'float16' ? 1e-6 : 1e-37)), null, 32, 0, { dtype });
+  }
+  add('float32 residual', normalArray(rand, 3 * 300, 1), uniformArray(rand, 300, 0.5, 1.5), 300, undefined, {},
+    normalArray(rand, 3 * 300, 1));
+  add('float32 weight offset', normalArray(rand, 2 * 64, 1), normalArray(rand, 64, 0.1), 64, undefined, { weightOffset: 1 });
   return cases;
 }
 
@@ -77,11 +123,23 @@ test('host build under ASan + UBSan: known answers and edge cases, bit for bit w
   buildHarness();
   const cases = knownAnswerCases();
   const results = runHarness(cases);
-  cases.forEach(({ name, x, weight, dim, eps }, i) => {
-    const expected = referenceRmsNorm(x, weight, { dim, eps });
-    const rows = x.length / dim;
-    assertSameBits(results[i].simd, expected, `${name} (rows=${rows} dim=${dim}): host wasmsimd vs reference`);
-    assertSameBits(results[i].scalar, expected, `${name} (rows=${rows} dim=${dim}): host scalar vs reference`);
+  cases.forEach(({ name, x, weight, residual, dim, eps, options }, i) => {
+    const dtype = options.dtype ?? 'float32';
+    const opts = { dim, eps, ...options, ...(weight instanceof Uint16Array && { weightDtype: dtype }) };
+    const what = `${name} (rows=${x.length / dim} dim=${dim})`;
+    const same = (a, b, label) => (dtype === 'float32' ? assertSameBits(a, b, label) : assertSameBits16(a, b, label, dtype));
+    if (residual === undefined) {
+      const expected = referenceRmsNorm(x, weight, opts);
+      same(results[i].simd, expected, `${what}: host wasmsimd vs reference`);
+      same(results[i].scalar, expected, `${what}: host scalar vs reference`);
+    } else {
+      const updated = residual.slice();
+      const expected = referenceAddRmsNorm(x, updated, weight, opts);
+      same(results[i].simd, expected, `${what}: host wasmsimd vs reference`);
+      same(results[i].scalar, expected, `${what}: host scalar vs reference`);
+      same(results[i].residualSimd, updated, `${what}: host wasmsimd residual vs reference`);
+      same(results[i].residualScalar, updated, `${what}: host scalar residual vs reference`);
+    }
   });
   // The blog's worked answer, to its two decimals.
   assert.deepEqual(Array.from(results[0].simd, (v) => v.toFixed(2)), ['0.55', '-0.37', '1.10', '-2.92']);

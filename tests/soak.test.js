@@ -6,11 +6,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { init, rmsNorm } from '../src/index.js';
+import { addRmsNorm, alloc, init, rmsNorm } from '../src/index.js';
 import { activeKernels } from '../src/api/runtime.js';
+import { resolveRmsNormArgs } from '../src/api/validate.js';
 import { compileBackend, instantiate } from '../src/loader/load.js';
-import { rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
-import { assertSameBits } from './helpers/bits.js';
+import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import { numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
+import { assertSameBits, assertSameBits16 } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -25,27 +27,108 @@ function settledHeap() {
   return { heapUsed, external, arrayBuffers };
 }
 
-// [rows, dim, weighted, output]: tails, lanes, blocks, a model's hidden size.
-const SHAPES = [
-  [1, 1, true, 'new'], [3, 17, true, 'out'], [2, 64, false, 'in place'], [1, 896, true, 'out'],
-  [4, 37, true, 'new'], [1, 300, false, 'out'], [8, 16, true, 'in place'], [1, 2048, true, 'out'],
-];
+// Mixed calls: shapes with tails, lanes, blocks and a model's hidden size;
+// float32, bfloat16 and float16 storage, both cast modes, a weight offset,
+// the fused residual add, and zero-copy tensors. Each call knows its
+// expected bits (from the reference, computed once) and checks itself.
+const sameBits = (a, b, what, dtype = 'float32') => (dtype === 'float32'
+  ? assertSameBits(a, b, what) : assertSameBits16(a, b, what, dtype));
+const toBf16 = (v) => numberToBfloat16(v);
+const toF16 = (v) => numberToFloat16(v);
 
 function makeCalls(seed) {
   const rand = prng(seed);
-  return SHAPES.map(([rows, dim, weighted, output]) => {
+  const calls = [];
+  const float32 = (rows, dim, weighted, output) => {
     const x = normalArray(rand, rows * dim, 2);
     const weight = weighted ? uniformArray(rand, dim, 0.5, 1.5) : null;
-    return { rows, dim, x, weight, output, out: new Float32Array(x.length), expected: referenceRmsNorm(x, weight, { dim }) };
-  });
+    const out = new Float32Array(x.length);
+    calls.push({
+      what: `float32 rows=${rows} dim=${dim} ${output}`,
+      expected: referenceRmsNorm(x, weight, { dim }),
+      run: () => {
+        if (output === 'new') return rmsNorm(x, weight, { dim });
+        if (output === 'out') return rmsNorm(x, weight, { dim, out });
+        out.set(x); // in place on a copy, so x stays the input for the next round
+        return rmsNorm(out, weight, { dim, out });
+      },
+    });
+  };
+  const sixteen = (rows, dim, options, weightKind) => {
+    const narrow = options.dtype === 'bfloat16' ? toBf16 : toF16;
+    const x = Uint16Array.from(normalArray(rand, rows * dim, 2), narrow);
+    const w = uniformArray(rand, dim, 0.5, 1.5);
+    const weight = weightKind === 'none' ? null : weightKind === 'float32' ? w : Uint16Array.from(w, narrow);
+    const opts = { dim, ...options };
+    calls.push({
+      dtype: options.dtype,
+      what: `${options.dtype} rows=${rows} dim=${dim} ${JSON.stringify(options)} weight ${weightKind}`,
+      expected: referenceRmsNorm(x, weight, opts),
+      run: () => rmsNorm(x, weight, opts),
+    });
+  };
+  const fusedAdd = (rows, dim, dtype) => {
+    const narrow = dtype === 'float32' ? (v) => v : dtype === 'bfloat16' ? toBf16 : toF16;
+    const Array = dtype === 'float32' ? Float32Array : Uint16Array;
+    const x = Array.from(normalArray(rand, rows * dim, 1), narrow);
+    const residual0 = Array.from(normalArray(rand, rows * dim, 1), narrow);
+    const weight = uniformArray(rand, dim, 0.5, 1.5);
+    const residual = residual0.slice();
+    const refResidual = residual0.slice();
+    const y = referenceAddRmsNorm(x, refResidual, weight, { dtype, weightDtype: 'float32' });
+    calls.push({
+      dtype,
+      what: `addRmsNorm ${dtype} rows=${rows} dim=${dim}`,
+      expected: y,
+      run: () => {
+        residual.set(residual0);
+        const out = addRmsNorm(x, residual, weight, { dtype, weightDtype: 'float32' });
+        sameBits(residual, refResidual, `addRmsNorm ${dtype} rows=${rows} dim=${dim}: the updated residual`, dtype);
+        return out;
+      },
+    });
+  };
+  float32(1, 1, true, 'new');
+  float32(3, 17, true, 'out');
+  float32(2, 64, false, 'in place');
+  float32(1, 896, true, 'out');
+  float32(4, 37, true, 'new');
+  float32(8, 16, true, 'in place');
+  float32(1, 2048, true, 'out');
+  sixteen(2, 96, { dtype: 'bfloat16', castMode: 'llama' }, 'bfloat16');
+  sixteen(1, 300, { dtype: 'bfloat16', castMode: 'gemma', weightOffset: 1 }, 'float32');
+  sixteen(3, 33, { dtype: 'float16', castMode: 'llama' }, 'float16');
+  sixteen(1, 128, { dtype: 'float16' }, 'none');
+  fusedAdd(2, 80, 'float32');
+  fusedAdd(1, 257, 'bfloat16');
+  return calls;
 }
 
-function callOnce(call) {
-  const { x, weight, dim, output, out } = call;
-  if (output === 'new') return rmsNorm(x, weight, { dim });
-  if (output === 'out') return rmsNorm(x, weight, { dim, out });
-  out.set(x); // in place on a copy, so x stays the input for the next round
-  return rmsNorm(out, weight, { dim, out });
+/** A zero-copy call on tensors: alloc'd per call (and freed) or kept. */
+function tensorCall(seed, churn) {
+  const rand = prng(seed);
+  const dim = 200;
+  const x0 = normalArray(rand, 2 * dim, 2);
+  const w0 = uniformArray(rand, dim, 0.5, 1.5);
+  const expected = referenceRmsNorm(x0, w0);
+  let kept = null;
+  return {
+    what: `tensors rows=2 dim=${dim} ${churn ? 'alloc and free every call' : 'kept'}`,
+    expected,
+    run: () => {
+      const tensors = kept ?? [alloc(x0.length), alloc(dim), alloc(x0.length)];
+      const [tx, tw, ty] = tensors;
+      if (kept === null) {
+        tx.array.set(x0);
+        tw.array.set(w0);
+      }
+      rmsNorm(tx, tw, { out: ty });
+      const y = ty.array.slice();
+      if (churn) tensors.forEach((t) => t.free());
+      else kept = tensors;
+      return y;
+    },
+  };
 }
 
 const CALLS = 1_000_000;
@@ -53,26 +136,31 @@ const WARM_UP = 20_000;
 const CHECK_EVERY = 50_003; // a prime, so every shape and backend gets checked
 
 test(`${CALLS} mixed calls: wasm memory and the JS heap stay flat after warm-up`, async (t) => {
-  const calls = makeCalls(80);
   const backends = ['simd', 'scalar'];
   const memoryOf = {};
-  for (const backend of backends) {
+  const callsOf = {};
+  for (const [k, backend] of backends.entries()) {
     await init({ backend });
     memoryOf[backend] = activeKernels('soak').memory;
+    // Tensors belong to one instance: each backend gets its own.
+    callsOf[backend] = [...makeCalls(80), tensorCall(90 + k, true), tensorCall(92 + k, false)];
   }
   const wasmBytes = () => backends.map((b) => memoryOf[b].buffer.byteLength);
   let afterWarmUp = null;
   let heapAfterWarmUp = null;
   const started = performance.now();
+  let backend;
   for (let i = 0; i < CALLS; i++) {
     // Switch backends in runs of 1000 calls: init() after the first time
     // only switches, and both instances are exercised all along.
-    if (i % 1000 === 0) await init({ backend: backends[(i / 1000) % 2] });
-    const call = calls[i % calls.length];
-    const y = callOnce(call);
-    if (i % CHECK_EVERY === 0) {
-      assertSameBits(y, call.expected, `call ${i}: rows=${call.rows} dim=${call.dim} ${call.output} seed=80`);
+    if (i % 1000 === 0) {
+      backend = backends[(i / 1000) % 2];
+      await init({ backend });
     }
+    const calls = callsOf[backend];
+    const call = calls[i % calls.length];
+    const y = call.run();
+    if (i % CHECK_EVERY === 0) sameBits(y, call.expected, `call ${i} on ${backend}: ${call.what} seed=80`, call.dtype);
     if (i === WARM_UP) {
       afterWarmUp = wasmBytes();
       heapAfterWarmUp = settledHeap();
@@ -90,43 +178,69 @@ test(`${CALLS} mixed calls: wasm memory and the JS heap stay flat after warm-up`
   // Flat: a leak of even 2 bytes per call would show as 2 MB here.
   assert.ok(heapEnd.heapUsed - heapAfterWarmUp.heapUsed < 1 * MiB, 'the JS heap grew');
   assert.ok(heapEnd.external - heapAfterWarmUp.external < 1 * MiB, 'external memory grew');
-  for (const call of calls) {
-    assertSameBits(callOnce(call), call.expected, `last call: rows=${call.rows} dim=${call.dim} ${call.output}`);
+  for (const b of backends) {
+    await init({ backend: b });
+    for (const call of callsOf[b]) sameBits(call.run(), call.expected, `last call on ${b}: ${call.what}`, call.dtype);
   }
 });
 
 for (const backend of ['simd', 'scalar']) {
-  test(`${backend}: memory growth in the middle of a sequence, with live views, keeps every result exact`, async () => {
+  test(`${backend}: memory growth in the middle of a sequence, with live views and tensors, keeps every result exact`, async () => {
     await init({ backend });
     const kernels = activeKernels('soak');
     const calls = makeCalls(81);
-    const heapBefore = kernels.heap; // the loader's view of wasm memory
-    for (const call of calls) assertSameBits(callOnce(call), call.expected, `before growth: dim=${call.dim}`);
-    // Growth caused from outside the call sequence (as another function or a
-    // zero-copy tensor would): every old view on wasm memory is detached.
+    // Live tensors in wasm memory, used zero-copy across every growth below.
+    const tdim = 896;
+    const tx0 = normalArray(prng(84), 2 * tdim, 2);
+    const tw0 = uniformArray(prng(85), tdim, 0.5, 1.5);
+    const te = referenceRmsNorm(tx0, tw0);
+    const tx = alloc(tx0.length);
+    const tw = alloc(tw0.length);
+    const ty = alloc(tx0.length);
+    tx.array.set(tx0);
+    tw.array.set(tw0);
+    const checkAll = (when) => {
+      for (const call of calls) sameBits(call.run(), call.expected, `${when}: ${call.what}`, call.dtype);
+      assert.equal(rmsNorm(tx, tw, { out: ty }), ty);
+      assertSameBits(ty.array, te, `${when}: tensors dim=${tdim}`);
+      assertSameBits(rmsNorm(tx.array, tw.array), te, `${when}: tensor views`);
+    };
+    checkAll('before growth');
+    const heapBefore = kernels.heap('float32'); // the loader's view of wasm memory
+    const staleView = tx.array;
+    // Growth caused from outside the call sequence (as an alloc() would):
+    // every old view on wasm memory is detached, tensors refresh theirs.
     const bytesBefore = kernels.memory.buffer.byteLength;
     kernels.memory.grow(16);
     assert.equal(heapBefore.length, 0, 'the old view is detached by growth');
-    for (const call of calls) assertSameBits(callOnce(call), call.expected, `after memory.grow: dim=${call.dim}`);
+    checkAll('after memory.grow');
+    // A view kept across the growth is detached: a clear error, not an empty result.
+    assert.throws(() => rmsNorm(staleView, tw), { name: 'TypeError', message: /^rmsNorm: x is a view of a detached ArrayBuffer/ });
     // Growth caused by a call: a row larger than the scratch space so far.
     const dim = 2 ** 20;
     const big = normalArray(prng(82), dim, 1);
     assertSameBits(rmsNorm(big, null, { dim }), referenceRmsNorm(big, null, { dim }), `growing call dim=${dim} seed=82`);
     assert.ok(kernels.memory.buffer.byteLength > bytesBefore + 16 * 65536, 'memory grew');
-    for (const call of calls) assertSameBits(callOnce(call), call.expected, `after the growing call: dim=${call.dim}`);
+    checkAll('after the growing call');
+    for (const t of [tx, tw, ty]) t.free();
   });
 }
 
 test('independent instances in one process do not interfere', async () => {
   const instances = await Promise.all(['simd', 'simd', 'scalar'].map(async (b) => instantiate(await compileBackend(b))));
   assert.notEqual(instances[0].memory, instances[1].memory);
-  const runOn = (kernels, { x, weight, dim, rows }) => {
-    const y = new Float32Array(x.length);
-    kernels.runRowsCopying('rmsNorm', x, weight, y, rows, dim,
-      (xPtr, wPtr, yPtr, n, d) => kernels.exports.rmsnorm_f32(xPtr, wPtr, yPtr, n, d, Math.fround(1e-6)));
-    return y;
+  // What rmsNorm does, on a given instance instead of the active one.
+  const runOn = (kernels, { x, weight, dim }) => {
+    const y = { array: new Float32Array(x.length), tensor: undefined };
+    kernels.rmsNorm('rmsNorm', resolveRmsNormArgs('rmsNorm', x, weight, { dim }), y);
+    return y.array;
   };
-  const calls = makeCalls(83);
+  const rand = prng(83);
+  const calls = [[1, 7], [3, 64], [2, 300], [1, 2048]].map(([rows, dim]) => {
+    const x = normalArray(rand, rows * dim, 2);
+    const weight = uniformArray(rand, dim, 0.5, 1.5);
+    return { rows, dim, x, weight, expected: referenceRmsNorm(x, weight) };
+  });
   // Interleave: each instance gets a different shape on every round, and one
   // of them grows its memory half-way; none may see another's data.
   for (let round = 0; round < 40; round++) {
@@ -143,5 +257,5 @@ test('independent instances in one process do not interfere', async () => {
   }
   // The package's own instance is another one again, and still exact.
   await init();
-  for (const call of calls) assertSameBits(callOnce(call), call.expected, `package instance: dim=${call.dim}`);
+  for (const call of calls) assertSameBits(rmsNorm(call.x, call.weight), call.expected, `package instance: dim=${call.dim}`);
 });

@@ -1,13 +1,16 @@
 /*
  * The known-answer harness: both kernels built natively under ASan + UBSan
- * with live asserts, run on cases the JS test sends (tests/native.test.js),
+ * with live asserts, run on calls the JS test sends (tests/native.test.js),
  * which checks the outputs against the JS reference and the seeds' answers.
  *
- * stdin, repeated until EOF (little-endian):
- *   u32 rows, u32 dim, f32 eps, u32 has_weight, f32 x[rows*dim], f32 w[dim]
- * stdout, per case: f32 y_simd[rows*dim], f32 y_scalar[rows*dim]
+ * stdin, repeated until EOF (little-endian, 32-bit fields):
+ *   rows, dim, eps (f32), flags (bit 0 weight, bit 1 residual), dtype,
+ *   weight_dtype, cast_mode, weight_offset (f32),
+ *   then x[rows*dim], w[dim] if weighted, residual[rows*dim] if any,
+ *   each in its storage type (float32, or 16-bit patterns)
+ * stdout, per call: y_simd, y_scalar, then residual_simd, residual_scalar
  * checked_kernels.h aborts on any breach (the kernels disagree, write outside
- * y, or differ in place).
+ * y or the residual, or differ in place).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,33 +18,56 @@
 
 #include "checked_kernels.h"
 
-static void read_exact(void* p, size_t bytes) {
+static void* read_array(size_t bytes) {
+  void* p = malloc(bytes + 1);
+  if (p == NULL) abort();
   if (bytes > 0 && fread(p, 1, bytes, stdin) != bytes) {
     fprintf(stderr, "known_answers_host: truncated input\n");
     exit(2);
   }
+  return p;
+}
+
+static void write_array(const void* p, size_t bytes) {
+  if (bytes > 0 && fwrite(p, 1, bytes, stdout) != bytes) exit(3);
 }
 
 int main(void) {
-  uint32_t header[4];
+  uint32_t header[8];
   while (fread(header, sizeof header[0], 1, stdin) == 1) {
-    read_exact(header + 1, 3 * sizeof header[0]);
-    const size_t rows = header[0], dim = header[1], n = rows * dim;
-    float eps;
-    memcpy(&eps, &header[2], sizeof eps);
-    float* x = malloc(n * sizeof(float) + 1);
-    float* w = header[3] ? malloc(dim * sizeof(float)) : NULL;
-    if (x == NULL || (header[3] && w == NULL)) abort();
-    read_exact(x, n * sizeof(float));
-    if (w != NULL) read_exact(w, dim * sizeof(float));
-    float *y_simd, *y_scalar;
-    run_both_checked(x, w, rows, dim, eps, (unsigned) (rows * 7 + dim), &y_simd, &y_scalar);
-    fwrite(y_simd, sizeof(float), n, stdout);
-    fwrite(y_scalar, sizeof(float), n, stdout);
-    free(y_simd);
-    free(y_scalar);
+    if (fread(header + 1, sizeof header[0], 7, stdin) != 7) {
+      fprintf(stderr, "known_answers_host: truncated header\n");
+      return 2;
+    }
+    struct rmsnorm_call c = {
+        .rows = header[0],
+        .dim = header[1],
+        .dtype = (int) header[4],
+        .weight_dtype = (int) header[5],
+        .cast_mode = (int) header[6],
+    };
+    memcpy(&c.eps, &header[2], sizeof c.eps);
+    memcpy(&c.weight_offset, &header[7], sizeof c.weight_offset);
+    const size_t bytes = c.rows * c.dim * elem_size(c.dtype);
+    void* x = read_array(bytes);
+    void* w = (header[3] & 1) ? read_array(c.dim * elem_size(c.weight_dtype)) : NULL;
+    void* residual = (header[3] & 2) ? read_array(bytes) : NULL;
+    c.x = x;
+    c.w = w;
+    c.residual = residual;
+    struct kernel_result simd, scalar;
+    run_both_checked(&c, (unsigned) (c.rows * 7 + c.dim), &simd, &scalar);
+    write_array(simd.y, bytes);
+    write_array(scalar.y, bytes);
+    if (residual != NULL) {
+      write_array(simd.residual, bytes);
+      write_array(scalar.residual, bytes);
+    }
+    free_result(&simd);
+    free_result(&scalar);
     free(x);
     free(w);
+    free(residual);
   }
   return ferror(stdin) ? 2 : 0;
 }
