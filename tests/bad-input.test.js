@@ -6,21 +6,35 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import vm from 'node:vm';
-import { init, rmsNorm } from '../src/index.js';
-import { rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import { addRmsNorm, alloc, init, rmsNorm, Tensor } from '../src/index.js';
+import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import { numberToBfloat16 } from '../src/reference/float16.js';
+import { activeKernels } from '../src/api/runtime.js';
 import { isDetached } from '../src/api/validate.js';
-import { assertSameBits } from './helpers/bits.js';
+import { assertSameBits, assertSameBits16 } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
-test('calling a kernel before init() throws a clear Error', () => {
+test('calling a kernel or alloc before init() throws a clear Error', () => {
   assert.throws(() => rmsNorm(new Float32Array(4), null, { dim: 4 }), {
-    name: 'Error', message: /call `await init\(\)`/,
+    name: 'Error', message: /^rmsNorm: call `await init\(\)`/,
   });
+  assert.throws(() => addRmsNorm(new Float32Array(4), new Float32Array(4), null, { dim: 4 }), {
+    name: 'Error', message: /^addRmsNorm: call `await init\(\)`/,
+  });
+  assert.throws(() => alloc(4), { name: 'Error', message: /^alloc: call `await init\(\)`/ });
 });
 
 const SENTINEL = 12345.5;
+const SENTINEL16 = 0x4a5a;
 const x = () => new Float32Array([1, 2, 3, 4, 5, 6, 7, 8]);
 const w = () => new Float32Array([1, 1, 1, 1]);
+const x16 = () => new Uint16Array([0x3f80, 0x4000, 0x4040, 0x4080, 0x40a0, 0x40c0, 0x40e0, 0x4100]);
+const w16 = () => new Uint16Array([0x3c00, 0x3c00, 0x3c00, 0x3c00]);
+const detached16 = (n) => {
+  const view = new Uint16Array(n);
+  structuredClone(view.buffer, { transfer: [view.buffer] });
+  return view;
+};
 /** A Float32Array of n values whose ArrayBuffer has been transferred away. */
 function detached(n) {
   const view = new Float32Array(n);
@@ -116,6 +130,60 @@ const ROWS = [
         RangeError, /options\.out must not overlap weight/],
     ];
   })(),
+  // 16-bit storage, cast modes, weight offset, multi-axis shapes
+  ['rmsNorm', 'dtype is unknown', () => [x(), w(), { dtype: 'float64' }], TypeError, /options\.dtype must be 'float32' or 'bfloat16' or 'float16', got string "float64"/],
+  ['rmsNorm', 'dtype is a BigInt', () => [x(), w(), { dtype: 16n }], TypeError, /options\.dtype must be .*, got bigint 16n/],
+  ['rmsNorm', 'bfloat16 x given as a Float32Array', () => [x(), w(), { dtype: 'bfloat16' }], TypeError, /x must be a Uint16Array \(bfloat16 bit patterns\) for dtype 'bfloat16', got Float32Array\(8\)/],
+  ['rmsNorm', 'float16 out given as a Float32Array', () => [x16(), w16(), { dtype: 'float16', out: new Float32Array(8) }], TypeError, /options\.out must be a Uint16Array \(float16 bit patterns\)/],
+  ['rmsNorm', 'float16 x is detached', () => [detached16(8), w(), { dtype: 'float16' }], TypeError, /x is a view of a detached ArrayBuffer/],
+  ['rmsNorm', 'weightDtype of another 16-bit type', () => [x16(), w16(), { dtype: 'bfloat16', weightDtype: 'float16' }], TypeError, /options\.weightDtype must be 'float32' or 'bfloat16', got string "float16"/],
+  ['rmsNorm', 'weightDtype without a weight', () => [x(), null, { dim: 4, weightDtype: 'float32' }], TypeError, /options\.weightDtype needs a weight, but weight is null/],
+  ['rmsNorm', 'castMode is unknown', () => [x(), w(), { castMode: 'mistral' }], TypeError, /options\.castMode must be 'llama' or 'gemma', got string "mistral"/],
+  ['rmsNorm', 'weightOffset = NaN', () => [x(), w(), { weightOffset: NaN }], RangeError, /options\.weightOffset must be a finite float32, got NaN/],
+  ['rmsNorm', 'weightOffset = -Infinity', () => [x(), w(), { weightOffset: -Infinity }], RangeError, /options\.weightOffset must be a finite float32, got -Infinity/],
+  ['rmsNorm', 'weightOffset is a string', () => [x(), w(), { weightOffset: '1' }], TypeError, /options\.weightOffset must be a number, got string/],
+  ['rmsNorm', 'weightOffset without a weight', () => [x(), null, { dim: 4, weightOffset: 1 }], TypeError, /options\.weightOffset needs a weight, but weight is null/],
+  ['rmsNorm', 'shape and dim together', () => [x(), w(), { shape: [2, 4], dim: 4 }], TypeError, /give options\.dim or options\.shape, not both/],
+  ['rmsNorm', 'shape with a negative dim', () => [x(), w(), { shape: [2, -4] }], TypeError, /options\.shape must be a non-empty array of non-negative integers/],
+  ['rmsNorm', 'shape is a string', () => [x(), w(), { shape: '2,4' }], TypeError, /options\.shape must be .*, got string "2,4"/],
+  ['rmsNorm', 'shape is empty', () => [x(), w(), { shape: [] }], TypeError, /options\.shape must be a non-empty array/],
+  ['rmsNorm', 'shape does not hold x', () => [x(), w(), { shape: [3, 4] }], RangeError, /options\.shape \[3,4\] holds 12 values, but x\.length is 8/],
+  ['rmsNorm', 'axis out of range', () => [x(), w(), { shape: [2, 4], axis: 2 }], RangeError, /options\.axis must be an integer in \[-2, 1\] for a shape of rank 2, got number 2/],
+  ['rmsNorm', 'axis is fractional', () => [x(), w(), { shape: [2, 4], axis: 0.5 }], RangeError, /options\.axis must be an integer/],
+  ['rmsNorm', 'axis without shape', () => [x(), w(), { axis: -1 }], TypeError, /options\.axis needs options\.shape/],
+  ['rmsNorm', 'weight does not match the normalized dims', () => [x(), w(), { shape: [8], axis: 0 }], RangeError, /weight\.length \(4\) must equal the product of the normalized dims of options\.shape \(8\)/],
+  // tensors: freed, of another instance, of the wrong dtype
+  ['rmsNorm', 'x is a freed tensor', (ctx) => [ctx.freed(8), w()], TypeError, /x is a freed tensor/],
+  ['rmsNorm', 'weight is a freed tensor', (ctx) => [x(), ctx.freed(4)], TypeError, /weight is a freed tensor/],
+  ['rmsNorm', 'out is a freed tensor', (ctx) => [x(), w(), { out: ctx.freed(8) }], TypeError, /options\.out is a freed tensor/],
+  ['rmsNorm', 'x is a bfloat16 tensor', (ctx) => [ctx.tensor(8, 'bfloat16'), w()], TypeError, /x must be a Float32Array, got bfloat16 Tensor\(8\)/],
+  ['rmsNorm', "x is another instance's tensor", (ctx) => [ctx.foreign.x, w()], TypeError, /x is a tensor of another instance's memory/, ['wasm']],
+  ['rmsNorm', "out is another instance's tensor", (ctx) => [x(), w(), { out: ctx.foreign.out }], TypeError, /options\.out is a tensor of another instance's memory/, ['wasm']],
+  ['rmsNorm', 'out overlaps x inside one tensor', (ctx) => { const t = ctx.tensor(16); return [t.array.subarray(0, 8), w(), { out: t.array.subarray(2, 10) }]; },
+    RangeError, /options\.out must be x itself or not overlap x/],
+  // addRmsNorm: the residual is written too, so it must keep its bytes on every bad call
+  ['addRmsNorm', 'residual is undefined', () => [x(), undefined, w()], TypeError, /residual must be an array of x's dtype, got undefined/],
+  ['addRmsNorm', 'residual is a Float64Array', () => [x(), new Float64Array(8), w()], TypeError, /residual must be a Float32Array, got Float64Array\(8\)/],
+  ['addRmsNorm', 'residual is null', () => [x(), null, w()], TypeError, /residual must be a Float32Array, got null/],
+  ['addRmsNorm', 'residual is detached', () => [x(), detached(8), w()], TypeError, /residual is a view of a detached ArrayBuffer/],
+  ['addRmsNorm', 'residual is too short', () => [x(), new Float32Array(4), w()], RangeError, /residual\.length \(4\) must equal x\.length \(8\)/],
+  ['addRmsNorm', 'residual is x', () => { const s = x(); return [s, s, w()]; }, RangeError, /residual must not overlap x or weight/],
+  ['addRmsNorm', 'residual overlaps weight', () => { const s = new Float32Array(12); return [x(), s.subarray(0, 8), s.subarray(6, 10)]; }, RangeError, /residual must not overlap x or weight/],
+  ['addRmsNorm', 'out is the residual', () => { const r = new Float32Array(8); return [x(), r, w(), { out: r }]; }, RangeError, /options\.out must not overlap residual/],
+  ['addRmsNorm', 'residual of another dtype', () => [x16(), new Float32Array(8), w(), { dtype: 'bfloat16' }], TypeError, /residual must be a Uint16Array \(bfloat16 bit patterns\)/],
+  ['addRmsNorm', 'eps = NaN', () => [x(), new Float32Array(8), w(), { eps: NaN }], RangeError, /options\.eps must be a finite float32 >= 0, got NaN/],
+  ['addRmsNorm', 'residual is a freed tensor', (ctx) => [x(), ctx.freed(8), w()], TypeError, /residual is a freed tensor/],
+  ['addRmsNorm', "residual is another instance's tensor", (ctx) => [x(), ctx.foreign.out, w()], TypeError, /residual is a tensor of another instance's memory/, ['wasm']],
+  // alloc
+  ['alloc', 'length is a string', () => ['8'], TypeError, /length must be a number, got string "8"/],
+  ['alloc', 'length is a BigInt', () => [8n], TypeError, /length must be a number, got bigint 8n/],
+  ['alloc', 'length is negative', () => [-1], RangeError, /length must be a non-negative integer, got -1/],
+  ['alloc', 'length is fractional', () => [2.5], RangeError, /length must be a non-negative integer, got 2\.5/],
+  ['alloc', 'length is NaN', () => [NaN], RangeError, /length must be a non-negative integer, got NaN/],
+  ['alloc', 'dtype is unknown', () => [8, 'float64'], TypeError, /dtype must be 'float32' or 'bfloat16' or 'float16', got string "float64"/],
+  ['alloc', 'dtype is null', () => [8, null], TypeError, /dtype must be .*, got null/],
+  ['alloc', 'beyond what wasm32 can address', () => [2 ** 31], RangeError, /needs 8589934592 bytes of wasm memory, more than wasm32 can address/],
+  ['alloc', 'bfloat16 beyond what wasm32 can address', () => [2 ** 32, 'bfloat16'], RangeError, /needs 8589934592 bytes of wasm memory, more than wasm32 can address/],
   // init
   ['init', 'backend is unknown', () => [{ backend: 'gpu' }], TypeError, /options\.backend must be 'auto', 'simd' or 'scalar', got string "gpu"/],
   ['init', 'backend is misspelled', () => [{ backend: 'SIMD' }], TypeError, /options\.backend must be .*, got string "SIMD"/],
@@ -131,8 +199,12 @@ const ROWS = [
 
 const IMPLEMENTATIONS = {
   rmsNorm: [['wasm', rmsNorm], ['reference', referenceRmsNorm]],
+  addRmsNorm: [['wasm', addRmsNorm], ['reference', referenceAddRmsNorm]],
+  alloc: [['wasm', alloc]],
   init: [['wasm', init]],
 };
+// Where each function takes its options (for the sentinel out).
+const OPTIONS_AT = { rmsNorm: 2, addRmsNorm: 3 };
 
 // Views of up to this many bytes are snapshot and given a sentinel out; the
 // 4 GiB row is left alone (its zero pages are never touched).
@@ -141,13 +213,19 @@ const bytes = (a) => (isDetached(a) ? null : new Uint8Array(a.buffer, a.byteOffs
 
 /** Where the row's options have no out, a sentinel-filled one joins them. */
 function withSentinelOut(fn, args) {
-  if (fn !== 'rmsNorm') return { args, target: null };
-  const [xArg, weight, options] = args;
+  const at = OPTIONS_AT[fn];
+  if (at === undefined) return { args, target: null };
+  const xArg = args[0];
+  const options = args[at];
   const isPlainObject = options !== null && typeof options === 'object' && !Array.isArray(options);
   if (!(options === undefined || (isPlainObject && !('out' in options)))) return { args, target: null };
   if (ArrayBuffer.isView(xArg) && xArg.byteLength > SNAPSHOT_BYTES) return { args, target: null };
-  const target = new Float32Array(ArrayBuffer.isView(xArg) ? xArg.length : 8).fill(SENTINEL);
-  return { args: [xArg, weight, { ...options, out: target }], target };
+  const length = ArrayBuffer.isView(xArg) || xArg instanceof Tensor ? xArg.length : 8;
+  const target = (xArg instanceof Uint16Array ? new Uint16Array(length).fill(SENTINEL16) : new Float32Array(length).fill(SENTINEL));
+  const withOut = args.slice();
+  while (withOut.length < at) withOut.push(undefined);
+  withOut[at] = { ...options, out: target };
+  return { args: withOut, target };
 }
 
 // The good call after each bad one: shapes that use the weight, a tail and
@@ -155,18 +233,41 @@ function withSentinelOut(fn, args) {
 const goodX = normalArray(prng(70), 3 * 37, 2);
 const goodW = uniformArray(prng(71), 37, 0.5, 1.5);
 const goodExpected = referenceRmsNorm(goodX, goodW);
+const goodX16 = Uint16Array.from(normalArray(prng(74), 3 * 37, 2), numberToBfloat16);
+const goodResidual = Uint16Array.from(normalArray(prng(75), 3 * 37, 1), numberToBfloat16);
+const goodResidualAfter = goodResidual.slice();
+const goodExpected16 = referenceAddRmsNorm(goodX16, goodResidualAfter, goodW, { dtype: 'bfloat16', castMode: 'gemma' });
+
+// Tensors for the rows: fresh ones, freed ones, and ones of the other
+// backend's instance ("foreign"), made for the backend under test.
+async function tensorContext(backend) {
+  const other = backend === 'simd' ? 'scalar' : 'simd';
+  await init({ backend: other });
+  const foreign = { x: alloc(8), out: alloc(8) };
+  await init({ backend });
+  return {
+    foreign,
+    tensor: (n, dtype) => alloc(n, dtype),
+    freed: (n) => { const t = alloc(n); t.free(); return t; },
+  };
+}
 
 for (const backend of ['simd', 'scalar']) {
   test(`${backend}: every row of the bad-input matrix is rejected by name, writes nothing, and leaves a working state`, async () => {
     assert.ok(ROWS.length >= 30);
+    const ctx = await tensorContext(backend);
     for (const [fn, what, makeArgs, errorClass, pattern, only] of ROWS) {
       for (const [label, impl] of IMPLEMENTATIONS[fn]) {
         if (only !== undefined && !only.includes(label)) continue;
         await init({ backend });
-        const { args, target } = withSentinelOut(fn, makeArgs());
-        const views = [...args, ...Object.values(args[2] ?? {})]
+        const { args, target } = withSentinelOut(fn, makeArgs(ctx));
+        const options = args[OPTIONS_AT[fn]];
+        const views = [...args, ...(options !== null && typeof options === 'object' ? Object.values(options) : [])]
+          .map((a) => (a instanceof Tensor && !a.freed ? a.array : a))
           .filter((a) => ArrayBuffer.isView(a) && a.byteLength <= SNAPSHOT_BYTES);
         const before = views.map(bytes);
+        const memory = activeKernels('test').memory;
+        const memoryBefore = memory.buffer.byteLength;
         const where = `${fn} (${label}, ${backend}): ${what}`;
         const isExpected = (err) => {
           assert.ok(err instanceof errorClass, `${where}: expected ${errorClass.name}, got ${err.name}: ${err.message}`);
@@ -176,10 +277,15 @@ for (const backend of ['simd', 'scalar']) {
         };
         if (fn === 'init') await assert.rejects(impl(...args), isExpected, where);
         else assert.throws(() => impl(...args), isExpected, where);
-        if (target !== null) assert.ok(target.every((v) => v === SENTINEL), `${where}: the output was written to`);
+        if (target !== null) assert.ok(target.every((v) => v === (target instanceof Uint16Array ? SENTINEL16 : SENTINEL)), `${where}: the output was written to`);
         views.forEach((a, i) => assert.deepEqual(bytes(a), before[i], `${where}: argument ${i} was modified`));
+        assert.equal(memory.buffer.byteLength, memoryBefore, `${where}: wasm memory grew`);
         // No corrupted state: the same backend still gives the reference's bits.
         assertSameBits(rmsNorm(goodX, goodW), goodExpected, `${where}: the good call after it (rows=3 dim=37 seed=70)`);
+        const residual = goodResidual.slice();
+        assertSameBits16(addRmsNorm(goodX16, residual, goodW, { dtype: 'bfloat16', castMode: 'gemma' }), goodExpected16,
+          `${where}: the good bfloat16 addRmsNorm after it (rows=3 dim=37 seed=74)`, 'bfloat16');
+        assertSameBits16(residual, goodResidualAfter, `${where}: its residual`, 'bfloat16');
       }
     }
   });
