@@ -3,11 +3,13 @@
 // invariants the numerics contract makes exact. A failure prints fast-check's
 // shrunk counterexample with its seed and path; replay it with
 // FC_SEED=<seed> FC_PATH=<path> node --test tests/properties.test.js
+// (FC_RUNS=<n> for a longer hunt).
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { init, rmsNorm } from '../src/index.js';
-import { rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
-import { assertSameBits } from './helpers/bits.js';
+import { addRmsNorm, alloc, init, rmsNorm, Tensor } from '../src/index.js';
+import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import { bfloat16ToNumber, float16ToNumber, numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
+import { assertSameBits, assertSameBits16 } from './helpers/bits.js';
 
 const FLT_MAX = 3.4028234663852886e38;
 const BLOCK = 256; // the contract's block and lane counts (src/kernels/rmsnorm_f32.h)
@@ -15,7 +17,7 @@ const LANES = 16;
 
 const replay = process.env.FC_SEED === undefined ? {}
   : { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH };
-const check = (property, numRuns) => fc.assert(property, { numRuns, ...replay });
+const check = (property, numRuns) => fc.assert(property, { numRuns: Number(process.env.FC_RUNS ?? numRuns), ...replay });
 
 // Values: mostly ordinary, some of any float32 bits, some special; a whole
 // case may be scaled by 2^e, which sends rows down the rescue path.
@@ -37,60 +39,138 @@ const scaled = (values, e) => Float32Array.from(values, (v) => v * 2 ** e);
 
 const arrays = (length, arb = value) => fc.array(arb, { minLength: length, maxLength: length });
 
-// One call: shape, values, weight or none, eps given or default, where the
-// arrays live (plain, at a byteOffset, on a SharedArrayBuffer) and where the
-// result goes (new array, out, in place).
+// Storage: float32 values as they are, or narrowed to a 16-bit type; some
+// 16-bit cases take raw bit patterns instead (any NaN payload, subnormals).
+const NARROW = { bfloat16: numberToBfloat16, float16: numberToFloat16 };
+function stored(values, dtype, scale = 0, raw = null) {
+  if (dtype === 'float32') return Float32Array.from(values, (v) => v * 2 ** scale);
+  if (raw !== null) return Uint16Array.from(raw);
+  return Uint16Array.from(values, (v) => NARROW[dtype](Math.fround(v * 2 ** scale)));
+}
+const ARRAY_OF = { float32: Float32Array, bfloat16: Uint16Array, float16: Uint16Array };
+const sameBits = (a, b, what, dtype) => (dtype === 'float32'
+  ? assertSameBits(a, b, what) : assertSameBits16(a, b, what, dtype));
+
+// One call: function (rmsNorm or the fused addRmsNorm), storage type, cast
+// mode, weight (none, float32 or the storage type) and weight offset, shape
+// given as dim or as shape/axis, values, eps, where the arrays live (plain,
+// at a byteOffset, on a SharedArrayBuffer, in wasm memory as tensors or as
+// views of them) and where the result goes (new array, out, in place).
 const callArb = fc.tuple(fc.integer({ min: 0, max: 4 }), dimArb).chain(([rows, dim]) => fc.record({
   rows: fc.constant(rows),
   dim: fc.constant(dim),
+  fn: fc.constantFrom('rmsNorm', 'addRmsNorm'),
+  dtype: fc.constantFrom('float32', 'bfloat16', 'float16'),
   x: arrays(rows * dim),
+  xRaw: fc.option(arrays(rows * dim, fc.integer({ min: 0, max: 0xffff })), { nil: null, freq: 4 }),
+  residual: arrays(rows * dim),
   weight: fc.option(arrays(dim), { nil: null }),
+  weightInStorage: fc.boolean(),
+  castMode: fc.option(fc.constantFrom('llama', 'gemma'), { nil: undefined }),
+  weightOffset: fc.option(fc.oneof(fc.constantFrom(1, -0, 0), fc.float({ noNaN: true, noDefaultInfinity: true })), { nil: undefined }),
+  shapeForm: fc.constantFrom('dim', 'dim', 'shape', 'shape3'),
   scale: caseScale,
   eps: fc.option(epsArb, { nil: undefined }),
-  memory: fc.constantFrom('plain', 'offset', 'shared'),
+  memory: fc.constantFrom('plain', 'offset', 'shared', 'tensor', 'tensor view'),
   output: fc.constantFrom('new', 'out', 'in place'),
   backend: backendArb,
 }));
 
-/** A Float32Array holding `values`, laid out as `memory` says. */
-function placed(values, memory, offset = 3) {
-  if (memory === 'plain') return Float32Array.from(values);
+/** A copy of `values` (a typed array), laid out as `memory` says; tensors
+ * made are pushed to `tensors` (to be freed). */
+function placed(values, memory, tensors, offset = 3) {
+  const Type = values.constructor;
+  if (memory === 'plain') return Type.from(values);
+  if (memory === 'tensor' || memory === 'tensor view') {
+    const t = alloc(values.length, Type === Float32Array ? 'float32' : tensors.dtype);
+    t.array.set(values);
+    tensors.push(t);
+    return memory === 'tensor' ? t : t.array;
+  }
   const Buffer = memory === 'shared' ? SharedArrayBuffer : ArrayBuffer;
-  const a = new Float32Array(new Buffer((values.length + offset + 1) * 4), offset * 4, values.length);
+  const size = Type.BYTES_PER_ELEMENT;
+  const a = new Type(new Buffer((values.length + offset + 1) * size), offset * size, values.length);
   a.set(values);
   return a;
 }
+const arrayOf = (v) => (v instanceof Tensor ? v.array : v);
 
-function describeCall({ rows, dim, eps, backend, memory, output, weight }) {
-  return `${backend} rows=${rows} dim=${dim} eps=${eps} weight=${weight !== null} ${memory} ${output}`;
+/** The call's inputs in storage form, and its options (without out). */
+function inputsOf(call) {
+  const { rows, dim, dtype, fn } = call;
+  const x = stored(call.x, dtype, call.scale, call.xRaw);
+  const residual = fn === 'addRmsNorm' ? stored(call.residual, dtype) : undefined;
+  const weightDtype = call.weightInStorage ? dtype : 'float32';
+  const weight = call.weight === null ? null : stored(call.weight, weightDtype);
+  const options = { eps: call.eps, castMode: call.castMode };
+  if (dtype !== 'float32') options.dtype = dtype;
+  if (weight !== null) Object.assign(options, { weightDtype, weightOffset: call.weightOffset });
+  if (call.shapeForm === 'dim') options.dim = dim;
+  else if (call.shapeForm === 'shape') options.shape = [rows, dim];
+  else Object.assign(options, { shape: [rows, 1, dim], axis: -1 });
+  return { x, residual, weight, options };
 }
 
-test('property: both backends equal the reference bit for bit, in every layout', async () => {
+function describeCall(c) {
+  return `${c.fn} ${c.backend} ${c.dtype} rows=${c.rows} dim=${c.dim} (${c.shapeForm}) eps=${c.eps} `
+    + `weight=${c.weight === null ? 'none' : c.weightInStorage ? c.dtype : 'float32'} castMode=${c.castMode} `
+    + `weightOffset=${c.weightOffset} scale=2^${c.scale} ${c.memory} ${c.output}`;
+}
+
+test('property: both backends equal the reference bit for bit, for every dtype, option and layout', async () => {
   await check(fc.asyncProperty(callArb, async (call) => {
-    const { dim, scale, eps, memory, output, backend } = call;
-    const x = scaled(call.x, scale);
-    const weight = call.weight === null ? null : Float32Array.from(call.weight);
-    const expected = referenceRmsNorm(x, weight, { dim, eps });
+    const { fn, dtype, memory, output, backend } = call;
+    const { x, residual, weight, options } = inputsOf(call);
+    const expectedResidual = residual?.slice();
+    const expected = fn === 'rmsNorm' ? referenceRmsNorm(x, weight, options)
+      : referenceAddRmsNorm(x, expectedResidual, weight, options);
     await init({ backend });
-    const xs = placed(x, memory);
-    const ws = weight === null ? null : placed(weight, memory, 1);
-    const out = output === 'out' ? placed(new Float32Array(x.length), memory, 2)
-      : output === 'in place' ? xs : undefined;
-    const y = rmsNorm(xs, ws, { dim, eps, ...(out && { out }) });
-    if (out !== undefined && y !== out) throw new Error('rmsNorm did not return out');
-    assertSameBits(y, expected, describeCall(call));
+    const tensors = Object.assign([], { dtype });
+    try {
+      const xs = placed(x, memory, tensors);
+      const ws = weight === null ? null : placed(weight, memory, tensors, 1);
+      const rs = residual === undefined ? undefined : placed(residual, memory, tensors, 2);
+      const out = output === 'out' ? placed(new ARRAY_OF[dtype](x.length), memory, tensors, 2)
+        : output === 'in place' ? xs : undefined;
+      const opts = { ...options, ...(out && { out }) };
+      const y = fn === 'rmsNorm' ? rmsNorm(xs, ws, opts) : addRmsNorm(xs, rs, ws, opts);
+      if (out !== undefined && y !== out) throw new Error(`${fn} did not return out`);
+      sameBits(arrayOf(y), expected, describeCall(call), dtype);
+      if (rs !== undefined) sameBits(arrayOf(rs), expectedResidual, `${describeCall(call)}: the updated residual`, dtype);
+    } finally {
+      tensors.forEach((t) => t.free());
+    }
   }), 300);
 });
 
-test('property: rmsNorm(-x) = -rmsNorm(x)', async () => {
+// Negation commutes with every step (round to nearest even is symmetric), in
+// every storage type and cast mode, with or without the residual add; except
+// where x_i + r_i cancels exactly: IEEE gives +0 for both (1 + -1 and -1 + 1),
+// so that position (and its output) keeps its sign. Such residuals are moved
+// off the cancellation (r_i = x_i) before the check.
+const negate = (a) => (a instanceof Float32Array ? a.map((v) => -v) : a.map((b) => b ^ 0x8000));
+const WIDEN = { float32: (v) => v, bfloat16: bfloat16ToNumber, float16: float16ToNumber };
+function withoutCancellation(x, residual, dtype) {
+  for (let i = 0; i < x.length; i++) {
+    const a = WIDEN[dtype](x[i]);
+    const b = WIDEN[dtype](residual[i]);
+    if (a + b === 0 && !Object.is(a, b)) residual[i] = x[i];
+  }
+  return residual;
+}
+
+test('property: rmsNorm(-x) = -rmsNorm(x), and addRmsNorm(-x, -r) = -addRmsNorm(x, r)', async () => {
   await check(fc.asyncProperty(callArb, async (call) => {
-    const { dim, eps, backend } = call;
-    const x = scaled(call.x, call.scale);
-    const weight = call.weight === null ? null : Float32Array.from(call.weight);
+    const { fn, dtype, backend } = call;
+    const { x, residual, weight, options } = inputsOf(call);
     await init({ backend });
-    const y = rmsNorm(x, weight, { dim, eps });
-    const yOfNeg = rmsNorm(x.map((v) => -v), weight, { dim, eps });
-    assertSameBits(yOfNeg, y.map((v) => -v), describeCall(call));
+    const run = (xs, rs) => (fn === 'rmsNorm' ? rmsNorm(xs, weight, options) : addRmsNorm(xs, rs, weight, options));
+    const r1 = residual === undefined ? undefined : withoutCancellation(x, residual.slice(), call.dtype);
+    const r2 = r1 === undefined ? undefined : negate(r1);
+    const yOfNeg = run(negate(x), r2);
+    const y = run(x, r1);
+    sameBits(yOfNeg, negate(y), describeCall(call), dtype);
+    if (r1 !== undefined) sameBits(r2, negate(r1), `${describeCall(call)}: the updated residual`, dtype);
   }), 200);
 });
 
@@ -195,19 +275,26 @@ test('property: with eps = 0, scaling x by a power of two leaves the output unch
 
 test('property: batch invariance, one call over a batch = two calls over its halves', async () => {
   const arb = fc.tuple(fc.integer({ min: 2, max: 40 }), dimArb).chain(([rows, dim]) => fc.record({
-    rows: fc.constant(rows), dim: fc.constant(dim), x: arrays(rows * dim),
+    rows: fc.constant(rows), dim: fc.constant(dim), x: arrays(rows * dim), residual: arrays(rows * dim),
     weight: fc.option(arrays(dim), { nil: null }), split: fc.integer({ min: 1, max: rows - 1 }),
-    scale: caseScale, eps: fc.option(epsArb, { nil: undefined }), backend: backendArb,
+    fn: fc.constantFrom('rmsNorm', 'addRmsNorm'), dtype: fc.constantFrom('float32', 'bfloat16', 'float16'),
+    castMode: fc.constantFrom('llama', 'gemma'), scale: caseScale, eps: fc.option(epsArb, { nil: undefined }), backend: backendArb,
   }));
-  await check(fc.asyncProperty(arb, async ({ rows, dim, x, weight, split, scale, eps, backend }) => {
-    const x32 = scaled(x, scale);
-    const w32 = weight === null ? null : Float32Array.from(weight);
+  await check(fc.asyncProperty(arb, async ({ rows, dim, x, residual, weight, split, fn, dtype, castMode, scale, eps, backend }) => {
+    const xs = stored(x, dtype, scale);
+    const rs = stored(residual, dtype);
+    const ws = weight === null ? null : Float32Array.from(weight);
+    const options = { dim, eps, dtype, castMode };
     await init({ backend });
-    const whole = rmsNorm(x32, w32, { dim, eps });
-    const first = rmsNorm(x32.subarray(0, split * dim), w32, { dim, eps });
-    const second = rmsNorm(x32.subarray(split * dim), w32, { dim, eps });
-    const what = `${backend} rows=${rows} dim=${dim} split=${split} eps=${eps}`;
-    assertSameBits(whole.subarray(0, split * dim), first, `${what}: first part`);
-    assertSameBits(whole.subarray(split * dim), second, `${what}: second part`);
+    const run = (xPart, rPart) => (fn === 'rmsNorm' ? rmsNorm(xPart, ws, options) : addRmsNorm(xPart, rPart, ws, options));
+    const rWhole = rs.slice();
+    const whole = run(xs, rWhole);
+    const rParts = rs.slice();
+    const first = run(xs.subarray(0, split * dim), rParts.subarray(0, split * dim));
+    const second = run(xs.subarray(split * dim), rParts.subarray(split * dim));
+    const what = `${fn} ${backend} ${dtype} ${castMode} rows=${rows} dim=${dim} split=${split} eps=${eps}`;
+    sameBits(whole.subarray(0, split * dim), first, `${what}: first part`, dtype);
+    sameBits(whole.subarray(split * dim), second, `${what}: second part`, dtype);
+    if (fn === 'addRmsNorm') sameBits(rParts, rWhole, `${what}: the updated residual`, dtype);
   }), 100);
 });
