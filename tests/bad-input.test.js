@@ -6,22 +6,22 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import vm from 'node:vm';
-import { addRmsNorm, alloc, init, rmsNorm, Tensor } from '../src/index.js';
+import { addRmsNorm, alloc, bindMemory, init, rmsNorm, Tensor } from '../src/index.js';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { numberToBfloat16 } from '../src/reference/float16.js';
 import { activeKernels } from '../src/api/runtime.js';
 import { isDetached } from '../src/api/validate.js';
-import { assertSameBits, assertSameBits16 } from './helpers/bits.js';
+import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
-test('calling a kernel or alloc before init() throws a clear Error', () => {
+// (alloc before init: tests/tensors.test.js)
+test('calling a kernel before init() throws a clear Error', () => {
   assert.throws(() => rmsNorm(new Float32Array(4), null, { dim: 4 }), {
     name: 'Error', message: /^rmsNorm: call `await init\(\)`/,
   });
   assert.throws(() => addRmsNorm(new Float32Array(4), new Float32Array(4), null, { dim: 4 }), {
     name: 'Error', message: /^addRmsNorm: call `await init\(\)`/,
   });
-  assert.throws(() => alloc(4), { name: 'Error', message: /^alloc: call `await init\(\)`/ });
 });
 
 const SENTINEL = 12345.5;
@@ -135,12 +135,17 @@ const ROWS = [
   ['rmsNorm', 'dtype is a BigInt', () => [x(), w(), { dtype: 16n }], TypeError, /options\.dtype must be .*, got bigint 16n/],
   ['rmsNorm', 'bfloat16 x given as a Float32Array', () => [x(), w(), { dtype: 'bfloat16' }], TypeError, /x must be a Uint16Array \(bfloat16 bit patterns\) for dtype 'bfloat16', got Float32Array\(8\)/],
   ['rmsNorm', 'float16 out given as a Float32Array', () => [x16(), w16(), { dtype: 'float16', out: new Float32Array(8) }], TypeError, /options\.out must be a Uint16Array \(float16 bit patterns\)/],
+  ['rmsNorm', '16-bit x for float32', () => [x16(), w()], TypeError, /x must be a Float32Array, got Uint16Array\(8\)/],
+  ['rmsNorm', '16-bit weight for float32', () => [x(), w16()], TypeError, /weight must be a Float32Array, got Uint16Array\(4\)/],
+  ['rmsNorm', 'Float64Array weight for bfloat16', () => [x16(), new Float64Array(4), { dtype: 'bfloat16' }], TypeError, /weight must be a Float32Array or a Uint16Array \(bfloat16 bit patterns\), got Float64Array/],
+  ['rmsNorm', 'weightDtype not matching the array', () => [x16(), w(), { dtype: 'bfloat16', weightDtype: 'bfloat16' }], TypeError, /weight must be a Uint16Array \(bfloat16 bit patterns\) for weightDtype 'bfloat16', got Float32Array/],
   ['rmsNorm', 'float16 x is detached', () => [detached16(8), w(), { dtype: 'float16' }], TypeError, /x is a view of a detached ArrayBuffer/],
   ['rmsNorm', 'weightDtype of another 16-bit type', () => [x16(), w16(), { dtype: 'bfloat16', weightDtype: 'float16' }], TypeError, /options\.weightDtype must be 'float32' or 'bfloat16', got string "float16"/],
   ['rmsNorm', 'weightDtype without a weight', () => [x(), null, { dim: 4, weightDtype: 'float32' }], TypeError, /options\.weightDtype needs a weight, but weight is null/],
   ['rmsNorm', 'castMode is unknown', () => [x(), w(), { castMode: 'mistral' }], TypeError, /options\.castMode must be 'llama' or 'gemma', got string "mistral"/],
   ['rmsNorm', 'weightOffset = NaN', () => [x(), w(), { weightOffset: NaN }], RangeError, /options\.weightOffset must be a finite float32, got NaN/],
   ['rmsNorm', 'weightOffset = -Infinity', () => [x(), w(), { weightOffset: -Infinity }], RangeError, /options\.weightOffset must be a finite float32, got -Infinity/],
+  ['rmsNorm', 'weightOffset beyond float32', () => [x(), w(), { weightOffset: 1e39 }], RangeError, /options\.weightOffset must be a finite float32/],
   ['rmsNorm', 'weightOffset is a string', () => [x(), w(), { weightOffset: '1' }], TypeError, /options\.weightOffset must be a number, got string/],
   ['rmsNorm', 'weightOffset without a weight', () => [x(), null, { dim: 4, weightOffset: 1 }], TypeError, /options\.weightOffset needs a weight, but weight is null/],
   ['rmsNorm', 'shape and dim together', () => [x(), w(), { shape: [2, 4], dim: 4 }], TypeError, /give options\.dim or options\.shape, not both/],
@@ -157,6 +162,7 @@ const ROWS = [
   ['rmsNorm', 'weight is a freed tensor', (ctx) => [x(), ctx.freed(4)], TypeError, /weight is a freed tensor/],
   ['rmsNorm', 'out is a freed tensor', (ctx) => [x(), w(), { out: ctx.freed(8) }], TypeError, /options\.out is a freed tensor/],
   ['rmsNorm', 'x is a bfloat16 tensor', (ctx) => [ctx.tensor(8, 'bfloat16'), w()], TypeError, /x must be a Float32Array, got bfloat16 Tensor\(8\)/],
+  ['rmsNorm', 'x is a bfloat16 tensor for dtype float16', (ctx) => [ctx.tensor(8, 'bfloat16'), null, { dim: 4, dtype: 'float16' }], TypeError, /x must be a Uint16Array \(float16 bit patterns\) for dtype 'float16', got bfloat16 Tensor\(8\)/],
   ['rmsNorm', "x is another instance's tensor", (ctx) => [ctx.foreign.x, w()], TypeError, /x is a tensor of another instance's memory/, ['wasm']],
   ['rmsNorm', "out is another instance's tensor", (ctx) => [x(), w(), { out: ctx.foreign.out }], TypeError, /options\.out is a tensor of another instance's memory/, ['wasm']],
   ['rmsNorm', 'out overlaps x inside one tensor', (ctx) => { const t = ctx.tensor(16); return [t.array.subarray(0, 8), w(), { out: t.array.subarray(2, 10) }]; },
@@ -169,6 +175,10 @@ const ROWS = [
   ['addRmsNorm', 'residual is too short', () => [x(), new Float32Array(4), w()], RangeError, /residual\.length \(4\) must equal x\.length \(8\)/],
   ['addRmsNorm', 'residual is x', () => { const s = x(); return [s, s, w()]; }, RangeError, /residual must not overlap x or weight/],
   ['addRmsNorm', 'residual overlaps weight', () => { const s = new Float32Array(12); return [x(), s.subarray(0, 8), s.subarray(6, 10)]; }, RangeError, /residual must not overlap x or weight/],
+  ['addRmsNorm', 'residual overlaps x partially', () => { const t = new Uint16Array(16); return [t.subarray(0, 8), t.subarray(4, 12), w16(), { dtype: 'bfloat16' }]; },
+    RangeError, /residual must not overlap x or weight/],
+  ['addRmsNorm', 'out overlaps the residual partially', () => { const t = new Uint16Array(16); return [x16(), t.subarray(0, 8), w16(), { dtype: 'bfloat16', out: t.subarray(4, 12) }]; },
+    RangeError, /options\.out must not overlap residual/],
   ['addRmsNorm', 'out is the residual', () => { const r = new Float32Array(8); return [x(), r, w(), { out: r }]; }, RangeError, /options\.out must not overlap residual/],
   ['addRmsNorm', 'residual of another dtype', () => [x16(), new Float32Array(8), w(), { dtype: 'bfloat16' }], TypeError, /residual must be a Uint16Array \(bfloat16 bit patterns\)/],
   ['addRmsNorm', 'eps = NaN', () => [x(), new Float32Array(8), w(), { eps: NaN }], RangeError, /options\.eps must be a finite float32 >= 0, got NaN/],
@@ -184,6 +194,29 @@ const ROWS = [
   ['alloc', 'dtype is null', () => [8, null], TypeError, /dtype must be .*, got null/],
   ['alloc', 'beyond what wasm32 can address', () => [2 ** 31], RangeError, /needs 8589934592 bytes of wasm memory, more than wasm32 can address/],
   ['alloc', 'bfloat16 beyond what wasm32 can address', () => [2 ** 32, 'bfloat16'], RangeError, /needs 8589934592 bytes of wasm memory, more than wasm32 can address/],
+  // the kernels bound to an engine's memory (bindMemory): views of it only,
+  // out required, and nothing inside the scratch region lent as their stack
+  ['rmsNorm', 'x outside the bound memory', (ctx) => [x(), null, { dim: 4, out: ctx.view(0x9000, 8) }], TypeError, /x must be a view of the bound WebAssembly\.Memory's buffer/, ['bound']],
+  ['rmsNorm', 'weight outside the bound memory', (ctx) => [ctx.view(0x8000, 8), w(), { out: ctx.view(0x9000, 8) }], TypeError, /weight must be a view of the bound WebAssembly\.Memory's buffer/, ['bound']],
+  ['rmsNorm', 'out outside the bound memory', (ctx) => [ctx.view(0x8000, 8), null, { dim: 4, out: new Float32Array(8) }], TypeError, /options\.out must be a view of the bound WebAssembly\.Memory's buffer/, ['bound']],
+  ['rmsNorm', 'no out on a bound memory', (ctx) => [ctx.view(0x8000, 8), null, { dim: 4, out: undefined }], TypeError, /options\.out is required on a bound memory/, ['bound']],
+  ['rmsNorm', 'x inside the lent scratch', (ctx) => [ctx.view(ctx.scratch.byteOffset + 64, 8), null, { dim: 4, out: ctx.view(0x9000, 8) }], RangeError, /x overlaps options\.scratch \[4096, 8192\), the kernels' stack during a call/, ['bound']],
+  ['rmsNorm', 'out reaching into the lent scratch', (ctx) => [ctx.view(0x8000, 8), null, { dim: 4, out: ctx.view(ctx.scratch.byteOffset - 16, 8) }], RangeError, /options\.out overlaps options\.scratch/, ['bound']],
+  ['rmsNorm', 'weight inside the lent scratch', (ctx) => [ctx.view(0x8000, 8), ctx.view(ctx.scratch.byteOffset + ctx.scratch.byteLength - 4, 4), { out: ctx.view(0x9000, 8) }], RangeError, /weight overlaps options\.scratch/, ['bound']],
+  ['addRmsNorm', 'residual inside the lent scratch', (ctx) => [ctx.view(0x8000, 8), ctx.view(ctx.scratch.byteOffset, 8), null, { dim: 4, out: ctx.view(0x9000, 8) }], RangeError, /residual overlaps options\.scratch/, ['bound']],
+  // bindMemory
+  ['bindMemory', 'memory is a plain object', () => [{}, { scratch: { byteOffset: 0, byteLength: 4096 } }], TypeError, /memory must be a WebAssembly\.Memory, got Object/],
+  ['bindMemory', 'memory is an ArrayBuffer', () => [new ArrayBuffer(65536), { scratch: { byteOffset: 0, byteLength: 4096 } }], TypeError, /memory must be a WebAssembly\.Memory, got ArrayBuffer/],
+  ['bindMemory', 'memory is null', () => [null, { scratch: { byteOffset: 0, byteLength: 4096 } }], TypeError, /memory must be a WebAssembly\.Memory, got null/],
+  ['bindMemory', 'memory is shared', () => [new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }), { scratch: { byteOffset: 0, byteLength: 4096 } }], TypeError, /memory must not be shared/],
+  ['bindMemory', 'no options', () => [new WebAssembly.Memory({ initial: 1 })], TypeError, /options\.scratch must be \{ byteOffset, byteLength \}, got undefined/],
+  ['bindMemory', 'options is a string', () => [new WebAssembly.Memory({ initial: 1 }), 'scratch'], TypeError, /options must be an object, got string/],
+  ['bindMemory', 'scratch is null', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: null }], TypeError, /options\.scratch must be \{ byteOffset, byteLength \}, got null/],
+  ['bindMemory', 'scratch not 16-byte aligned', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: { byteOffset: 8, byteLength: 4096 } }], RangeError, /options\.scratch\.byteOffset must be a non-negative multiple of 16, got 8/],
+  ['bindMemory', 'scratch too small', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: { byteOffset: 0, byteLength: 100 } }], RangeError, /options\.scratch\.byteLength must be at least 4096, got 100/],
+  ['bindMemory', 'scratch outside the memory', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: { byteOffset: 65536 - 4096, byteLength: 8192 } }], RangeError, /options\.scratch \[61440, 69632\) lies outside the memory \(65536 bytes\)/],
+  ['bindMemory', 'unknown option', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: { byteOffset: 0, byteLength: 4096 }, threads: 2 }], TypeError, /unknown option 'threads' \(allowed: scratch, backend\)/],
+  ['bindMemory', 'backend is unknown', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: { byteOffset: 0, byteLength: 4096 }, backend: 'gpu' }], TypeError, /options\.backend must be 'auto', 'simd' or 'scalar', got string "gpu"/],
   // init
   ['init', 'backend is unknown', () => [{ backend: 'gpu' }], TypeError, /options\.backend must be 'auto', 'simd' or 'scalar', got string "gpu"/],
   ['init', 'backend is misspelled', () => [{ backend: 'SIMD' }], TypeError, /options\.backend must be .*, got string "SIMD"/],
@@ -197,12 +230,16 @@ const ROWS = [
   ['init', 'options is a BigInt', () => [1n], TypeError, /options must be an object, got bigint 1n/],
 ];
 
+// Each function's implementations: the wasm API, the reference, and the
+// kernels bound to an engine's memory (ctx.bound, from bindMemory).
 const IMPLEMENTATIONS = {
-  rmsNorm: [['wasm', rmsNorm], ['reference', referenceRmsNorm]],
-  addRmsNorm: [['wasm', addRmsNorm], ['reference', referenceAddRmsNorm]],
-  alloc: [['wasm', alloc]],
-  init: [['wasm', init]],
+  rmsNorm: [['wasm', () => rmsNorm], ['reference', () => referenceRmsNorm], ['bound', (ctx) => ctx.bound.rmsNorm]],
+  addRmsNorm: [['wasm', () => addRmsNorm], ['reference', () => referenceAddRmsNorm], ['bound', (ctx) => ctx.bound.addRmsNorm]],
+  alloc: [['wasm', () => alloc]],
+  bindMemory: [['wasm', () => bindMemory]],
+  init: [['wasm', () => init]],
 };
+const ASYNC = new Set(['init', 'bindMemory']);
 // Where each function takes its options (for the sentinel out).
 const OPTIONS_AT = { rmsNorm: 2, addRmsNorm: 3 };
 
@@ -245,10 +282,16 @@ async function tensorContext(backend) {
   await init({ backend: other });
   const foreign = { x: alloc(8), out: alloc(8) };
   await init({ backend });
+  // An engine's memory with the kernels bound to it, lending [4096, 8192).
+  const memory = new WebAssembly.Memory({ initial: 4 });
+  const scratch = { byteOffset: 0x1000, byteLength: 0x1000 };
   return {
     foreign,
     tensor: (n, dtype) => alloc(n, dtype),
     freed: (n) => { const t = alloc(n); t.free(); return t; },
+    bound: await bindMemory(memory, { scratch, backend }),
+    scratch,
+    view: (byteOffset, n) => new Float32Array(memory.buffer, byteOffset, n).fill(1.5),
   };
 }
 
@@ -257,8 +300,9 @@ for (const backend of ['simd', 'scalar']) {
     assert.ok(ROWS.length >= 30);
     const ctx = await tensorContext(backend);
     for (const [fn, what, makeArgs, errorClass, pattern, only] of ROWS) {
-      for (const [label, impl] of IMPLEMENTATIONS[fn]) {
-        if (only !== undefined && !only.includes(label)) continue;
+      for (const [label, implOf] of IMPLEMENTATIONS[fn]) {
+        if (only !== undefined ? !only.includes(label) : label === 'bound' && fn === 'bindMemory') continue;
+        const impl = implOf(ctx);
         await init({ backend });
         const { args, target } = withSentinelOut(fn, makeArgs(ctx));
         const options = args[OPTIONS_AT[fn]];
@@ -275,7 +319,7 @@ for (const backend of ['simd', 'scalar']) {
           assert.match(err.message, pattern, where);
           return true;
         };
-        if (fn === 'init') await assert.rejects(impl(...args), isExpected, where);
+        if (ASYNC.has(fn)) await assert.rejects(impl(...args), isExpected, where);
         else assert.throws(() => impl(...args), isExpected, where);
         if (target !== null) assert.ok(target.every((v) => v === (target instanceof Uint16Array ? SENTINEL16 : SENTINEL)), `${where}: the output was written to`);
         views.forEach((a, i) => assert.deepEqual(bytes(a), before[i], `${where}: argument ${i} was modified`));
@@ -283,9 +327,9 @@ for (const backend of ['simd', 'scalar']) {
         // No corrupted state: the same backend still gives the reference's bits.
         assertSameBits(rmsNorm(goodX, goodW), goodExpected, `${where}: the good call after it (rows=3 dim=37 seed=70)`);
         const residual = goodResidual.slice();
-        assertSameBits16(addRmsNorm(goodX16, residual, goodW, { dtype: 'bfloat16', castMode: 'gemma' }), goodExpected16,
-          `${where}: the good bfloat16 addRmsNorm after it (rows=3 dim=37 seed=74)`, 'bfloat16');
-        assertSameBits16(residual, goodResidualAfter, `${where}: its residual`, 'bfloat16');
+        assertSameBitsAs('bfloat16', addRmsNorm(goodX16, residual, goodW, { dtype: 'bfloat16', castMode: 'gemma' }), goodExpected16,
+          `${where}: the good bfloat16 addRmsNorm after it (rows=3 dim=37 seed=74)`);
+        assertSameBitsAs('bfloat16', residual, goodResidualAfter, `${where}: its residual`);
       }
     }
   });

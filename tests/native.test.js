@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
-import { assertSameBits, assertSameBits16 } from './helpers/bits.js';
+import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -127,7 +127,7 @@ test('host build under ASan + UBSan: known answers and edge cases, bit for bit w
     const dtype = options.dtype ?? 'float32';
     const opts = { dim, eps, ...options, ...(weight instanceof Uint16Array && { weightDtype: dtype }) };
     const what = `${name} (rows=${x.length / dim} dim=${dim})`;
-    const same = (a, b, label) => (dtype === 'float32' ? assertSameBits(a, b, label) : assertSameBits16(a, b, label, dtype));
+    const same = (a, b, label) => assertSameBitsAs(dtype, a, b, label);
     if (residual === undefined) {
       const expected = referenceRmsNorm(x, weight, opts);
       same(results[i].simd, expected, `${what}: host wasmsimd vs reference`);

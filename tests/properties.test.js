@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { addRmsNorm, alloc, init, rmsNorm, Tensor } from '../src/index.js';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { bfloat16ToNumber, float16ToNumber, numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
-import { assertSameBits, assertSameBits16 } from './helpers/bits.js';
+import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
 
 const FLT_MAX = 3.4028234663852886e38;
 const BLOCK = 256; // the contract's block and lane counts (src/kernels/rmsnorm_f32.h)
@@ -48,8 +48,7 @@ function stored(values, dtype, scale = 0, raw = null) {
   return Uint16Array.from(values, (v) => NARROW[dtype](Math.fround(v * 2 ** scale)));
 }
 const ARRAY_OF = { float32: Float32Array, bfloat16: Uint16Array, float16: Uint16Array };
-const sameBits = (a, b, what, dtype) => (dtype === 'float32'
-  ? assertSameBits(a, b, what) : assertSameBits16(a, b, what, dtype));
+const sameBits = (a, b, what, dtype) => assertSameBitsAs(dtype, a, b, what);
 
 // One call: function (rmsNorm or the fused addRmsNorm), storage type, cast
 // mode, weight (none, float32 or the storage type) and weight offset, shape

@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { addRmsNorm, alloc, init, rmsNorm } from '../src/index.js';
+import { addRmsNorm, alloc, bindMemory, init, rmsNorm } from '../src/index.js';
 import { activeKernels } from '../src/api/runtime.js';
 import { resolveRmsNormArgs } from '../src/api/validate.js';
 import { compileBackend, instantiate } from '../src/loader/load.js';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
-import { assertSameBits, assertSameBits16 } from './helpers/bits.js';
+import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -31,8 +31,7 @@ function settledHeap() {
 // float32, bfloat16 and float16 storage, both cast modes, a weight offset,
 // the fused residual add, and zero-copy tensors. Each call knows its
 // expected bits (from the reference, computed once) and checks itself.
-const sameBits = (a, b, what, dtype = 'float32') => (dtype === 'float32'
-  ? assertSameBits(a, b, what) : assertSameBits16(a, b, what, dtype));
+const sameBits = (a, b, what, dtype = 'float32') => assertSameBitsAs(dtype, a, b, what);
 const toBf16 = (v) => numberToBfloat16(v);
 const toF16 = (v) => numberToFloat16(v);
 
@@ -104,6 +103,24 @@ function makeCalls(seed) {
   return calls;
 }
 
+/** A call on an engine's memory through bindMemory: views in, view out. */
+function boundCall(seed, bound) {
+  const rand = prng(seed);
+  const dim = 320;
+  const x0 = normalArray(rand, 3 * dim, 2);
+  const w0 = uniformArray(rand, dim, 0.5, 1.5);
+  const x = new Float32Array(bound.memory.buffer, 0x8000, x0.length);
+  const w = new Float32Array(bound.memory.buffer, 0x10000, dim);
+  const out = new Float32Array(bound.memory.buffer, 0x18000, x0.length);
+  x.set(x0);
+  w.set(w0);
+  return {
+    what: `bindMemory rows=3 dim=${dim}`,
+    expected: referenceRmsNorm(x0, w0),
+    run: () => bound.rmsNorm(x, w, { out }),
+  };
+}
+
 /** A zero-copy call on tensors: alloc'd per call (and freed) or kept. */
 function tensorCall(seed, churn) {
   const rand = prng(seed);
@@ -143,9 +160,12 @@ test(`${CALLS} mixed calls: wasm memory and the JS heap stay flat after warm-up`
     await init({ backend });
     memoryOf[backend] = activeKernels('soak').memory;
     // Tensors belong to one instance: each backend gets its own.
-    callsOf[backend] = [...makeCalls(80), tensorCall(90 + k, true), tensorCall(92 + k, false)];
+    const bound = await bindMemory(new WebAssembly.Memory({ initial: 8 }), { scratch: { byteOffset: 0x1000, byteLength: 0x2000 }, backend });
+    memoryOf[`${backend} bound`] = bound.memory;
+    callsOf[backend] = [...makeCalls(80), tensorCall(90 + k, true), tensorCall(92 + k, false), boundCall(94 + k, bound)];
   }
-  const wasmBytes = () => backends.map((b) => memoryOf[b].buffer.byteLength);
+  const memories = Object.keys(memoryOf);
+  const wasmBytes = () => memories.map((m) => memoryOf[m].buffer.byteLength);
   let afterWarmUp = null;
   let heapAfterWarmUp = null;
   const started = performance.now();
@@ -169,7 +189,7 @@ test(`${CALLS} mixed calls: wasm memory and the JS heap stay flat after warm-up`
   const seconds = (performance.now() - started) / 1000;
   const end = wasmBytes();
   const heapEnd = settledHeap();
-  t.diagnostic(`${CALLS} calls in ${seconds.toFixed(1)} s; wasm memory (simd, scalar) after ${WARM_UP} calls: `
+  t.diagnostic(`${CALLS} calls in ${seconds.toFixed(1)} s; wasm memory (${memories.join(', ')}) after ${WARM_UP} calls: `
     + `${afterWarmUp.map(mib).join(', ')}; at the end: ${end.map(mib).join(', ')}`);
   t.diagnostic(`JS heapUsed after warm-up ${mib(heapAfterWarmUp.heapUsed)}, at the end ${mib(heapEnd.heapUsed)}; `
     + `external ${mib(heapAfterWarmUp.external)} -> ${mib(heapEnd.external)}; `

@@ -36,20 +36,27 @@ export function assertSameBits(a, b, what) {
   }
 }
 
-// 16-bit storage (Uint16Array of bfloat16 or float16 bit patterns): the same
-// rule, with each format's NaN (exponent all ones, mantissa not zero).
-const NAN16 = { bfloat16: [0x7f80, 0x007f], float16: [0x7c00, 0x03ff] };
-const isNaN16 = (bits, dtype) => (bits & NAN16[dtype][0]) === NAN16[dtype][0] && (bits & NAN16[dtype][1]) !== 0;
-
-/** assertSameBits for Uint16Arrays holding `dtype` bit patterns. */
-export function assertSameBits16(a, b, what, dtype) {
-  if (a.length !== b.length) {
-    throw new Error(`${what}: lengths differ (${a.length} vs ${b.length})`);
-  }
+/** Index of the first differing 16-bit pattern of a `dtype` array, or -1 (NaN matches NaN). */
+export function firstDifference16(a, b, dtype) {
+  if (a.length !== b.length) return Math.min(a.length, b.length);
+  const infinity = dtype === 'bfloat16' ? 0x7f80 : 0x7c00;
+  const isNaN16 = (v) => (v & infinity) === infinity && (v & ~0x8000) !== infinity;
   for (let i = 0; i < a.length; i++) {
-    if (a[i] !== b[i] && !(isNaN16(a[i], dtype) && isNaN16(b[i], dtype))) {
-      const hex16 = (v) => `0x${v.toString(16).padStart(4, '0')}`;
-      throw new Error(`${what}: first difference at index ${i}: ${hex16(a[i])} vs ${hex16(b[i])} (${dtype})`);
-    }
+    if (a[i] !== b[i] && !(isNaN16(a[i]) && isNaN16(b[i]))) return i;
+  }
+  return -1;
+}
+
+/** assertSameBits for arrays of any dtype (Float32Array or 16-bit patterns). */
+export function assertSameBitsAs(dtype, a, b, what) {
+  if (dtype === 'float32') {
+    assertSameBits(a, b, what);
+    return;
+  }
+  if (a.length !== b.length) throw new Error(`${what}: lengths differ (${a.length} vs ${b.length})`);
+  const i = firstDifference16(a, b, dtype);
+  if (i >= 0) {
+    const h = (v) => `0x${v.toString(16).padStart(4, '0')}`;
+    throw new Error(`${what}: first difference at index ${i}: ${h(a[i])} vs ${h(b[i])}`);
   }
 }
