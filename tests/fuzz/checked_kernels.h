@@ -143,11 +143,15 @@ static struct kernel_result run_checked(rmsnorm_kernel kernel, const char* name,
   const size_t w_bytes = c->dim * w_size;
   char what[96];
   struct guarded gx, gw, gr, gy, gi, gri;
-  const void* kx = guarded_alloc(&gx, c->x, bytes, (misalign & 3) * size, 0);
-  const void* kw = c->w != NULL ? guarded_alloc(&gw, c->w, w_bytes, ((misalign >> 2) & 3) * w_size, 0) : NULL;
-  void* kr = c->residual != NULL
-      ? guarded_alloc(&gr, c->residual, bytes, (((misalign >> 2) + 1) & 3) * size, GUARD_BYTES) : NULL;
-  void* ky = guarded_alloc(&gy, NULL, bytes, ((misalign >> 4) & 3) * size, GUARD_BYTES);
+  /* Element offsets 0..3 for x, w (the residual next to w's), y. */
+  const size_t x_at = (misalign & 3) * size;
+  const size_t w_at = ((misalign >> 2) & 3) * w_size;
+  const size_t r_at = (((misalign >> 2) + 1) & 3) * size;
+  const size_t y_at = ((misalign >> 4) & 3) * size;
+  const void* kx = guarded_alloc(&gx, c->x, bytes, x_at, 0);
+  const void* kw = c->w != NULL ? guarded_alloc(&gw, c->w, w_bytes, w_at, 0) : NULL;
+  void* kr = c->residual != NULL ? guarded_alloc(&gr, c->residual, bytes, r_at, GUARD_BYTES) : NULL;
+  void* ky = guarded_alloc(&gy, NULL, bytes, y_at, GUARD_BYTES);
   kernel(kx, kr, kw, ky, c->rows, c->dim, c->eps, c->dtype, c->weight_dtype, c->cast_mode,
          c->weight_offset);
   snprintf(what, sizeof what, "%s wrote outside y", name);
@@ -165,9 +169,9 @@ static struct kernel_result run_checked(rmsnorm_kernel kernel, const char* name,
     guarded_check(&gr, what, c);
   }
 
-  void* inplace = guarded_alloc(&gi, c->x, bytes, (misalign & 3) * size, GUARD_BYTES);
-  void* kri = c->residual != NULL
-      ? guarded_alloc(&gri, c->residual, bytes, (((misalign >> 2) + 1) & 3) * size, GUARD_BYTES) : NULL;
+  void* inplace = guarded_alloc(&gi, c->x, bytes, x_at, GUARD_BYTES);
+  void* kri =
+      c->residual != NULL ? guarded_alloc(&gri, c->residual, bytes, r_at, GUARD_BYTES) : NULL;
   kernel(inplace, kri, kw, inplace, c->rows, c->dim, c->eps, c->dtype, c->weight_dtype,
          c->cast_mode, c->weight_offset);
   snprintf(what, sizeof what, "%s in place wrote outside x", name);

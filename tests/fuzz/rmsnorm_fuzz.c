@@ -66,6 +66,7 @@ static const uint32_t special_bits[] = {
     0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,
     0x7F7FFFFF, 0xFF7FFFFF, 0x00000001, 0x807FFFFF, 0x00800000, 0x3F800000,
 };
+#define SPECIAL_COUNT (sizeof special_bits / sizeof *special_bits)
 
 /* One value from 4 bytes: a special value, an ordinary one near 2^offset,
  * one at any exponent, or any bits at all. `salt` varies the mantissa when
@@ -75,7 +76,7 @@ static float decode_value(uint32_t v, int offset, uint32_t salt) {
   const uint32_t sign = (v >> 8 & 1) << 31;
   const uint32_t mantissa = ((v >> 9) ^ salt) & UINT32_C(0x7FFFFF);
   switch (kind % 8) {
-    case 0: return from_bits(special_bits[(kind >> 3) % (sizeof special_bits / sizeof *special_bits)]);
+    case 0: return from_bits(special_bits[(kind >> 3) % SPECIAL_COUNT]);
     case 1:
     case 2:
     case 3:
