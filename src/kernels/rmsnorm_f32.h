@@ -28,11 +28,14 @@
  * 3. inv = 1 / sqrt(ms + eps)         (three roundings: add, sqrt, divide)
  * 4. y_i = (x_i * inv) * w_i          (without a weight: y_i = x_i * inv)
  *
+ * 5. rstd = inv                       (the per-row statistic the backward
+ *                                      pass reads; see norm_backward_f32.h)
+ *
  * Rows whose S is outside [RMSNORM_TINY_SUM, FLT_MAX] take the rescue path
  * (see rmsnorm_f32_rows.h): if the row is finite and not all zero, it is
  * redone on z_i = x_i * 2^k, where 2^k brings max|x| into [1, 2) (k clamped
  * to [-126, 126]), with eps_z = (eps * 2^k) * 2^k; the output is then
- * y_i = ((x_i * 2^k) * inv_z) * w_i. Scaling by a power of two is exact, so
+ * y_i = ((x_i * 2^k) * inv_z) * w_i and rstd = inv_z * 2^k. Scaling by a power of two is exact, so
  * the rescued row is what the formula gives in unbounded-range arithmetic:
  * values near 3.4e38, 1e-30 or subnormals still come out with RMS 1.
  * If eps_z overflows, eps dominates the row so completely that the plain
@@ -64,5 +67,9 @@ void rmsnorm_f32__scalar(const float* x, const float* w, float* y,
                          size_t rows, size_t dim, float eps);
 void rmsnorm_f32__wasmsimd_u16_acc4(const float* x, const float* w, float* y,
                                     size_t rows, size_t dim, float eps);
+/* Step 5 alone: rstd[r] for each of the rows, as the forward pass computes it. */
+void rmsnorm_rstd_f32__scalar(const float* x, float* rstd, size_t rows, size_t dim, float eps);
+void rmsnorm_rstd_f32__wasmsimd_u16_acc4(const float* x, float* rstd, size_t rows, size_t dim,
+                                         float eps);
 
 #endif

@@ -12,7 +12,8 @@
  *       y_i = (x_i * inv) * w_i, or ((x_i * scale) * inv) * w_i when `scaled`;
  *       without the weight multiply when w is NULL.
  *
- * and names the kernel it defines with RMSNORM_F32_KERNEL. `scaled` is
+ * and names the kernels it defines with RMSNORM_F32_KERNEL (the forward pass)
+ * and RMSNORM_F32_RSTD_KERNEL (the per-row rstd alone). `scaled` is
  * always a literal, so the compiler emits the plain loops without the extra
  * multiply on the hot path.
  */
@@ -20,32 +21,19 @@
 #include <float.h>
 #include <math.h>
 #include <stdbool.h>
-#include <stdint.h>
-#include <string.h>
 
+#include "f32_rowsum.h"
 #include "rmsnorm_f32.h"
 
-/* Pairwise sum of the row's block sums, with a binary-counter stack: after
- * block k, merge while k+1 is even, then fold what is left from the top. This
- * gives exactly the tree the contract describes (split at the largest power
- * of two below n). 64 levels cover any size_t. */
+/* Step 1: the pairwise sum of the row's block sums (f32_rowsum.h). */
 static inline float row_sumsq(const float* x, size_t dim, float scale, bool scaled) {
-  float stack[64];
-  size_t depth = 0;
-  size_t k = 0;
-  for (size_t start = 0; start < dim; start += RMSNORM_BLOCK, k++) {
+  f32_pairwise sums;
+  f32_pairwise_init(&sums);
+  for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
     const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
-    float s = block_sumsq(x + start, n, scale, scaled);
-    for (size_t c = k + 1; (c & 1) == 0; c >>= 1) {
-      s = stack[--depth] + s;
-    }
-    stack[depth++] = s;
+    f32_pairwise_push(&sums, block_sumsq(x + start, n, scale, scaled));
   }
-  float total = stack[--depth];
-  while (depth > 0) {
-    total = stack[--depth] + total;
-  }
-  return total;
+  return f32_pairwise_total(&sums);
 }
 
 static inline float inv_rms(float sumsq, size_t dim, float eps) {
@@ -53,43 +41,26 @@ static inline float inv_rms(float sumsq, size_t dim, float eps) {
   return 1.0f / sqrtf(ms + eps);
 }
 
-static inline uint32_t abs_bits(float v) {
-  uint32_t u;
-  memcpy(&u, &v, sizeof u);
-  return u & UINT32_C(0x7FFFFFFF);
-}
-
-/* max |x_i| as bits: ordered like the magnitudes, with any NaN above +Inf. */
-static uint32_t max_abs_bits(const float* x, size_t dim) {
-  uint32_t m = 0;
-  for (size_t i = 0; i < dim; i++) {
-    const uint32_t a = abs_bits(x[i]);
-    m = a > m ? a : m;
-  }
-  return m;
-}
-
 /* The rescue path: only rows whose plain sum of squares overflowed, came out
- * tiny, or is NaN get here, so it favours clarity over speed. */
-static void normalize_row_rescue(const float* x, const float* w, float* y, size_t dim,
-                                 float eps, float plain_sumsq) {
-  const uint32_t m = max_abs_bits(x, dim);
-  if (m != 0 && m < UINT32_C(0x7F800000)) {
-    /* 2^k with max|x| * 2^k in [1, 2): k = 127 - biased exponent, clamped so
-     * that 2^k is a normal float32. */
-    int k = 127 - (int) (m >> 23);
-    k = k > 126 ? 126 : (k < -126 ? -126 : k);
-    const uint32_t scale_bits = (uint32_t) (k + 127) << 23;
-    float scale;
-    memcpy(&scale, &scale_bits, sizeof scale);
-    const float eps_scaled = (eps * scale) * scale;
-    if (eps_scaled <= FLT_MAX) {
-      const float sumsq = row_sumsq(x, dim, scale, true);
-      scale_row(x, w, y, dim, scale, true, inv_rms(sumsq, dim, eps_scaled));
-      return;
-    }
+ * tiny, or is NaN get here, so it favours clarity over speed. Gives the scale
+ * 2^k and the inv of the scaled row, or false when the row keeps the plain
+ * result. */
+static bool rescue_inv(const float* x, size_t dim, float eps, float* scale, float* inv) {
+  const float s = f32_rescue_scale(x, dim);
+  if (s == 0.0f) {
+    return false;
   }
-  scale_row(x, w, y, dim, 1.0f, false, inv_rms(plain_sumsq, dim, eps));
+  const float eps_scaled = (eps * s) * s;
+  if (!(eps_scaled <= FLT_MAX)) {
+    return false;
+  }
+  *scale = s;
+  *inv = inv_rms(row_sumsq(x, dim, s, true), dim, eps_scaled);
+  return true;
+}
+
+static inline bool plain_sum_ok(float sumsq) {
+  return sumsq >= RMSNORM_TINY_SUM && sumsq <= FLT_MAX;
 }
 
 void RMSNORM_F32_KERNEL(const float* x, const float* w, float* y,
@@ -99,10 +70,34 @@ void RMSNORM_F32_KERNEL(const float* x, const float* w, float* y,
   assert(y == x || y + rows * dim <= x || x + rows * dim <= y);
   for (size_t r = 0; r < rows; r++, x += dim, y += dim) {
     const float sumsq = row_sumsq(x, dim, 1.0f, false);
-    if (sumsq >= RMSNORM_TINY_SUM && sumsq <= FLT_MAX) {
+    float scale;
+    float inv;
+    if (plain_sum_ok(sumsq)) {
       scale_row(x, w, y, dim, 1.0f, false, inv_rms(sumsq, dim, eps));
+    } else if (rescue_inv(x, dim, eps, &scale, &inv)) {
+      scale_row(x, w, y, dim, scale, true, inv);
     } else {
-      normalize_row_rescue(x, w, y, dim, eps, sumsq);
+      scale_row(x, w, y, dim, 1.0f, false, inv_rms(sumsq, dim, eps));
+    }
+  }
+}
+
+/* The per-row rstd of the contract ("rstd" below step 4): inv, or inv_z * 2^k
+ * on the rescue path. rmsNorm(..., { rstd }) and the backward pass get it
+ * here, so a recomputed rstd is the forward's to the bit. */
+void RMSNORM_F32_RSTD_KERNEL(const float* x, float* rstd, size_t rows, size_t dim, float eps) {
+  assert(dim >= 1);
+  assert(eps >= 0.0f && eps <= FLT_MAX);
+  for (size_t r = 0; r < rows; r++, x += dim) {
+    const float sumsq = row_sumsq(x, dim, 1.0f, false);
+    float scale;
+    float inv;
+    if (plain_sum_ok(sumsq)) {
+      rstd[r] = inv_rms(sumsq, dim, eps);
+    } else if (rescue_inv(x, dim, eps, &scale, &inv)) {
+      rstd[r] = inv * scale;
+    } else {
+      rstd[r] = inv_rms(sumsq, dim, eps);
     }
   }
 }

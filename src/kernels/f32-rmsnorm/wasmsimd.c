@@ -94,4 +94,5 @@ static inline void scale_row(const float* x, const float* w, float* y, size_t di
 }
 
 #define RMSNORM_F32_KERNEL rmsnorm_f32__wasmsimd_u16_acc4
+#define RMSNORM_F32_RSTD_KERNEL rmsnorm_rstd_f32__wasmsimd_u16_acc4
 #include "../rmsnorm_f32_rows.h"
