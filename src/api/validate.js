@@ -104,12 +104,13 @@ function resolveOut(fn, out, x, weight) {
   return out;
 }
 
-const RMSNORM_OPTIONS = ['eps', 'dim', 'out'];
+const RMSNORM_OPTIONS = ['eps', 'dim', 'out', 'rstd'];
 export const RMSNORM_DEFAULT_EPS = 1e-6;
 
 /**
  * Checks rmsNorm(x, weight, options) and resolves it to the kernel's terms.
- * @returns {{rows: number, dim: number, eps: number, out: Float32Array|undefined}}
+ * @returns {{rows: number, dim: number, eps: number, out: Float32Array|undefined,
+ *   rstd: Float32Array|undefined}}
  */
 export function resolveRmsNormArgs(fn, x, weight, options) {
   requireFloat32Array(fn, 'x', x);
@@ -126,5 +127,169 @@ export function resolveRmsNormArgs(fn, x, weight, options) {
     throw new RangeError(`${fn}: x.length (${x.length}) must be a multiple of dim (${dim})`);
   }
   const out = resolveOut(fn, opts.out, x, weight);
-  return { rows: x.length / dim, dim, eps, out };
+  const rows = x.length / dim;
+  const [rstd] = resolveStatsOut(fn, { rstd: opts.rstd }, rows, [['x', x], ['weight', weight], ['options.out', out]]);
+  return { rows, dim, eps, out, rstd };
+}
+
+// LayerNorm and the backward passes (issue 8).
+
+function requireParameter(fn, name, value) {
+  if (value === undefined) {
+    throw new TypeError(`${fn}: ${name} must be a Float32Array or null (for no ${name}), got undefined`);
+  }
+  if (value !== null) requireFloat32Array(fn, name, value);
+}
+
+function requireLength(fn, name, value, length, what) {
+  if (value !== null && value !== undefined && value.length !== length) {
+    throw new RangeError(`${fn}: ${name}.length (${value.length}) must equal ${what} (${length})`);
+  }
+}
+
+/** Throws unless `array` (an output) overlaps none of `others` ([name, array|null|undefined] pairs). */
+function requireNoOverlap(fn, name, array, others) {
+  for (const [otherName, other] of others) {
+    if (other && other !== array && overlaps(array, other)) {
+      throw new RangeError(`${fn}: ${name} must not overlap ${otherName}`);
+    }
+  }
+}
+
+/**
+ * Per-row statistics (mean, rstd) the caller asks for as outputs: each a
+ * Float32Array of `rows` values that overlaps neither `others` nor each other.
+ * Returns them in the order of `stats` (undefined where not given).
+ */
+function resolveStatsOut(fn, stats, rows, others) {
+  const resolved = [];
+  for (const [key, value] of Object.entries(stats)) {
+    if (value === undefined) {
+      resolved.push(undefined);
+      continue;
+    }
+    const name = `options.${key}`;
+    requireFloat32Array(fn, name, value);
+    requireLength(fn, name, value, rows, 'the number of rows');
+    requireNoOverlap(fn, name, value, others);
+    others = [...others, [name, value]];
+    resolved.push(value);
+  }
+  return resolved;
+}
+
+/** Statistics passed in to a backward pass: Float32Array of `rows` values. */
+function resolveStatsIn(fn, stats, rows) {
+  return Object.entries(stats).map(([key, value]) => {
+    if (value === undefined) return undefined;
+    requireFloat32Array(fn, `options.${key}`, value);
+    requireLength(fn, `options.${key}`, value, rows, 'the number of rows');
+    return value;
+  });
+}
+
+/** dim from options.dim, else from the first of the [name, array|null] parameters given. */
+function resolveDimOf(fn, dim, parameters) {
+  const given = parameters.filter(([, a]) => a !== null);
+  if (dim === undefined) {
+    if (given.length === 0) {
+      throw new TypeError(`${fn}: options.dim is required when ${parameters.map(([n]) => n).join(' and ')} are null`);
+    }
+    const [name, first] = given[0];
+    if (first.length === 0) throw new RangeError(`${fn}: ${name} must not be empty (dim = 0)`);
+    dim = first.length;
+  } else {
+    dim = resolveDim(fn, dim, null);
+  }
+  for (const [name, a] of given) requireLength(fn, name, a, dim, 'options.dim');
+  return dim;
+}
+
+function requireRowsOf(fn, x, dim) {
+  if (x.length % dim !== 0) {
+    throw new RangeError(`${fn}: x.length (${x.length}) must be a multiple of dim (${dim})`);
+  }
+  return x.length / dim;
+}
+
+const LAYERNORM_OPTIONS = ['eps', 'dim', 'out', 'mean', 'rstd'];
+export const LAYERNORM_DEFAULT_EPS = 1e-5;
+
+/**
+ * Checks layerNorm(x, weight, bias, options).
+ * @returns {{rows: number, dim: number, eps: number, out: Float32Array|undefined,
+ *   mean: Float32Array|undefined, rstd: Float32Array|undefined}}
+ */
+export function resolveLayerNormArgs(fn, x, weight, bias, options) {
+  requireFloat32Array(fn, 'x', x);
+  requireParameter(fn, 'weight', weight);
+  requireParameter(fn, 'bias', bias);
+  const opts = checkOptionNames(fn, options, LAYERNORM_OPTIONS);
+  const eps = resolveEps(fn, opts.eps, LAYERNORM_DEFAULT_EPS);
+  const dim = resolveDimOf(fn, opts.dim, [['weight', weight], ['bias', bias]]);
+  const rows = requireRowsOf(fn, x, dim);
+  const out = resolveOut(fn, opts.out, x, weight);
+  if (out !== undefined && bias !== null && overlaps(out, bias)) {
+    throw new RangeError(`${fn}: options.out must not overlap bias`);
+  }
+  const [mean, rstd] = resolveStatsOut(fn, { mean: opts.mean, rstd: opts.rstd }, rows,
+    [['x', x], ['weight', weight], ['bias', bias], ['options.out', out]]);
+  return { rows, dim, eps, out, mean, rstd };
+}
+
+/** dy and options.dx of a backward pass: dx may be dy itself, else overlaps nothing. */
+function resolveGradients(fn, dy, x, dxOption, params) {
+  requireFloat32Array(fn, 'dy', dy);
+  if (dy.length !== x.length) {
+    throw new RangeError(`${fn}: dy.length (${dy.length}) must equal x.length (${x.length})`);
+  }
+  if (dxOption === undefined) return undefined;
+  requireFloat32Array(fn, 'options.dx', dxOption);
+  requireLength(fn, 'options.dx', dxOption, x.length, 'x.length');
+  const inPlace = dxOption.buffer === dy.buffer && dxOption.byteOffset === dy.byteOffset;
+  requireNoOverlap(fn, 'options.dx', dxOption, [...(inPlace ? [] : [['dy', dy]]), ['x', x], ...params]);
+  return dxOption;
+}
+
+const RMSNORM_BACKWARD_OPTIONS = ['eps', 'dim', 'rstd', 'dx'];
+
+/**
+ * Checks rmsNormBackward(dy, x, weight, options).
+ * @returns {{rows: number, dim: number, eps: number, rstd: Float32Array|undefined,
+ *   dx: Float32Array|undefined}}
+ */
+export function resolveRmsNormBackwardArgs(fn, dy, x, weight, options) {
+  requireFloat32Array(fn, 'x', x);
+  requireParameter(fn, 'weight', weight);
+  const opts = checkOptionNames(fn, options, RMSNORM_BACKWARD_OPTIONS);
+  const eps = resolveEps(fn, opts.eps, RMSNORM_DEFAULT_EPS);
+  const dim = resolveDimOf(fn, opts.dim, [['weight', weight]]);
+  const rows = requireRowsOf(fn, x, dim);
+  const dx = resolveGradients(fn, dy, x, opts.dx, [['weight', weight]]);
+  const [rstd] = resolveStatsIn(fn, { rstd: opts.rstd }, rows);
+  return { rows, dim, eps, rstd, dx };
+}
+
+const LAYERNORM_BACKWARD_OPTIONS = ['eps', 'dim', 'mean', 'rstd', 'dx'];
+
+/**
+ * Checks layerNormBackward(dy, x, weight, bias, options). mean and rstd come
+ * together or not at all.
+ * @returns {{rows: number, dim: number, eps: number, mean: Float32Array|undefined,
+ *   rstd: Float32Array|undefined, dx: Float32Array|undefined}}
+ */
+export function resolveLayerNormBackwardArgs(fn, dy, x, weight, bias, options) {
+  requireFloat32Array(fn, 'x', x);
+  requireParameter(fn, 'weight', weight);
+  requireParameter(fn, 'bias', bias);
+  const opts = checkOptionNames(fn, options, LAYERNORM_BACKWARD_OPTIONS);
+  const eps = resolveEps(fn, opts.eps, LAYERNORM_DEFAULT_EPS);
+  const dim = resolveDimOf(fn, opts.dim, [['weight', weight], ['bias', bias]]);
+  const rows = requireRowsOf(fn, x, dim);
+  const dx = resolveGradients(fn, dy, x, opts.dx, [['weight', weight], ['bias', bias]]);
+  const [mean, rstd] = resolveStatsIn(fn, { mean: opts.mean, rstd: opts.rstd }, rows);
+  if ((mean === undefined) !== (rstd === undefined)) {
+    throw new TypeError(`${fn}: options.mean and options.rstd must be given together`);
+  }
+  return { rows, dim, eps, mean, rstd, dx };
 }

@@ -14,7 +14,7 @@ import { resolveRmsNormArgs } from '../api/validate.js';
 const fround = Math.fround;
 const LANES = 16;
 const BLOCK = 256;
-const TINY_SUM = 2 ** -64;
+export const TINY_SUM = 2 ** -64;
 const FLT_MAX = 3.4028234663852886e38;
 
 // Step 1, inside one block: 16 lanes of running sums of squares, folded.
@@ -64,7 +64,7 @@ function writeRow(x, weight, y, offset, dim, scale, inv) {
 
 // The power of two 2^k that brings max|x| into [1, 2), k clamped to
 // [-126, 126]; null when the row holds a NaN or an infinity, or is all zeros.
-function rescueScale(x, offset, dim) {
+export function rescueScale(x, offset, dim) {
   let maxAbs = 0;
   for (let i = 0; i < dim; i++) {
     const a = Math.abs(x[offset + i]);
@@ -81,11 +81,13 @@ function rescueScale(x, offset, dim) {
   return 2 ** k;
 }
 
+// Returns the row's rstd (contract step 5).
 function normalizeRow(x, weight, y, offset, dim, eps) {
   const sumOfSquares = rowSumOfSquares(x, offset, dim, 1);
   if (sumOfSquares >= TINY_SUM && sumOfSquares <= FLT_MAX) {
-    writeRow(x, weight, y, offset, dim, 1, inverseRms(sumOfSquares, dim, eps));
-    return;
+    const inv = inverseRms(sumOfSquares, dim, eps);
+    writeRow(x, weight, y, offset, dim, 1, inv);
+    return inv;
   }
   // Rescue path: the sum overflowed, underflowed towards zero, or is NaN.
   const scale = rescueScale(x, offset, dim);
@@ -93,11 +95,14 @@ function normalizeRow(x, weight, y, offset, dim, eps) {
     const epsScaled = fround(fround(eps * scale) * scale);
     if (epsScaled <= FLT_MAX) {
       const scaledSum = rowSumOfSquares(x, offset, dim, scale);
-      writeRow(x, weight, y, offset, dim, scale, inverseRms(scaledSum, dim, epsScaled));
-      return;
+      const inv = inverseRms(scaledSum, dim, epsScaled);
+      writeRow(x, weight, y, offset, dim, scale, inv);
+      return fround(inv * scale);
     }
   }
-  writeRow(x, weight, y, offset, dim, 1, inverseRms(sumOfSquares, dim, eps));
+  const inv = inverseRms(sumOfSquares, dim, eps);
+  writeRow(x, weight, y, offset, dim, 1, inv);
+  return inv;
 }
 
 /**
@@ -105,14 +110,15 @@ function normalizeRow(x, weight, y, offset, dim, eps) {
  * Same signature, options and errors as `rmsNorm` from 'rmsnorm-wasm'.
  * @param {Float32Array} x rows × dim values, row-major
  * @param {Float32Array|null} weight dim values, or null for none
- * @param {{eps?: number, dim?: number, out?: Float32Array}} [options]
+ * @param {{eps?: number, dim?: number, out?: Float32Array, rstd?: Float32Array}} [options]
  * @returns {Float32Array}
  */
 export function rmsNorm(x, weight, options) {
-  const { rows, dim, eps, out } = resolveRmsNormArgs('rmsNorm', x, weight, options);
+  const { rows, dim, eps, out, rstd } = resolveRmsNormArgs('rmsNorm', x, weight, options);
   const y = out ?? new Float32Array(x.length);
   for (let r = 0; r < rows; r++) {
-    normalizeRow(x, weight, y, r * dim, dim, eps);
+    const rowRstd = normalizeRow(x, weight, y, r * dim, dim, eps);
+    if (rstd !== undefined) rstd[r] = rowRstd;
   }
   return y;
 }
