@@ -43,6 +43,30 @@ async function allAgree(centred, dy, x, w, b, options, what) {
   return ref;
 }
 
+test("rmsNorm's rstd option: the same bits everywhere, in place too, and 1/rms of each row", async () => {
+  const dim = 300;
+  const rows = 6;
+  const seed = 4;
+  const x = normalArray(prng(seed), rows * dim, 2);
+  for (let i = 0; i < dim; i++) x[4 * dim + i] *= 1e-30; // rescue path, eps = 0 below
+  const w = uniformArray(prng(seed + 1), dim, 0.5, 1.5);
+  const expected = new Float32Array(rows);
+  const y = reference.rmsNorm(x, w, { eps: 0, rstd: expected });
+  for (let r = 0; r < rows; r++) {
+    const row = x.subarray(r * dim, (r + 1) * dim);
+    const rms64 = Math.sqrt(row.reduce((s, v) => s + v * v, 0) / dim);
+    assert.ok(Math.abs(expected[r] * rms64 - 1) <= 2 ** -21, `row ${r}: rstd ${expected[r]} vs 1/${rms64}`);
+  }
+  for (const backend of BACKENDS) {
+    await wasm.init({ backend });
+    const rstd = new Float32Array(rows);
+    const inPlace = x.slice();
+    wasm.rmsNorm(inPlace, w, { eps: 0, out: inPlace, rstd });
+    assertSameBits(rstd, expected, `rows=${rows} dim=${dim} seed=${seed} ${backend} rstd`);
+    assertSameBits(inPlace, y, `rows=${rows} dim=${dim} seed=${seed} ${backend} y in place`);
+  }
+});
+
 const DIMS = [...Array.from({ length: 34 }, (_, i) => i + 1), 63, 64, 65, 255, 256, 257, 1000, 4096];
 
 for (const centred of [false, true]) {
