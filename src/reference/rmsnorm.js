@@ -10,41 +10,19 @@
 // than 2*24+2 bits), so there is no double rounding.
 
 import { resolveRmsNormArgs } from '../api/validate.js';
+import { blockedSum } from './blocked-sum.js';
 
 const fround = Math.fround;
-const LANES = 16;
-const BLOCK = 256;
 export const TINY_SUM = 2 ** -64;
 const FLT_MAX = 3.4028234663852886e38;
 
-// Step 1, inside one block: 16 lanes of running sums of squares, folded.
-function blockSumOfSquares(x, start, end, scale) {
-  const lanes = new Array(LANES).fill(0);
-  for (let i = start; i < end; i++) {
-    const v = scale === 1 ? x[i] : fround(x[i] * scale);
-    const lane = (i - start) % LANES;
-    lanes[lane] = fround(lanes[lane] + fround(v * v));
-  }
-  const v = [0, 1, 2, 3].map((j) =>
-    fround(fround(lanes[j] + lanes[j + 4]) + fround(lanes[j + 8] + lanes[j + 12])));
-  return fround(fround(v[0] + v[2]) + fround(v[1] + v[3]));
-}
-
-// Step 1, across blocks: pairwise, split at the largest power of two below n.
-function pairwiseSum(blockSums, lo, hi) {
-  const n = hi - lo;
-  if (n === 1) return blockSums[lo];
-  let p = 1;
-  while (p * 2 < n) p *= 2;
-  return fround(pairwiseSum(blockSums, lo, lo + p) + pairwiseSum(blockSums, lo + p, hi));
-}
-
+// Step 1: the blocked sum (./blocked-sum.js) of the squares, of x_i or of
+// the rescue path's x_i * scale.
 function rowSumOfSquares(x, offset, dim, scale) {
-  const blockSums = [];
-  for (let start = 0; start < dim; start += BLOCK) {
-    blockSums.push(blockSumOfSquares(x, offset + start, offset + Math.min(dim, start + BLOCK), scale));
-  }
-  return pairwiseSum(blockSums, 0, blockSums.length);
+  return blockedSum(dim, (i) => {
+    const v = scale === 1 ? x[offset + i] : fround(x[offset + i] * scale);
+    return fround(v * v);
+  });
 }
 
 // Steps 2 and 3.

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../f32_rowsum.h"
 #include "../rmsnorm_f32.h"
 
 static inline float block_sumsq(const float* x, size_t n, float scale, bool scaled) {
@@ -14,11 +15,7 @@ static inline float block_sumsq(const float* x, size_t n, float scale, bool scal
     const float v = scaled ? x[i] * scale : x[i];
     acc[i % RMSNORM_LANES] += v * v;
   }
-  float v[4];
-  for (size_t j = 0; j < 4; j++) {
-    v[j] = (acc[j] + acc[j + 4]) + (acc[j + 8] + acc[j + 12]);
-  }
-  return (v[0] + v[2]) + (v[1] + v[3]);
+  return f32_fold16(acc);
 }
 
 static inline void scale_row(const float* x, const float* w, float* y, size_t dim,
