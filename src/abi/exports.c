@@ -12,16 +12,6 @@
 #include "../kernels/norm_backward_f32.h"
 #include "../kernels/rmsnorm_f32.h"
 
-EMSCRIPTEN_KEEPALIVE
-void rmsnorm_f32(const float* x, const float* w, float* y, uint32_t rows, uint32_t dim,
-                 float eps) {
-#if defined(__wasm_simd128__)
-  rmsnorm_f32__wasmsimd_u16_acc4(x, w, y, rows, dim, eps);
-#else
-  rmsnorm_f32__scalar(x, w, y, rows, dim, eps);
-#endif
-}
-
 /* Picks the kernel of this module's instruction set. */
 #if defined(__wasm_simd128__)
 #define KERNEL(name) name##__wasmsimd_u16_acc4
@@ -29,9 +19,24 @@ void rmsnorm_f32(const float* x, const float* w, float* y, uint32_t rows, uint32
 #define KERNEL(name) name##__scalar
 #endif
 
+/* RMSNorm, or with `residual` (non-NULL) the fused residual add + RMSNorm.
+ * dtype / weight_dtype: 0 float32, 1 bfloat16, 2 float16; cast_mode: 0
+ * gemma, 1 llama (rmsnorm_f32.h). Pointers are byte addresses in this
+ * module's memory. */
 EMSCRIPTEN_KEEPALIVE
-void rmsnorm_rstd_f32(const float* x, float* rstd, uint32_t rows, uint32_t dim, float eps) {
-  KERNEL(rmsnorm_rstd_f32)(x, rstd, rows, dim, eps);
+void rmsnorm(const void* x, void* residual, const void* w, void* y, uint32_t rows,
+             uint32_t dim, float eps, int32_t dtype, int32_t weight_dtype, int32_t cast_mode,
+             float weight_offset) {
+  KERNEL(rmsnorm_f32)(x, residual, w, y, rows, dim, eps, dtype, weight_dtype, cast_mode,
+                      weight_offset);
+}
+
+/* Step 5 of rmsnorm_f32.h alone: the per-row rstd of x (dtype as above),
+ * for rmsNorm's `rstd` option and the backward pass. */
+EMSCRIPTEN_KEEPALIVE
+void rmsnorm_rstd(const void* x, float* rstd, uint32_t rows, uint32_t dim, float eps,
+                  int32_t dtype) {
+  KERNEL(rmsnorm_rstd_f32)(x, rstd, rows, dim, eps, dtype);
 }
 
 EMSCRIPTEN_KEEPALIVE

@@ -1,32 +1,51 @@
-// rmsNorm on the wasm kernels, through the copying path: the caller's arrays
-// are staged in wasm memory (src/loader/kernels.js) and the result copied out.
+// rmsNorm and addRmsNorm on the wasm kernels. Arguments already in wasm
+// memory (tensors from alloc(), or views of the module's memory) are used in
+// place; other arrays are copied in and the result copied out
+// (WasmKernels.rmsNorm in src/loader/kernels.js).
 
-import { runRowsStaged } from '../loader/staging.js';
+import { DTYPE_CODE } from '../loader/kernels.js';
+import { runRowsStaged, staged } from '../loader/staging.js';
 import { activeKernels } from './runtime.js';
+import { ARRAY_TYPE_OF } from './tensor.js';
 import { resolveRmsNormArgs } from './validate.js';
+
+function run(fn, x, residual, weight, options) {
+  const kernels = activeKernels(fn);
+  const args = resolveRmsNormArgs(fn, x, weight, options, residual);
+  const y = args.out ?? { array: new ARRAY_TYPE_OF[args.dtype](args.x.array.length), tensor: undefined };
+  // options.rstd: step 5 of the contract for the row normalized, by its own
+  // pass over x before y is written (out may be x), or over the updated
+  // residual afterwards.
+  if (args.rstd !== undefined && residual === undefined) rowRstd(kernels, fn, args, args.x);
+  if (args.rows > 0) kernels.rmsNorm(fn, args, y);
+  if (args.rstd !== undefined && residual !== undefined) rowRstd(kernels, fn, args, args.residual);
+  return options?.out ?? y.array;
+}
+
+function rowRstd(kernels, fn, { rows, dim, eps, dtype, rstd }, source) {
+  runRowsStaged(kernels, fn, rows, dim,
+    [{ per: 'row', from: staged(source), dtype }, { per: 'stat', to: staged(rstd) }],
+    ([xPtr, rstdPtr], n) => kernels.exports.rmsnorm_rstd(xPtr, rstdPtr, n, dim, eps, DTYPE_CODE[dtype]));
+}
 
 /**
  * RMSNorm over the last dimension: y = x / sqrt(mean(x²) + eps) · weight.
- * @param {Float32Array} x rows × dim values, row-major, any byteOffset
- * @param {Float32Array|null} weight dim values, or null for no weight
- * @param {{eps?: number, dim?: number, out?: Float32Array, rstd?: Float32Array}} [options]
- *   eps defaults to 1e-6; dim to weight.length; out may be x itself; rstd
- *   (rows values) receives the per-row 1/rms that rmsNormBackward accepts.
- * @returns {Float32Array} out, or a new array
+ * See the README for the options (eps, dim, out, dtype, weightDtype,
+ * castMode, weightOffset, shape, axis, rstd) and the errors.
+ * @returns {Float32Array|Uint16Array|import('./tensor.js').Tensor} options.out, or a new array
  */
 export function rmsNorm(x, weight, options) {
-  const kernels = activeKernels('rmsNorm');
-  const { rows, dim, eps, out, rstd } = resolveRmsNormArgs('rmsNorm', x, weight, options);
-  const y = out ?? new Float32Array(x.length);
-  if (rstd !== undefined) {
-    // A pass of its own over x, before y is written (out may be x itself).
-    runRowsStaged(kernels, 'rmsNorm', rows, dim, [{ per: 'row', from: x }, { per: 'stat', to: rstd }],
-      ([xPtr, rstdPtr], n) => kernels.exports.rmsnorm_rstd_f32(xPtr, rstdPtr, n, dim, eps));
+  return run('rmsNorm', x, undefined, weight, options);
+}
+
+/**
+ * Fused residual add + RMSNorm: residual ← round(x + residual) in place,
+ * then y = rmsNorm(residual). Bit-identical to the two steps done apart.
+ * @returns {Float32Array|Uint16Array|import('./tensor.js').Tensor} options.out, or a new array
+ */
+export function addRmsNorm(x, residual, weight, options) {
+  if (residual === undefined) {
+    throw new TypeError('addRmsNorm: residual must be an array of x\'s dtype, got undefined');
   }
-  if (rows > 0) {
-    const run = kernels.exports.rmsnorm_f32;
-    kernels.runRowsCopying('rmsNorm', x, weight, y, rows, dim,
-      (xPtr, wPtr, yPtr, n, d) => run(xPtr, wPtr, yPtr, n, d, eps));
-  }
-  return y;
+  return run('addRmsNorm', x, residual, weight, options);
 }

@@ -3,6 +3,8 @@
 // TypeError/RangeError for the same mistake, and always before anything is
 // written to an output.
 
+import { ARRAY_TYPE_OF, DTYPES, Tensor } from './tensor.js';
+
 const typedArrayTag = Object.getOwnPropertyDescriptor(
   Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get;
 
@@ -18,6 +20,7 @@ export function describe(value) {
   if (value === null) return 'null';
   const kind = typedArrayKind(value);
   if (kind !== undefined) return `${kind}(${value.length})`;
+  if (value instanceof Tensor) return `${value.dtype} Tensor(${value.length})`;
   if (Array.isArray(value)) return `Array(${value.length})`;
   if (typeof value === 'object') return value.constructor?.name ?? 'object';
   if (typeof value === 'string') return `string ${JSON.stringify(value.slice(0, 20))}`;
@@ -25,10 +28,28 @@ export function describe(value) {
   return `${typeof value} ${String(value)}`;
 }
 
-function requireFloat32Array(fn, name, value) {
-  if (typedArrayKind(value) !== 'Float32Array') {
-    throw new TypeError(`${fn}: ${name} must be a Float32Array, got ${describe(value)}`);
+function expectedArray(dtype) {
+  return dtype === 'float32' ? 'a Float32Array' : `a Uint16Array (${dtype} bit patterns)`;
+}
+
+/**
+ * A tensor argument resolved to its typed array; a freed tensor is an error.
+ * Returns { array, tensor } (tensor undefined for plain arrays).
+ */
+function unwrapTensor(fn, name, value) {
+  if (!(value instanceof Tensor)) return { array: value, tensor: undefined };
+  if (value.freed) throw new TypeError(`${fn}: ${name} is a freed tensor`);
+  return { array: value.array, tensor: value };
+}
+
+/** An array argument holding `dtype` values (a typed array or a tensor). */
+function resolveArray(fn, name, value, dtype) {
+  const { array, tensor } = unwrapTensor(fn, name, value);
+  if (typedArrayKind(array) !== ARRAY_TYPE_OF[dtype].name || (tensor && tensor.dtype !== dtype)) {
+    const what = dtype === 'float32' ? '' : ` for dtype '${dtype}'`;
+    throw new TypeError(`${fn}: ${name} must be ${expectedArray(dtype)}${what}, got ${describe(value)}`);
   }
+  return { array, tensor };
 }
 
 function checkOptionNames(fn, options, allowed) {
@@ -44,106 +65,169 @@ function checkOptionNames(fn, options, allowed) {
   return options;
 }
 
-/** eps as the float32 the kernels add: a finite, non-negative number. */
-function resolveEps(fn, eps, defaultEps) {
-  if (eps === undefined) return Math.fround(defaultEps);
-  if (typeof eps !== 'number') {
-    throw new TypeError(`${fn}: options.eps must be a number, got ${describe(eps)}`);
+function oneOf(fn, name, value, allowed, fallback) {
+  if (value === undefined) return fallback;
+  if (!allowed.includes(value)) {
+    throw new TypeError(`${fn}: ${name} must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describe(value)}`);
   }
-  if (!(eps >= 0 && eps <= FLT_MAX)) {
-    throw new RangeError(`${fn}: options.eps must be a finite float32 >= 0, got ${eps}`);
-  }
-  return Math.fround(eps);
+  return value;
 }
 
-function resolveDim(fn, dim, weight) {
-  if (dim === undefined) {
-    if (weight === null) {
-      throw new TypeError(`${fn}: options.dim is required when weight is null`);
+/** A number option as the float32 the kernels use: finite (and >= 0 if asked). */
+function resolveFloat32(fn, name, value, fallback, { nonNegative }) {
+  if (value === undefined) return Math.fround(fallback);
+  if (typeof value !== 'number') {
+    throw new TypeError(`${fn}: ${name} must be a number, got ${describe(value)}`);
+  }
+  const ok = nonNegative ? value >= 0 && value <= FLT_MAX : Math.abs(value) <= FLT_MAX;
+  if (!ok) {
+    throw new RangeError(`${fn}: ${name} must be a finite float32${nonNegative ? ' >= 0' : ''}, got ${value}`);
+  }
+  return Math.fround(value);
+}
+
+function resolveWeight(fn, weight, weightDtypeOption, dtype) {
+  if (weight === null) {
+    if (weightDtypeOption !== undefined) {
+      throw new TypeError(`${fn}: options.weightDtype needs a weight, but weight is null`);
     }
+    return { array: null, tensor: undefined, weightDtype: null };
+  }
+  if (weight === undefined) {
+    throw new TypeError(`${fn}: weight must be a Float32Array or null (for no weight), got undefined`);
+  }
+  const allowed = dtype === 'float32' ? ['float32'] : ['float32', dtype];
+  const { array, tensor } = unwrapTensor(fn, 'weight', weight);
+  // By default a weight is what its array holds: a Uint16Array holds the storage dtype.
+  const held = typedArrayKind(array) === 'Uint16Array' ? dtype : 'float32';
+  const weightDtype = oneOf(fn, 'options.weightDtype', weightDtypeOption, allowed, held);
+  if (typedArrayKind(array) !== ARRAY_TYPE_OF[weightDtype].name || (tensor && tensor.dtype !== weightDtype)) {
+    const expected = weightDtypeOption === undefined
+      ? allowed.map(expectedArray).join(' or ')
+      : `${expectedArray(weightDtype)} for weightDtype '${weightDtype}'`;
+    throw new TypeError(`${fn}: weight must be ${expected}, got ${describe(weight)}`);
+  }
+  if (array.length === 0) throw new RangeError(`${fn}: weight must not be empty (dim = 0)`);
+  return { array, tensor, weightDtype };
+}
+
+function isCount(n) {
+  return Number.isSafeInteger(n) && n >= 0;
+}
+
+/** rows × dim from options.dim, or from options.shape and options.axis. */
+function resolveShape(fn, opts, weight, length) {
+  if (opts.shape !== undefined) {
+    if (opts.dim !== undefined) {
+      throw new TypeError(`${fn}: give options.dim or options.shape, not both`);
+    }
+    const { shape } = opts;
+    if (!Array.isArray(shape) || shape.length === 0 || !shape.every(isCount)) {
+      throw new TypeError(`${fn}: options.shape must be a non-empty array of non-negative integers, got ${describe(shape)}`);
+    }
+    const rank = shape.length;
+    const axis = opts.axis ?? -1;
+    if (!Number.isInteger(axis) || axis < -rank || axis >= rank) {
+      throw new RangeError(`${fn}: options.axis must be an integer in [${-rank}, ${rank - 1}] for a shape of rank ${rank}, got ${describe(axis)}`);
+    }
+    const first = axis < 0 ? axis + rank : axis;
+    const product = (dims) => dims.reduce((a, b) => a * b, 1);
+    if (product(shape) !== length) {
+      throw new RangeError(`${fn}: options.shape [${shape}] holds ${product(shape)} values, but x.length is ${length}`);
+    }
+    const dim = product(shape.slice(first));
+    if (dim === 0) throw new RangeError(`${fn}: the normalized dims of options.shape [${shape}] must not be empty (dim = 0)`);
+    if (weight !== null && weight.length !== dim) {
+      throw new RangeError(`${fn}: weight.length (${weight.length}) must equal the product of the normalized dims of options.shape (${dim})`);
+    }
+    return { rows: length / dim, dim };
+  }
+  if (opts.axis !== undefined) throw new TypeError(`${fn}: options.axis needs options.shape`);
+  let { dim } = opts;
+  if (dim === undefined) {
+    if (weight === null) throw new TypeError(`${fn}: options.dim is required when weight is null`);
     dim = weight.length;
-    if (dim === 0) throw new RangeError(`${fn}: weight must not be empty (dim = 0)`);
-    return dim;
-  }
-  if (typeof dim !== 'number') {
+  } else if (typeof dim !== 'number') {
     throw new TypeError(`${fn}: options.dim must be a number, got ${describe(dim)}`);
-  }
-  if (!Number.isSafeInteger(dim) || dim < 1) {
+  } else if (!Number.isSafeInteger(dim) || dim < 1) {
     throw new RangeError(`${fn}: options.dim must be a positive integer, got ${dim}`);
-  }
-  if (weight !== null && weight.length !== dim) {
+  } else if (weight !== null && weight.length !== dim) {
     throw new RangeError(`${fn}: weight.length (${weight.length}) must equal options.dim (${dim})`);
   }
-  return dim;
-}
-
-function byteRange(a) {
-  return [a.byteOffset, a.byteOffset + a.byteLength];
+  if (length % dim !== 0) {
+    throw new RangeError(`${fn}: x.length (${length}) must be a multiple of dim (${dim})`);
+  }
+  return { rows: length / dim, dim };
 }
 
 function overlaps(a, b) {
   if (a.buffer !== b.buffer) return false;
-  const [a0, a1] = byteRange(a);
-  const [b0, b1] = byteRange(b);
-  return a0 < b1 && b0 < a1;
+  return a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
 }
 
-function resolveOut(fn, out, x, weight) {
-  if (out === undefined) return undefined;
-  requireFloat32Array(fn, 'options.out', out);
-  if (out.length !== x.length) {
-    throw new RangeError(`${fn}: options.out.length (${out.length}) must equal x.length (${x.length})`);
-  }
-  const inPlace = out.buffer === x.buffer && out.byteOffset === x.byteOffset;
-  if (!inPlace && overlaps(out, x)) {
-    throw new RangeError(`${fn}: options.out must be x itself or not overlap x`);
-  }
-  if (weight !== null && overlaps(out, weight)) {
-    throw new RangeError(`${fn}: options.out must not overlap weight`);
-  }
-  return out;
+function sameView(a, b) {
+  return a.buffer === b.buffer && a.byteOffset === b.byteOffset;
 }
 
-const RMSNORM_OPTIONS = ['eps', 'dim', 'out', 'rstd'];
 export const RMSNORM_DEFAULT_EPS = 1e-6;
+const CAST_MODES = ['llama', 'gemma'];
+const RMSNORM_OPTIONS = ['eps', 'dim', 'out', 'dtype', 'weightDtype', 'castMode', 'weightOffset', 'shape', 'axis', 'rstd'];
 
 /**
- * Checks rmsNorm(x, weight, options) and resolves it to the kernel's terms.
- * @returns {{rows: number, dim: number, eps: number, out: Float32Array|undefined,
- *   rstd: Float32Array|undefined}}
+ * Checks rmsNorm(x, weight, options) — or, with a residual,
+ * addRmsNorm(x, residual, weight, options) — and resolves it to the kernel's
+ * terms. Arrays come back as typed arrays, with the tensors they came from.
  */
-export function resolveRmsNormArgs(fn, x, weight, options) {
-  requireFloat32Array(fn, 'x', x);
-  if (weight !== null) {
-    if (weight === undefined) {
-      throw new TypeError(`${fn}: weight must be a Float32Array or null (for no weight), got undefined`);
-    }
-    requireFloat32Array(fn, 'weight', weight);
-  }
+export function resolveRmsNormArgs(fn, x, weight, options, residual = undefined) {
   const opts = checkOptionNames(fn, options, RMSNORM_OPTIONS);
-  const eps = resolveEps(fn, opts.eps, RMSNORM_DEFAULT_EPS);
-  const dim = resolveDim(fn, opts.dim, weight);
-  if (x.length % dim !== 0) {
-    throw new RangeError(`${fn}: x.length (${x.length}) must be a multiple of dim (${dim})`);
+  const dtype = oneOf(fn, 'options.dtype', opts.dtype, DTYPES, 'float32');
+  const xs = resolveArray(fn, 'x', x, dtype);
+  const rs = residual === undefined ? undefined : resolveArray(fn, 'residual', residual, dtype);
+  if (rs !== undefined && rs.array.length !== xs.array.length) {
+    throw new RangeError(`${fn}: residual.length (${rs.array.length}) must equal x.length (${xs.array.length})`);
   }
-  const out = resolveOut(fn, opts.out, x, weight);
-  const rows = x.length / dim;
-  const [rstd] = resolveStatsOut(fn, { rstd: opts.rstd }, rows, [['x', x], ['weight', weight], ['options.out', out]]);
-  return { rows, dim, eps, out, rstd };
+  const ws = resolveWeight(fn, weight, opts.weightDtype, dtype);
+  const eps = resolveFloat32(fn, 'options.eps', opts.eps, RMSNORM_DEFAULT_EPS, { nonNegative: true });
+  const castMode = oneOf(fn, 'options.castMode', opts.castMode, CAST_MODES, 'llama');
+  const weightOffset = resolveFloat32(fn, 'options.weightOffset', opts.weightOffset, 0, { nonNegative: false });
+  if (opts.weightOffset !== undefined && ws.array === null) {
+    throw new TypeError(`${fn}: options.weightOffset needs a weight, but weight is null`);
+  }
+  const { rows, dim } = resolveShape(fn, opts, ws.array, xs.array.length);
+
+  const os = opts.out === undefined ? undefined : resolveArray(fn, 'options.out', opts.out, dtype);
+  if (os !== undefined) {
+    const out = os.array;
+    if (out.length !== xs.array.length) {
+      throw new RangeError(`${fn}: options.out.length (${out.length}) must equal x.length (${xs.array.length})`);
+    }
+    if (!sameView(out, xs.array) && overlaps(out, xs.array)) {
+      throw new RangeError(`${fn}: options.out must be x itself or not overlap x`);
+    }
+    if (ws.array !== null && overlaps(out, ws.array)) {
+      throw new RangeError(`${fn}: options.out must not overlap weight`);
+    }
+    if (rs !== undefined && overlaps(out, rs.array)) {
+      throw new RangeError(`${fn}: options.out must not overlap residual`);
+    }
+  }
+  if (rs !== undefined && (overlaps(rs.array, xs.array) || (ws.array !== null && overlaps(rs.array, ws.array)))) {
+    throw new RangeError(`${fn}: residual must not overlap x or weight`);
+  }
+  const [rstd] = resolveStatsOut(fn, { rstd: opts.rstd }, rows,
+    [['x', xs.array], ['weight', ws.array], ['residual', rs?.array], ['options.out', os?.array]]);
+  return {
+    rows, dim, eps, dtype, castMode, weightOffset, weightDtype: ws.weightDtype,
+    x: xs, residual: rs, weight: ws.array === null ? null : ws, out: os, rstd,
+  };
 }
 
-// LayerNorm and the backward passes (issue 8).
+// ---- LayerNorm and the backward passes ----------------------------------
+// float32 only. Arrays come back as { array, tensor } like rmsNorm's.
 
-function requireParameter(fn, name, value) {
-  if (value === undefined) {
-    throw new TypeError(`${fn}: ${name} must be a Float32Array or null (for no ${name}), got undefined`);
-  }
-  if (value !== null) requireFloat32Array(fn, name, value);
-}
-
-function requireLength(fn, name, value, length, what) {
-  if (value !== null && value !== undefined && value.length !== length) {
-    throw new RangeError(`${fn}: ${name}.length (${value.length}) must equal ${what} (${length})`);
+function requireLength(fn, name, array, length, what) {
+  if (array.length !== length) {
+    throw new RangeError(`${fn}: ${name}.length (${array.length}) must equal ${what} (${length})`);
   }
 }
 
@@ -156,10 +240,40 @@ function requireNoOverlap(fn, name, array, others) {
   }
 }
 
+/** weight or bias: a float32 array or tensor, or null. */
+function resolveParameter(fn, name, value) {
+  if (value === undefined) {
+    throw new TypeError(`${fn}: ${name} must be a Float32Array or null (for no ${name}), got undefined`);
+  }
+  if (value === null) return { array: null, tensor: undefined };
+  const resolved = resolveArray(fn, name, value, 'float32');
+  if (resolved.array.length === 0) throw new RangeError(`${fn}: ${name} must not be empty (dim = 0)`);
+  return resolved;
+}
+
 /**
- * Per-row statistics (mean, rstd) the caller asks for as outputs: each a
- * Float32Array of `rows` values that overlaps neither `others` nor each other.
- * Returns them in the order of `stats` (undefined where not given).
+ * rows × dim from options.dim or options.shape/axis (as rmsNorm's), where
+ * dim defaults to the length of the first parameter given; every parameter
+ * given must have dim values.
+ */
+function resolveParameterShape(fn, opts, parameters, length) {
+  const given = parameters.filter(([, p]) => p.array !== null);
+  const implicit = opts.dim === undefined && opts.shape === undefined;
+  if (implicit && given.length === 0) {
+    throw new TypeError(`${fn}: options.dim is required when ${parameters.map(([n]) => n).join(' and ')} are null`);
+  }
+  const { rows, dim } = resolveShape(fn, implicit ? { ...opts, dim: given[0][1].array.length } : opts, null, length);
+  const what = opts.shape !== undefined ? 'the product of the normalized dims of options.shape'
+    : implicit ? `${given[0][0]}.length` : 'options.dim';
+  for (const [name, p] of given) requireLength(fn, name, p.array, dim, what);
+  return { rows, dim };
+}
+
+/**
+ * Per-row statistics the caller asks for as outputs (rmsNorm's rstd,
+ * layerNorm's mean and rstd): each a Float32Array or tensor of `rows`
+ * values that overlaps neither `others` nor each other. Returned in the
+ * order of `stats`, undefined where not given.
  */
 function resolveStatsOut(fn, stats, rows, others) {
   const resolved = [];
@@ -169,127 +283,93 @@ function resolveStatsOut(fn, stats, rows, others) {
       continue;
     }
     const name = `options.${key}`;
-    requireFloat32Array(fn, name, value);
-    requireLength(fn, name, value, rows, 'the number of rows');
-    requireNoOverlap(fn, name, value, others);
-    others = [...others, [name, value]];
-    resolved.push(value);
+    const stat = resolveArray(fn, name, value, 'float32');
+    requireLength(fn, name, stat.array, rows, 'the number of rows');
+    requireNoOverlap(fn, name, stat.array, others);
+    others = [...others, [name, stat.array]];
+    resolved.push(stat);
   }
   return resolved;
 }
 
-/** Statistics passed in to a backward pass: Float32Array of `rows` values. */
+/** Statistics passed in to a backward pass: float32, `rows` values each. */
 function resolveStatsIn(fn, stats, rows) {
   return Object.entries(stats).map(([key, value]) => {
     if (value === undefined) return undefined;
-    requireFloat32Array(fn, `options.${key}`, value);
-    requireLength(fn, `options.${key}`, value, rows, 'the number of rows');
-    return value;
+    const stat = resolveArray(fn, `options.${key}`, value, 'float32');
+    requireLength(fn, `options.${key}`, stat.array, rows, 'the number of rows');
+    return stat;
   });
 }
 
-/** dim from options.dim, else from the first of the [name, array|null] parameters given. */
-function resolveDimOf(fn, dim, parameters) {
-  const given = parameters.filter(([, a]) => a !== null);
-  if (dim === undefined) {
-    if (given.length === 0) {
-      throw new TypeError(`${fn}: options.dim is required when ${parameters.map(([n]) => n).join(' and ')} are null`);
-    }
-    const [name, first] = given[0];
-    if (first.length === 0) throw new RangeError(`${fn}: ${name} must not be empty (dim = 0)`);
-    dim = first.length;
-  } else {
-    dim = resolveDim(fn, dim, null);
+/** An output of x's length that may be `inPlaceOf` itself and overlaps nothing else. */
+function resolveRowsOut(fn, name, value, length, inPlaceOf, others) {
+  if (value === undefined) return undefined;
+  const out = resolveArray(fn, name, value, 'float32');
+  requireLength(fn, name, out.array, length, 'x.length');
+  const [sourceName, source] = inPlaceOf;
+  if (!sameView(out.array, source) && overlaps(out.array, source)) {
+    throw new RangeError(`${fn}: ${name} must be ${sourceName} itself or not overlap ${sourceName}`);
   }
-  for (const [name, a] of given) requireLength(fn, name, a, dim, 'options.dim');
-  return dim;
+  requireNoOverlap(fn, name, out.array, others);
+  return out;
 }
 
-function requireRowsOf(fn, x, dim) {
-  if (x.length % dim !== 0) {
-    throw new RangeError(`${fn}: x.length (${x.length}) must be a multiple of dim (${dim})`);
-  }
-  return x.length / dim;
-}
-
-const LAYERNORM_OPTIONS = ['eps', 'dim', 'out', 'mean', 'rstd'];
+const LAYERNORM_OPTIONS = ['eps', 'dim', 'shape', 'axis', 'out', 'mean', 'rstd'];
 export const LAYERNORM_DEFAULT_EPS = 1e-5;
 
-/**
- * Checks layerNorm(x, weight, bias, options).
- * @returns {{rows: number, dim: number, eps: number, out: Float32Array|undefined,
- *   mean: Float32Array|undefined, rstd: Float32Array|undefined}}
- */
+/** Checks layerNorm(x, weight, bias, options) and resolves it to the kernel's terms. */
 export function resolveLayerNormArgs(fn, x, weight, bias, options) {
-  requireFloat32Array(fn, 'x', x);
-  requireParameter(fn, 'weight', weight);
-  requireParameter(fn, 'bias', bias);
   const opts = checkOptionNames(fn, options, LAYERNORM_OPTIONS);
-  const eps = resolveEps(fn, opts.eps, LAYERNORM_DEFAULT_EPS);
-  const dim = resolveDimOf(fn, opts.dim, [['weight', weight], ['bias', bias]]);
-  const rows = requireRowsOf(fn, x, dim);
-  const out = resolveOut(fn, opts.out, x, weight);
-  if (out !== undefined && bias !== null && overlaps(out, bias)) {
-    throw new RangeError(`${fn}: options.out must not overlap bias`);
-  }
+  const xs = resolveArray(fn, 'x', x, 'float32');
+  const ws = resolveParameter(fn, 'weight', weight);
+  const bs = resolveParameter(fn, 'bias', bias);
+  const eps = resolveFloat32(fn, 'options.eps', opts.eps, LAYERNORM_DEFAULT_EPS, { nonNegative: true });
+  const { rows, dim } = resolveParameterShape(fn, opts, [['weight', ws], ['bias', bs]], xs.array.length);
+  const params = [['weight', ws.array], ['bias', bs.array]];
+  const out = resolveRowsOut(fn, 'options.out', opts.out, xs.array.length, ['x', xs.array], params);
   const [mean, rstd] = resolveStatsOut(fn, { mean: opts.mean, rstd: opts.rstd }, rows,
-    [['x', x], ['weight', weight], ['bias', bias], ['options.out', out]]);
-  return { rows, dim, eps, out, mean, rstd };
+    [['x', xs.array], ...params, ['options.out', out?.array]]);
+  return { rows, dim, eps, x: xs, weight: ws, bias: bs, out, mean, rstd };
 }
 
-/** dy and options.dx of a backward pass: dx may be dy itself, else overlaps nothing. */
-function resolveGradients(fn, dy, x, dxOption, params) {
-  requireFloat32Array(fn, 'dy', dy);
-  if (dy.length !== x.length) {
-    throw new RangeError(`${fn}: dy.length (${dy.length}) must equal x.length (${x.length})`);
-  }
-  if (dxOption === undefined) return undefined;
-  requireFloat32Array(fn, 'options.dx', dxOption);
-  requireLength(fn, 'options.dx', dxOption, x.length, 'x.length');
-  const inPlace = dxOption.buffer === dy.buffer && dxOption.byteOffset === dy.byteOffset;
-  requireNoOverlap(fn, 'options.dx', dxOption, [...(inPlace ? [] : [['dy', dy]]), ['x', x], ...params]);
-  return dxOption;
+function resolveBackwardInputs(fn, dy, x) {
+  const xs = resolveArray(fn, 'x', x, 'float32');
+  const dys = resolveArray(fn, 'dy', dy, 'float32');
+  requireLength(fn, 'dy', dys.array, xs.array.length, 'x.length');
+  return { xs, dys };
 }
 
-const RMSNORM_BACKWARD_OPTIONS = ['eps', 'dim', 'rstd', 'dx'];
+const RMSNORM_BACKWARD_OPTIONS = ['eps', 'dim', 'shape', 'axis', 'rstd', 'dx'];
 
-/**
- * Checks rmsNormBackward(dy, x, weight, options).
- * @returns {{rows: number, dim: number, eps: number, rstd: Float32Array|undefined,
- *   dx: Float32Array|undefined}}
- */
+/** Checks rmsNormBackward(dy, x, weight, options). */
 export function resolveRmsNormBackwardArgs(fn, dy, x, weight, options) {
-  requireFloat32Array(fn, 'x', x);
-  requireParameter(fn, 'weight', weight);
   const opts = checkOptionNames(fn, options, RMSNORM_BACKWARD_OPTIONS);
-  const eps = resolveEps(fn, opts.eps, RMSNORM_DEFAULT_EPS);
-  const dim = resolveDimOf(fn, opts.dim, [['weight', weight]]);
-  const rows = requireRowsOf(fn, x, dim);
-  const dx = resolveGradients(fn, dy, x, opts.dx, [['weight', weight]]);
+  const { xs, dys } = resolveBackwardInputs(fn, dy, x);
+  const ws = resolveParameter(fn, 'weight', weight);
+  const eps = resolveFloat32(fn, 'options.eps', opts.eps, RMSNORM_DEFAULT_EPS, { nonNegative: true });
+  const { rows, dim } = resolveParameterShape(fn, opts, [['weight', ws]], xs.array.length);
+  const dx = resolveRowsOut(fn, 'options.dx', opts.dx, xs.array.length, ['dy', dys.array],
+    [['x', xs.array], ['weight', ws.array]]);
   const [rstd] = resolveStatsIn(fn, { rstd: opts.rstd }, rows);
-  return { rows, dim, eps, rstd, dx };
+  return { rows, dim, eps, dy: dys, x: xs, weight: ws, rstd, dx };
 }
 
-const LAYERNORM_BACKWARD_OPTIONS = ['eps', 'dim', 'mean', 'rstd', 'dx'];
+const LAYERNORM_BACKWARD_OPTIONS = ['eps', 'dim', 'shape', 'axis', 'mean', 'rstd', 'dx'];
 
-/**
- * Checks layerNormBackward(dy, x, weight, bias, options). mean and rstd come
- * together or not at all.
- * @returns {{rows: number, dim: number, eps: number, mean: Float32Array|undefined,
- *   rstd: Float32Array|undefined, dx: Float32Array|undefined}}
- */
+/** Checks layerNormBackward(dy, x, weight, bias, options); mean and rstd come together or not at all. */
 export function resolveLayerNormBackwardArgs(fn, dy, x, weight, bias, options) {
-  requireFloat32Array(fn, 'x', x);
-  requireParameter(fn, 'weight', weight);
-  requireParameter(fn, 'bias', bias);
   const opts = checkOptionNames(fn, options, LAYERNORM_BACKWARD_OPTIONS);
-  const eps = resolveEps(fn, opts.eps, LAYERNORM_DEFAULT_EPS);
-  const dim = resolveDimOf(fn, opts.dim, [['weight', weight], ['bias', bias]]);
-  const rows = requireRowsOf(fn, x, dim);
-  const dx = resolveGradients(fn, dy, x, opts.dx, [['weight', weight], ['bias', bias]]);
+  const { xs, dys } = resolveBackwardInputs(fn, dy, x);
+  const ws = resolveParameter(fn, 'weight', weight);
+  const bs = resolveParameter(fn, 'bias', bias);
+  const eps = resolveFloat32(fn, 'options.eps', opts.eps, LAYERNORM_DEFAULT_EPS, { nonNegative: true });
+  const { rows, dim } = resolveParameterShape(fn, opts, [['weight', ws], ['bias', bs]], xs.array.length);
+  const dx = resolveRowsOut(fn, 'options.dx', opts.dx, xs.array.length, ['dy', dys.array],
+    [['x', xs.array], ['weight', ws.array], ['bias', bs.array]]);
   const [mean, rstd] = resolveStatsIn(fn, { mean: opts.mean, rstd: opts.rstd }, rows);
   if ((mean === undefined) !== (rstd === undefined)) {
     throw new TypeError(`${fn}: options.mean and options.rstd must be given together`);
   }
-  return { rows, dim, eps, mean, rstd, dx };
+  return { rows, dim, eps, dy: dys, x: xs, weight: ws, bias: bs, mean, rstd, dx };
 }

@@ -1,34 +1,25 @@
 /*
- * Pieces every float32 row driver shares (RMSNorm, LayerNorm and their
- * backward passes), so that each numerics rule of the contract in
- * rmsnorm_f32.h is implemented once:
+ * Pieces every row driver shares (RMSNorm, LayerNorm and their backward
+ * passes), so that each rule of the numerics contract in rmsnorm_f32.h is
+ * implemented once:
  *
- *   f32_fold16            the fixed fold of the 16 lanes of one block
- *   f32_pairwise_*        the pairwise sum of a row's block sums
- *   f32_rescue_scale      the power of two 2^k of the rescue paths
+ *   f32_pairwise_*      the pairwise sum of a row's block sums (step 1)
+ *   max_abs_bits        max |x_i| of a row, as bits
+ *   rescue_scale        the power of two 2^k of the rescue paths
  *
- * Every blocked sum in this package is "step 1" of rmsnorm_f32.h applied to
- * some per-value term t_i: blocks of RMSNORM_BLOCK values, value i of a block
- * to lane (i mod 16), acc = acc + t_i from +0 in index order, the fold below,
- * the block sums added pairwise.
+ * (The fold of a block's 16 lanes is fold_lanes in rmsnorm_scalar.h.) Every
+ * blocked sum in this package is step 1 applied to some per-value term t_i:
+ * blocks of RMSNORM_BLOCK values, value i of a block to lane (i mod 16),
+ * acc = acc + t_i from +0 in index order, the fold, the block sums added
+ * pairwise.
  */
 #ifndef RMSNORM_F32_ROWSUM_H
 #define RMSNORM_F32_ROWSUM_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
-#include "rmsnorm_f32.h"
-
-/* v_j = (L_j + L_{j+4}) + (L_{j+8} + L_{j+12}), block = (v_0 + v_2) + (v_1 + v_3). */
-static inline float f32_fold16(const float lanes[RMSNORM_LANES]) {
-  float v[4];
-  for (size_t j = 0; j < 4; j++) {
-    v[j] = (lanes[j] + lanes[j + 4]) + (lanes[j + 8] + lanes[j + 12]);
-  }
-  return (v[0] + v[2]) + (v[1] + v[3]);
-}
+#include "float16.h"
 
 /* The pairwise sum of block sums B_0..B_{n-1}, fed one block at a time with
  * a binary-counter stack: after block k, merge while k+1 is even, then fold
@@ -63,26 +54,27 @@ static inline float f32_pairwise_total(const f32_pairwise* p) {
   return total;
 }
 
-/* The rescue scale of a row: 2^k with max|x_i| * 2^k in [1, 2), k clamped to
- * [-126, 126] so that 2^k is a normal float32. 0 when the row holds a NaN or
- * an infinity, or is all zeros (such rows keep the plain result). */
-static inline float f32_rescue_scale(const float* x, size_t dim) {
-  uint32_t m = 0; /* max |x_i| as bits: ordered like magnitudes, NaN above +Inf */
+/* max |x_i| as bits: ordered like the magnitudes, with any NaN above +Inf. */
+static inline uint32_t max_abs_bits(const void* x, size_t dim, int dtype) {
+  uint32_t m = 0;
   for (size_t i = 0; i < dim; i++) {
-    uint32_t u;
-    memcpy(&u, &x[i], sizeof u);
-    u &= UINT32_C(0x7FFFFFFF);
-    m = u > m ? u : m;
+    const uint32_t a = f32_bits(load_f32(x, i, dtype)) & UINT32_C(0x7FFFFFFF);
+    m = a > m ? a : m;
   }
-  if (m == 0 || m >= UINT32_C(0x7F800000)) {
+  return m;
+}
+
+/* The rescue scale of a row with max|x_i| = max_bits: 2^k with max|x| * 2^k
+ * in [1, 2), k = 127 - biased exponent clamped to [-126, 126] so that 2^k is
+ * a normal float32. 0 when the row holds a NaN or an infinity, or is all
+ * zeros (such rows keep the plain result). */
+static inline float rescue_scale(uint32_t max_bits) {
+  if (max_bits == 0 || max_bits >= UINT32_C(0x7F800000)) {
     return 0.0f;
   }
-  int k = 127 - (int) (m >> 23);
+  int k = 127 - (int) (max_bits >> 23);
   k = k > 126 ? 126 : (k < -126 ? -126 : k);
-  const uint32_t scale_bits = (uint32_t) (k + 127) << 23;
-  float scale;
-  memcpy(&scale, &scale_bits, sizeof scale);
-  return scale;
+  return f32_from_bits((uint32_t) (k + 127) << 23);
 }
 
 #endif

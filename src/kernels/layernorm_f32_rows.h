@@ -81,7 +81,7 @@ void LAYERNORM_F32_KERNEL(const float* x, const float* w, const float* b, float*
     float scale = 0.0f;
     if (!st.plain_ok) {
       /* Rare rows (overflow, tiny or constant), so clarity over speed. */
-      scale = f32_rescue_scale(x, dim);
+      scale = rescue_scale(max_abs_bits(x, dim, RMSNORM_F32));
       const float eps_scaled = (eps * scale) * scale;
       if (scale != 0.0f && eps_scaled <= FLT_MAX) {
         st = row_stats(x, dim, eps_scaled, scale, true);

@@ -1,23 +1,31 @@
 // The copying path of the row-wise kernels with several arrays (layerNorm,
-// the backward passes, per-row statistics): every array is staged in wasm
+// the backward passes, the per-row statistics): every array is staged in wasm
 // scratch memory, the rows in chunks of whole rows, and the outputs copied
 // out. Rows are independent, and the running sums (dweight, dbias) stay in
 // wasm memory from the first chunk to the last, so chunking changes no bit.
 
-import { CHUNK_FLOATS } from './kernels.js';
+import { Tensor } from '../api/tensor.js';
+import { CHUNK_BYTES } from './kernels.js';
 
-const FLOAT_BYTES = 4;
-const padTo16Bytes = (floats) => Math.ceil(floats / 4) * 4;
+const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
+const align16 = (bytes) => Math.ceil(bytes / 16) * 16;
 
 /**
  * @typedef {object} Slot One array argument of the kernel.
- * @property {'row' | 'stat' | 'once'} per dim floats per row, one float per
- *   row, or dim floats for the whole call (a weight, or a running sum)
- * @property {Float32Array|null} [from] copied into the slot
- * @property {Float32Array|null} [to] receives the slot afterwards
+ * @property {'row' | 'stat' | 'once'} per dim values per row, one float32 per
+ *   row, or dim values for the whole call (a weight, or a running sum)
+ * @property {TypedArray|Tensor|null} [from] copied into the slot
+ * @property {TypedArray|Tensor|null} [to] receives the slot afterwards
  * @property {boolean} [scratch] the kernel's own working space (no copies)
+ * @property {'float32'|'bfloat16'|'float16'} [dtype] of a 'row' slot; float32 by default
  * A slot with none of from, to, scratch is passed as a null pointer.
  */
+
+/** What a slot stages for a resolved argument (src/api/validate.js): the
+ * tensor itself, or the array; null for a missing one. */
+export function staged(resolved) {
+  return resolved === undefined ? null : resolved.tensor ?? resolved.array;
+}
 
 /**
  * Runs `kernel(pointers, rows)` over chunks of rows, with pointers[i] the
@@ -29,39 +37,50 @@ const padTo16Bytes = (floats) => Math.ceil(floats / 4) * 4;
 export function runRowsStaged(kernels, fn, rows, dim, slots, kernel) {
   if (rows === 0) return;
   const used = slots.map((s) => Boolean(s.from || s.to || s.scratch));
-  const perRowFloats = slots.reduce((sum, s, i) =>
-    sum + (!used[i] ? 0 : s.per === 'row' ? dim : s.per === 'stat' ? 1 : 0), 0);
-  const chunkRows = Math.min(rows, Math.max(1, Math.floor(CHUNK_FLOATS / perRowFloats)));
+  const dtypeOf = (s) => s.dtype ?? 'float32';
+  const width = (s) => (s.per === 'row' ? dim : 1); // values per row
+  const perRowBytes = slots.reduce((sum, s, i) =>
+    sum + (used[i] && s.per !== 'once' ? width(s) * BYTES[dtypeOf(s)] : 0), 0);
+  const chunkRows = Math.min(rows, Math.max(1, Math.floor(CHUNK_BYTES / perRowBytes)));
   const sizes = slots.map((s, i) => (!used[i] ? 0
-    : padTo16Bytes(s.per === 'row' ? chunkRows * dim : s.per === 'stat' ? chunkRows : dim)));
+    : align16((s.per === 'once' ? dim : chunkRows * width(s)) * BYTES[dtypeOf(s)])));
   const base = kernels.scratch(fn, sizes.reduce((a, b) => a + b, 0));
-  const heap = kernels.heap; // after scratch(): malloc may have grown memory
-  const offsets = []; // in floats
-  let next = base / FLOAT_BYTES;
-  for (const size of sizes) {
-    offsets.push(next);
+  const pointers = [];
+  let next = base;
+  for (const [i, size] of sizes.entries()) {
+    pointers.push(used[i] ? next : 0);
     next += size;
   }
-  const pointers = offsets.map((o, i) => (used[i] ? o * FLOAT_BYTES : 0));
+  // Views are taken after scratch(), whose malloc may have grown the memory
+  // and so detached every earlier view of it (a tensor's array among them).
+  const view = (v) => (v instanceof Tensor ? v.array : v);
+  const heapAt = (s, i) => [kernels.heap(dtypeOf(s)), pointers[i] / BYTES[dtypeOf(s)]];
   slots.forEach((s, i) => {
-    if (s.per === 'once' && s.from) heap.set(s.from, offsets[i]);
+    if (s.per === 'once' && s.from) {
+      const [heap, at] = heapAt(s, i);
+      heap.set(view(s.from), at);
+    }
   });
   for (let row = 0; row < rows; row += chunkRows) {
     const n = Math.min(chunkRows, rows - row);
-    const width = (s) => (s.per === 'row' ? dim : 1);
     slots.forEach((s, i) => {
       if (s.per !== 'once' && s.from) {
-        heap.set(s.from.subarray(row * width(s), (row + n) * width(s)), offsets[i]);
+        const [heap, at] = heapAt(s, i);
+        heap.set(view(s.from).subarray(row * width(s), (row + n) * width(s)), at);
       }
     });
     kernel(pointers, n);
     slots.forEach((s, i) => {
       if (s.per !== 'once' && s.to) {
-        s.to.set(heap.subarray(offsets[i], offsets[i] + n * width(s)), row * width(s));
+        const [heap, at] = heapAt(s, i);
+        view(s.to).set(heap.subarray(at, at + n * width(s)), row * width(s));
       }
     });
   }
   slots.forEach((s, i) => {
-    if (s.per === 'once' && s.to) s.to.set(heap.subarray(offsets[i], offsets[i] + dim));
+    if (s.per === 'once' && s.to) {
+      const [heap, at] = heapAt(s, i);
+      view(s.to).set(heap.subarray(at, at + dim));
+    }
   });
 }

@@ -35,19 +35,20 @@ function backwardRow(dy, x, weight, offset, dim, mean, rstd, centred, dx, dweigh
  * @returns {{dx: Float32Array, dweight: Float32Array|null}}
  */
 export function rmsNormBackward(dy, x, weight, options) {
-  const fn = 'rmsNormBackward';
-  const { rows, dim, eps, rstd: given, dx: dxOut } = resolveRmsNormBackwardArgs(fn, dy, x, weight, options);
-  let rstd = given;
+  const args = resolveRmsNormBackwardArgs('rmsNormBackward', dy, x, weight, options);
+  const { rows, dim, eps } = args;
+  const [dys, xs, w] = [args.dy.array, args.x.array, args.weight.array];
+  let rstd = args.rstd?.array;
   if (rstd === undefined) {
     rstd = new Float32Array(rows);
-    rmsNorm(x, null, { dim, eps, rstd });
+    rmsNorm(xs, null, { dim, eps, rstd });
   }
-  const dx = dxOut ?? new Float32Array(x.length);
-  const dweight = weight === null ? null : new Float32Array(dim);
+  const dx = args.dx?.array ?? new Float32Array(xs.length);
+  const dweight = w === null ? null : new Float32Array(dim);
   for (let r = 0; r < rows; r++) {
-    backwardRow(dy, x, weight, r * dim, dim, 0, rstd[r], false, dx, dweight, null);
+    backwardRow(dys, xs, w, r * dim, dim, 0, rstd[r], false, dx, dweight, null);
   }
-  return { dx, dweight };
+  return { dx: options?.dx ?? dx, dweight };
 }
 
 /**
@@ -56,20 +57,20 @@ export function rmsNormBackward(dy, x, weight, options) {
  * @returns {{dx: Float32Array, dweight: Float32Array|null, dbias: Float32Array|null}}
  */
 export function layerNormBackward(dy, x, weight, bias, options) {
-  const fn = 'layerNormBackward';
-  const resolved = resolveLayerNormBackwardArgs(fn, dy, x, weight, bias, options);
-  const { rows, dim, eps, dx: dxOut } = resolved;
-  let { mean, rstd } = resolved;
+  const args = resolveLayerNormBackwardArgs('layerNormBackward', dy, x, weight, bias, options);
+  const { rows, dim, eps } = args;
+  const [dys, xs, w] = [args.dy.array, args.x.array, args.weight.array];
+  let [mean, rstd] = [args.mean?.array, args.rstd?.array];
   if (rstd === undefined) {
     mean = new Float32Array(rows);
     rstd = new Float32Array(rows);
-    layerNorm(x, null, null, { dim, eps, mean, rstd });
+    layerNorm(xs, null, null, { dim, eps, mean, rstd });
   }
-  const dx = dxOut ?? new Float32Array(x.length);
-  const dweight = weight === null ? null : new Float32Array(dim);
-  const dbias = bias === null ? null : new Float32Array(dim);
+  const dx = args.dx?.array ?? new Float32Array(xs.length);
+  const dweight = w === null ? null : new Float32Array(dim);
+  const dbias = args.bias.array === null ? null : new Float32Array(dim);
   for (let r = 0; r < rows; r++) {
-    backwardRow(dy, x, weight, r * dim, dim, mean[r], rstd[r], true, dx, dweight, dbias);
+    backwardRow(dys, xs, w, r * dim, dim, mean[r], rstd[r], true, dx, dweight, dbias);
   }
-  return { dx, dweight, dbias };
+  return { dx: options?.dx ?? dx, dweight, dbias };
 }

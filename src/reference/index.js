@@ -1,4 +1,4 @@
 // rmsnorm-wasm/reference: the independent JS implementation, no wasm.
-export { rmsNorm } from './rmsnorm.js';
+export { rmsNorm, addRmsNorm } from './rmsnorm.js';
 export { layerNorm } from './layernorm.js';
 export { rmsNormBackward, layerNormBackward } from './backward.js';

@@ -12,8 +12,9 @@ const fround = Math.fround;
 const FLT_MAX = 3.4028234663852886e38;
 
 // Steps 1-5 on z_i = x_i * scale (scale 1: z_i = x_i, no multiply).
-function rowStatistics(x, offset, dim, eps, scale) {
-  const z = scale === 1 ? (i) => x[offset + i] : (i) => fround(x[offset + i] * scale);
+function rowStatistics(row, eps, scale) {
+  const dim = row.length;
+  const z = scale === 1 ? (i) => row[i] : (i) => fround(row[i] * scale);
   const sum = blockedSum(dim, z);
   const meanHi = fround(sum / fround(dim));
   const deviation = (i) => fround(z(i) - meanHi);
@@ -38,30 +39,32 @@ function rowStatistics(x, offset, dim, eps, scale) {
  * @returns {Float32Array}
  */
 export function layerNorm(x, weight, bias, options) {
-  const { rows, dim, eps, out, mean, rstd } = resolveLayerNormArgs('layerNorm', x, weight, bias, options);
-  const y = out ?? new Float32Array(x.length);
+  const args = resolveLayerNormArgs('layerNorm', x, weight, bias, options);
+  const { rows, dim, eps } = args;
+  const [xs, w, b, mean, rstd] = [args.x, args.weight, args.bias, args.mean, args.rstd].map((a) => a?.array ?? null);
+  const y = args.out?.array ?? new Float32Array(xs.length);
   for (let r = 0; r < rows; r++) {
-    const offset = r * dim;
+    const row = xs.slice(r * dim, (r + 1) * dim); // read before y (maybe x) is written
     let scale = 1;
-    let st = rowStatistics(x, offset, dim, eps, 1);
+    let st = rowStatistics(row, eps, 1);
     if (!st.plainOk) {
       // Rescue path: as RMSNorm's, with the same power of two.
-      const rescue = rescueScale(x, offset, dim);
+      const rescue = rescueScale(row);
       const epsScaled = rescue === null ? Infinity : fround(fround(eps * rescue) * rescue);
       if (epsScaled <= FLT_MAX) {
         scale = rescue;
-        st = rowStatistics(x, offset, dim, epsScaled, scale);
+        st = rowStatistics(row, epsScaled, scale);
       }
     }
-    // Step 6. All of the row is read (above) before any of it is written.
+    // Step 6.
     for (let i = 0; i < dim; i++) {
       let v = fround(fround(fround(st.z(i) - st.meanHi) - st.meanLo) * st.rstd);
-      if (weight !== null) v = fround(v * weight[i]);
-      y[offset + i] = bias === null ? v : fround(v + bias[i]);
+      if (w !== null) v = fround(v * w[i]);
+      y[r * dim + i] = b === null ? v : fround(v + b[i]);
     }
     // Step 7.
-    if (mean !== undefined) mean[r] = fround(fround(st.meanHi + st.meanLo) / scale);
-    if (rstd !== undefined) rstd[r] = fround(st.rstd * scale);
+    if (mean !== null) mean[r] = fround(fround(st.meanHi + st.meanLo) / scale);
+    if (rstd !== null) rstd[r] = fround(st.rstd * scale);
   }
-  return y;
+  return options?.out ?? y;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "../f32_rowsum.h"
+#include "../rmsnorm_scalar.h"
 #include "../layernorm_f32.h"
 
 static inline float block_sum(const float* x, size_t n, float scale, bool scaled) {
@@ -13,7 +14,7 @@ static inline float block_sum(const float* x, size_t n, float scale, bool scaled
   for (size_t i = 0; i < n; i++) {
     acc[i % RMSNORM_LANES] += scaled ? x[i] * scale : x[i];
   }
-  return f32_fold16(acc);
+  return fold_lanes(acc);
 }
 
 static inline void block_deviation_sums(const float* x, size_t n, float scale, bool scaled,
@@ -25,8 +26,8 @@ static inline void block_deviation_sums(const float* x, size_t n, float scale, b
     acc[i % RMSNORM_LANES] += e;
     acc2[i % RMSNORM_LANES] += e * e;
   }
-  *sum = f32_fold16(acc);
-  *sumsq = f32_fold16(acc2);
+  *sum = fold_lanes(acc);
+  *sumsq = fold_lanes(acc2);
 }
 
 static inline void normalize_row(const float* x, const float* w, const float* b, float* y,

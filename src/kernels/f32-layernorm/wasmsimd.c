@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "../f32_rowsum.h"
+#include "../rmsnorm_scalar.h"
 #include "../layernorm_f32.h"
 #include "../simd128.h"
 
@@ -32,7 +33,7 @@ static inline float block_sum(const float* x, size_t n, float scale, bool scaled
   for (size_t l = 0; i < n; i++, l++) {
     lanes[l] += scaled ? x[i] * scale : x[i];
   }
-  return f32_fold16(lanes);
+  return fold_lanes(lanes);
 }
 
 static inline void block_deviation_sums(const float* x, size_t n, float scale, bool scaled,
@@ -59,8 +60,8 @@ static inline void block_deviation_sums(const float* x, size_t n, float scale, b
     lanes[l] += e;
     lanes2[l] += e * e;
   }
-  *sum = f32_fold16(lanes);
-  *sumsq = f32_fold16(lanes2);
+  *sum = fold_lanes(lanes);
+  *sumsq = fold_lanes(lanes2);
 }
 
 static inline void normalize_row_impl(const float* x, const float* w, const float* b, float* y,

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "../f32_rowsum.h"
+#include "../rmsnorm_scalar.h"
 #include "../norm_backward_f32.h"
 
 static inline float xhat_of(float x, float mean, float rstd, bool centred) {
@@ -22,8 +23,8 @@ static inline void block_grad_sums(const float* dy, const float* x, const float*
     acc_g[i % RMSNORM_LANES] += g;
     acc_gxhat[i % RMSNORM_LANES] += g * xhat_of(x[i], mean, rstd, centred);
   }
-  *sum_g = f32_fold16(acc_g);
-  *sum_gxhat = f32_fold16(acc_gxhat);
+  *sum_g = fold_lanes(acc_g);
+  *sum_gxhat = fold_lanes(acc_gxhat);
 }
 
 static inline void grad_row(const float* dy, const float* x, const float* w, float* dx,

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "../f32_rowsum.h"
+#include "../rmsnorm_scalar.h"
 #include "../norm_backward_f32.h"
 #include "../simd128.h"
 
@@ -54,8 +55,8 @@ static inline void block_grad_sums_impl(const float* dy, const float* x, const f
     lanes_g[l] += g;
     lanes_gxhat[l] += g * xhat_of(x[i], mean, rstd, centred);
   }
-  *sum_g = f32_fold16(lanes_g);
-  *sum_gxhat = f32_fold16(lanes_gxhat);
+  *sum_g = fold_lanes(lanes_g);
+  *sum_gxhat = fold_lanes(lanes_gxhat);
 }
 
 static inline void block_grad_sums(const float* dy, const float* x, const float* w, size_t n,
