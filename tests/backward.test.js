@@ -205,3 +205,33 @@ test(`within ${TORCH_BOUND} units of 2^-23 (normwise) of PyTorch autograd, on ev
   }
   t.diagnostic(`worst: ${worst.toFixed(2)} units of 2^-23`);
 });
+
+test("rmsNorm's rstd option on 16-bit storage and on addRmsNorm: the same bits everywhere", async () => {
+  const dim = 70;
+  const rows = 3;
+  const seed = 6;
+  const rand = prng(seed);
+  const toBf16 = (a) => Uint16Array.from(new Uint32Array(a.buffer), (u) => u >>> 16); // truncation: any bf16 will do
+  const x16 = toBf16(normalArray(rand, rows * dim, 2));
+  const x = normalArray(rand, rows * dim, 2);
+  const residual = normalArray(rand, rows * dim, 2);
+  const w = uniformArray(rand, dim, 0.5, 1.5);
+  const run = (impl) => {
+    const r16 = new Float32Array(rows);
+    impl.rmsNorm(x16, w, { dtype: 'bfloat16', rstd: r16 });
+    const rAdd = new Float32Array(rows);
+    const res = residual.slice();
+    impl.addRmsNorm(x, res, w, { rstd: rAdd });
+    // The rstd of addRmsNorm is the one of the updated residual.
+    const rPlain = new Float32Array(rows);
+    impl.rmsNorm(res, w, { rstd: rPlain });
+    return { r16, rAdd, rPlain };
+  };
+  const expected = run(reference);
+  assertSameBits(expected.rAdd, expected.rPlain, `rows=${rows} dim=${dim} seed=${seed}: addRmsNorm's rstd is the updated residual's`);
+  for (const backend of BACKENDS) {
+    await wasm.init({ backend });
+    const got = run(wasm);
+    for (const key of ['r16', 'rAdd']) assertSameBits(got[key], expected[key], `rows=${rows} dim=${dim} seed=${seed} ${backend} ${key}`);
+  }
+});

@@ -192,3 +192,35 @@ test('special values: constant and zero rows give the bias, NaN spoils only its 
     assert.ok(Math.abs(rstd[r] * sd64 - 1) <= 2 ** -20, `row ${r}: rstd ${rstd[r]} vs 1/${sd64}`);
   }
 });
+
+test('shape/axis and tensors: the bits of the plain float32 call, forward and backward', async () => {
+  const shape = [2, 3, 4, 5];
+  const dim = 4 * 5; // axis 2: the last two dims are normalized
+  const seed = 21;
+  const rand = prng(seed);
+  const x = normalArray(rand, 2 * 3 * dim, 2);
+  const dy = normalArray(rand, x.length, 1);
+  const w = uniformArray(rand, dim, 0.5, 1.5);
+  const b = uniformArray(rand, dim, -0.5, 0.5);
+  const what = `shape=[${shape}] axis=2 seed=${seed}`;
+  const expected = reference.layerNorm(x, w, b, { dim });
+  const expectedGrads = reference.layerNormBackward(dy, x, w, b, { dim });
+  const expectedRms = reference.rmsNormBackward(dy, x, w, { dim });
+  assertSameBits(reference.layerNorm(x, w, b, { shape, axis: 2 }), expected, `${what} reference`);
+  for (const backend of BACKENDS) {
+    await wasm.init({ backend });
+    assertSameBits(wasm.layerNorm(x, w, b, { shape, axis: -2 }), expected, `${what} ${backend}`);
+    const grads = wasm.layerNormBackward(dy, x, w, b, { shape, axis: 2 });
+    for (const key of ['dx', 'dweight', 'dbias']) assertSameBits(grads[key], expectedGrads[key], `${what} ${backend} ${key}`);
+    assertSameBits(wasm.rmsNormBackward(dy, x, w, { shape, axis: 2 }).dx, expectedRms.dx, `${what} ${backend} rmsNormBackward`);
+    // Tensors in wasm memory as x, weight, bias, out and statistics.
+    const [tx, tw, tb, tout, tmean, trstd, tdy] = [x.length, dim, dim, x.length, 6, 6, x.length].map((n) => wasm.alloc(n));
+    tx.array.set(x); tw.array.set(w); tb.array.set(b); tdy.array.set(dy);
+    assert.equal(wasm.layerNorm(tx, tw, tb, { out: tout, mean: tmean, rstd: trstd }), tout);
+    assertSameBits(tout.array, expected, `${what} ${backend} tensors`);
+    const tgrads = wasm.layerNormBackward(tdy, tx, tw, tb, { mean: tmean, rstd: trstd, dx: tdy });
+    assert.equal(tgrads.dx, tdy);
+    assertSameBits(tdy.array, expectedGrads.dx, `${what} ${backend} tensors, dx in place of dy`);
+    for (const t of [tx, tw, tb, tout, tmean, trstd, tdy]) t.free();
+  }
+});

@@ -20,7 +20,7 @@ test('calling before init() throws a clear Error', () => {
   }
 });
 
-function cases() {
+function cases(freed) {
   const shared = new Float32Array(16);
   return [
     ['layerNorm', 'x is an Array', (m, o) => m.layerNorm([1, 2], null, null, { dim: 2, out: o.y }), TypeError, /x must be a Float32Array, got Array\(2\)/],
@@ -30,6 +30,9 @@ function cases() {
     ['layerNorm', 'no weight, bias nor dim', (m, o) => m.layerNorm(f32(8), null, null, { out: o.y }), TypeError, /options\.dim is required when weight and bias are null/],
     ['layerNorm', 'bias length', (m, o) => m.layerNorm(f32(8), f32(4), f32(3), { out: o.y }), RangeError, /bias\.length \(3\) must equal weight\.length \(4\)/],
     ['layerNorm', 'dim from bias', (m, o) => m.layerNorm(f32(6), null, f32(4), { out: o.y }), RangeError, /x\.length \(6\) must be a multiple of dim \(4\)/],
+    ['layerNorm', 'shape vs bias', (m) => m.layerNorm(f32(24), null, f32(5), { shape: [2, 3, 4], axis: 1 }), RangeError, /bias\.length \(5\) must equal the product of the normalized dims of options\.shape \(12\)/],
+    ['layerNorm', 'axis without shape', (m, o) => m.layerNorm(f32(8), f32(4), null, { axis: 0, out: o.y }), TypeError, /options\.axis needs options\.shape/],
+    ['layerNorm', 'freed tensor', (m, o) => m.layerNorm(f32(8), freed, null, { out: o.y }), TypeError, /weight is a freed tensor/],
     ['layerNorm', 'eps negative', (m, o) => m.layerNorm(f32(8), f32(4), null, { eps: -1, out: o.y }), RangeError, /options\.eps must be a finite float32 >= 0/],
     ['layerNorm', 'unknown option', (m, o) => m.layerNorm(f32(8), f32(4), null, { epsilon: 1, out: o.y }), TypeError, /unknown option 'epsilon' \(allowed: eps, dim, shape, axis, out, mean, rstd\)/],
     ['layerNorm', 'rstd too short', (m, o) => m.layerNorm(f32(8), f32(4), null, { out: o.y, mean: o.mean, rstd: f32(1) }), RangeError, /options\.rstd\.length \(1\) must equal the number of rows \(2\)/],
@@ -59,7 +62,9 @@ function cases() {
 for (const [name, impl] of [['wasm', wasm], ['reference', reference]]) {
   test(`${name}: every bad argument is rejected by name, and nothing is written`, async () => {
     await wasm.init();
-    const rows = cases();
+    const freed = wasm.alloc(4);
+    freed.free();
+    const rows = cases(freed);
     assert.ok(rows.length >= 25);
     for (const [fn, what, call, errorClass, pattern] of rows) {
       const outputs = { y: f32(8, SENTINEL), mean: f32(2, SENTINEL), dx: f32(8, SENTINEL) };
