@@ -100,8 +100,9 @@ function errorUnits(y, x, w, b, dim, eps) {
   return max / 2 ** -23;
 }
 
-// PyTorch 1.13 float32 measures 1.7–2.3 units on N(0, 9) and 15 000–19 700 on
-// 1e4 + N(0, 1) (the float32 mean); the two-part mean keeps both within 4.
+// PyTorch 1.13 float32 (CPU) measures 2.4–3.0 units on N(0, 9) and
+// 17 000–28 000 on 1e4 + N(0, 1) (its float32 mean); the issue asks for <= 4
+// and <= 20 000. The two-part mean keeps both within 4 (measured 2.4–2.9).
 const ACCURACY_BOUND = 4;
 
 test(`accuracy: within ${ACCURACY_BOUND} units of 2^-23 of float64 on N(0, 9) and on 1e4 + N(0, 1)`, async (t) => {
