@@ -64,6 +64,18 @@ static inline void block_deviation_sums(const float* x, size_t n, float scale, b
   *sumsq = fold_lanes(lanes2);
 }
 
+/* Outputs i..i+3 of step 6. w and b are only read when weighted / biased. */
+static inline v128_t normalize4(const float* x, const float* w, const float* b, size_t i,
+                                v128_t vscale, bool scaled, v128_t vmean_hi, v128_t vmean_lo,
+                                v128_t vrstd, bool weighted, bool biased) {
+  v128_t vy = wasm_f32x4_sub(wasm_f32x4_sub(load_z(x + i, vscale, scaled), vmean_hi), vmean_lo);
+  vy = wasm_f32x4_mul(vy, vrstd);
+  if (weighted) {
+    vy = wasm_f32x4_mul(vy, wasm_v128_load(w + i));
+  }
+  return biased ? wasm_f32x4_add(vy, wasm_v128_load(b + i)) : vy;
+}
+
 static inline void normalize_row_impl(const float* x, const float* w, const float* b, float* y,
                                       size_t dim, float scale, bool scaled, float mean_hi,
                                       float mean_lo, float rstd, bool weighted, bool biased) {
@@ -72,17 +84,20 @@ static inline void normalize_row_impl(const float* x, const float* w, const floa
   const v128_t vmean_lo = wasm_f32x4_splat(mean_lo);
   const v128_t vrstd = wasm_f32x4_splat(rstd);
   size_t i = 0;
-  /* Each step loads before it stores, so y == x is safe. */
+  /* All loads of a step come before its stores, so y == x is safe. */
+  for (; i + 16 <= dim; i += 16) {
+    v128_t vy[4];
+    for (size_t j = 0; j < 4; j++) {
+      vy[j] = normalize4(x, w, b, i + 4 * j, vscale, scaled, vmean_hi, vmean_lo, vrstd, weighted,
+                         biased);
+    }
+    for (size_t j = 0; j < 4; j++) {
+      wasm_v128_store(y + i + 4 * j, vy[j]);
+    }
+  }
   for (; i + 4 <= dim; i += 4) {
-    v128_t vy = wasm_f32x4_sub(wasm_f32x4_sub(load_z(x + i, vscale, scaled), vmean_hi), vmean_lo);
-    vy = wasm_f32x4_mul(vy, vrstd);
-    if (weighted) {
-      vy = wasm_f32x4_mul(vy, wasm_v128_load(w + i));
-    }
-    if (biased) {
-      vy = wasm_f32x4_add(vy, wasm_v128_load(b + i));
-    }
-    wasm_v128_store(y + i, vy);
+    wasm_v128_store(y + i, normalize4(x, w, b, i, vscale, scaled, vmean_hi, vmean_lo, vrstd,
+                                      weighted, biased));
   }
   for (; i < dim; i++) {
     float v = (((scaled ? x[i] * scale : x[i]) - mean_hi) - mean_lo) * rstd;

@@ -21,9 +21,10 @@ static inline v128_t vxhat_of(const float* x, v128_t vmean, v128_t vrstd, bool c
   return wasm_f32x4_mul(centred ? wasm_f32x4_sub(vx, vmean) : vx, vrstd);
 }
 
-static inline v128_t vg_of(const float* dy, const float* w, bool weighted) {
-  const v128_t vdy = wasm_v128_load(dy);
-  return weighted ? wasm_f32x4_mul(vdy, wasm_v128_load(w)) : vdy;
+/* g_i..g_i+3; w is only touched when weighted (it may be NULL otherwise). */
+static inline v128_t vg_of(const float* dy, const float* w, size_t i, bool weighted) {
+  const v128_t vdy = wasm_v128_load(dy + i);
+  return weighted ? wasm_f32x4_mul(vdy, wasm_v128_load(w + i)) : vdy;
 }
 
 static inline void block_grad_sums_impl(const float* dy, const float* x, const float* w,
@@ -38,7 +39,7 @@ static inline void block_grad_sums_impl(const float* dy, const float* x, const f
   for (; i + RMSNORM_LANES <= n; i += RMSNORM_LANES) {
     for (size_t j = 0; j < 4; j++) {
       const size_t k = i + 4 * j;
-      const v128_t vg = vg_of(dy + k, w + (weighted ? k : 0), weighted);
+      const v128_t vg = vg_of(dy, w, k, weighted);
       if (centred) {
         vacc_g[j] = wasm_f32x4_add(vacc_g[j], vg);
       }
