@@ -5,3 +5,4 @@ export { layerNorm } from './api/layernorm.js';
 export { rmsNormBackward, layerNormBackward } from './api/backward.js';
 export { alloc } from './api/alloc.js';
 export { Tensor } from './api/tensor.js';
+export { bindMemory } from './api/bind.js';

@@ -7,18 +7,16 @@ import { DTYPE_CODE } from '../loader/kernels.js';
 import { runRowsStaged, staged } from '../loader/staging.js';
 import { activeKernels } from './runtime.js';
 import { ARRAY_TYPE_OF } from './tensor.js';
-import { resolveRmsNormArgs } from './validate.js';
+import { resolveAddRmsNormArgs, resolveRmsNormArgs } from './validate.js';
 
-function run(fn, x, residual, weight, options) {
-  const kernels = activeKernels(fn);
-  const args = resolveRmsNormArgs(fn, x, weight, options, residual);
+function run(kernels, fn, args, options) {
   const y = args.out ?? { array: new ARRAY_TYPE_OF[args.dtype](args.x.array.length), tensor: undefined };
   // options.rstd: step 5 of the contract for the row normalized, by its own
   // pass over x before y is written (out may be x), or over the updated
   // residual afterwards.
-  if (args.rstd !== undefined && residual === undefined) rowRstd(kernels, fn, args, args.x);
+  if (args.rstd !== undefined && args.residual === undefined) rowRstd(kernels, fn, args, args.x);
   if (args.rows > 0) kernels.rmsNorm(fn, args, y);
-  if (args.rstd !== undefined && residual !== undefined) rowRstd(kernels, fn, args, args.residual);
+  if (args.rstd !== undefined && args.residual !== undefined) rowRstd(kernels, fn, args, args.residual);
   return options?.out ?? y.array;
 }
 
@@ -35,7 +33,8 @@ function rowRstd(kernels, fn, { rows, dim, eps, dtype, rstd }, source) {
  * @returns {Float32Array|Uint16Array|import('./tensor.js').Tensor} options.out, or a new array
  */
 export function rmsNorm(x, weight, options) {
-  return run('rmsNorm', x, undefined, weight, options);
+  const kernels = activeKernels('rmsNorm');
+  return run(kernels, 'rmsNorm', resolveRmsNormArgs('rmsNorm', x, weight, options), options);
 }
 
 /**
@@ -44,8 +43,6 @@ export function rmsNorm(x, weight, options) {
  * @returns {Float32Array|Uint16Array|import('./tensor.js').Tensor} options.out, or a new array
  */
 export function addRmsNorm(x, residual, weight, options) {
-  if (residual === undefined) {
-    throw new TypeError('addRmsNorm: residual must be an array of x\'s dtype, got undefined');
-  }
-  return run('addRmsNorm', x, residual, weight, options);
+  const kernels = activeKernels('addRmsNorm');
+  return run(kernels, 'addRmsNorm', resolveAddRmsNormArgs('addRmsNorm', x, residual, weight, options), options);
 }
