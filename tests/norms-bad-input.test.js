@@ -93,3 +93,13 @@ test('zero rows: empty results, and dweight/dbias of zeros', async () => {
     assert.deepEqual(lb.dbias, new Float32Array(3));
   }
 });
+
+test('a bound memory refuses the rstd option, before writing', async () => {
+  const memory = new WebAssembly.Memory({ initial: 2 });
+  const bound = await wasm.bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 65536 } });
+  const x = new Float32Array(memory.buffer, 0, 8).fill(1);
+  const out = new Float32Array(memory.buffer, 64, 8).fill(SENTINEL);
+  assert.throws(() => bound.rmsNorm(x, null, { dim: 4, out, rstd: f32(2) }),
+    { name: 'TypeError', message: /^rmsNorm: options\.rstd is not available on a bound memory/ });
+  assert.ok(out.every((v) => v === SENTINEL));
+});
