@@ -24,6 +24,7 @@
 
 #include "f32_rowsum.h"
 #include "layernorm_f32.h"
+#include "rmsnorm_f32.h" /* RMSNORM_BLOCK, RMSNORM_TINY_SUM */
 
 typedef struct {
   float mean_hi;

@@ -23,6 +23,7 @@
 
 #include "f32_rowsum.h"
 #include "norm_backward_f32.h"
+#include "rmsnorm_f32.h" /* RMSNORM_BLOCK */
 
 static inline void backward_rows(const float* dy, const float* x, const float* w,
                                  const float* mean, const float* rstd, float* dx, float* dw,

@@ -6,10 +6,9 @@
 
 import { resolveLayerNormArgs } from '../api/validate.js';
 import { blockedSum } from './blocked-sum.js';
-import { rescueScale, TINY_SUM } from './rmsnorm.js';
+import { FLT_MAX, rescueScale, TINY_SUM } from './rmsnorm.js';
 
 const fround = Math.fround;
-const FLT_MAX = 3.4028234663852886e38;
 
 // Steps 1-5 on z_i = x_i * scale (scale 1: z_i = x_i, no multiply).
 function rowStatistics(row, eps, scale) {

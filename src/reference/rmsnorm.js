@@ -16,7 +16,7 @@ import { narrow, roundTo, widen } from './float16.js';
 
 const fround = Math.fround;
 export const TINY_SUM = 2 ** -64;
-const FLT_MAX = 3.4028234663852886e38;
+export const FLT_MAX = 3.4028234663852886e38;
 
 // Step 1: the blocked sum (./blocked-sum.js) of the squares, of x_i or of
 // the rescue path's x_i * scale.
