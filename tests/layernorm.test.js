@@ -225,3 +225,47 @@ test('shape/axis and tensors: the bits of the plain float32 call, forward and ba
     for (const t of [tx, tw, tb, tout, tmean, trstd, tdy]) t.free();
   }
 });
+
+test('tensors are used where they are: no staging of their rows, mixed with plain arrays', async () => {
+  const { activeKernels } = await import('../src/api/runtime.js');
+  const dim = 1024;
+  const rows = 512; // 2 MiB of rows: more than the staging chunk
+  const seed = 33;
+  const rand = prng(seed);
+  const x = normalArray(rand, rows * dim, 2);
+  const dy = normalArray(rand, rows * dim, 1);
+  const w = uniformArray(rand, dim, 0.5, 1.5);
+  const b = uniformArray(rand, dim, -0.5, 0.5);
+  const expected = reference.layerNorm(x, w, b);
+  const expectedGrads = reference.layerNormBackward(dy, x, w, b);
+  for (const backend of BACKENDS) {
+    await wasm.init({ backend });
+    const what = `rows=${rows} dim=${dim} seed=${seed} ${backend}`;
+    const [tx, tdy, tout] = [x, dy, x].map((a) => { const t = wasm.alloc(a.length); t.array.set(a); return t; });
+    // Watch what the calls ask of scratch memory: only weight, bias, their
+    // running sums and per-row statistics may be staged, never tensor rows.
+    const kernels = activeKernels('test');
+    const requested = [];
+    kernels.scratch = (fn, bytes) => {
+      requested.push(bytes);
+      return Object.getPrototypeOf(kernels).scratch.call(kernels, fn, bytes);
+    };
+    try {
+      assert.equal(wasm.layerNorm(tx, w, b, { out: tout }), tout);
+      assertSameBits(tout.array, expected, `${what}: tensors`);
+      const grads = wasm.layerNormBackward(tdy, tx, w, b, { dx: tdy });
+      assertSameBits(tdy.array, expectedGrads.dx, `${what}: backward on tensors, dx in place`);
+      assertSameBits(grads.dweight, expectedGrads.dweight, `${what}: dweight`);
+    } finally {
+      delete kernels.scratch;
+    }
+    assert.equal(requested.length, 2, `${what}: one staging per call`);
+    assert.ok(requested.every((n) => n <= 4 * (4 * dim + 2 * rows) + 256), `${what}: staged ${requested} bytes`);
+    // Mixed: a tensor in, a plain array out, and the other way round.
+    assertSameBits(wasm.layerNorm(tx, w, b), expected, `${what}: tensor x, new array out`);
+    const outTensor = wasm.alloc(x.length);
+    wasm.layerNorm(x, w, b, { out: outTensor });
+    assertSameBits(outTensor.array, expected, `${what}: plain x, tensor out`);
+    for (const t of [tx, tdy, tout, outTensor]) t.free();
+  }
+});

@@ -1,7 +1,7 @@
-// layerNorm on the wasm kernels, through the copying path
-// (src/loader/staging.js).
+// layerNorm on the wasm kernels: arguments in wasm memory are used where
+// they are, others staged (src/loader/staging.js).
 
-import { runRowsStaged, staged } from '../loader/staging.js';
+import { runRowsStaged } from '../loader/staging.js';
 import { activeKernels } from './runtime.js';
 import { resolveLayerNormArgs } from './validate.js';
 
@@ -21,16 +21,17 @@ export function layerNorm(x, weight, bias, options) {
   const fn = 'layerNorm';
   const kernels = activeKernels(fn);
   const args = resolveLayerNormArgs(fn, x, weight, bias, options);
-  const y = staged(args.out) ?? new Float32Array(args.x.array.length);
+  const y = args.out ?? { array: new Float32Array(args.x.array.length) };
   const { dim, eps } = args;
   const run = kernels.exports.layernorm_f32;
   runRowsStaged(kernels, fn, args.rows, dim, [
-    { per: 'once', from: staged(args.weight) },
-    { per: 'once', from: staged(args.bias) },
-    { per: 'row', from: staged(args.x), to: y }, // normalized in place in scratch
-    { per: 'stat', to: staged(args.mean) },
-    { per: 'stat', to: staged(args.rstd) },
-  ], ([wPtr, bPtr, xPtr, meanPtr, rstdPtr], n) =>
-    run(xPtr, wPtr, bPtr, xPtr, meanPtr, rstdPtr, n, dim, eps));
-  return y;
+    { name: 'weight', per: 'once', arg: args.weight, dir: 'in' },
+    { name: 'bias', per: 'once', arg: args.bias, dir: 'in' },
+    { name: 'x', per: 'row', arg: args.x, dir: 'in' },
+    { name: 'options.out', per: 'row', arg: y, dir: 'out' },
+    { name: 'options.mean', per: 'stat', arg: args.mean, dir: 'out' },
+    { name: 'options.rstd', per: 'stat', arg: args.rstd, dir: 'out' },
+  ], ([wPtr, bPtr, xPtr, yPtr, meanPtr, rstdPtr], n) =>
+    run(xPtr, wPtr, bPtr, yPtr, meanPtr, rstdPtr, n, dim, eps));
+  return options?.out ?? y.array;
 }

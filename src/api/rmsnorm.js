@@ -4,7 +4,7 @@
 // (WasmKernels.rmsNorm in src/loader/kernels.js).
 
 import { DTYPE_CODE } from '../loader/kernels.js';
-import { runRowsStaged, staged } from '../loader/staging.js';
+import { runRowsStaged } from '../loader/staging.js';
 import { activeKernels } from './runtime.js';
 import { ARRAY_TYPE_OF } from './tensor.js';
 import { resolveAddRmsNormArgs, resolveRmsNormArgs } from './validate.js';
@@ -22,7 +22,7 @@ function run(kernels, fn, args, options) {
 
 function rowRstd(kernels, fn, { rows, dim, eps, dtype, rstd }, source) {
   runRowsStaged(kernels, fn, rows, dim,
-    [{ per: 'row', from: staged(source), dtype }, { per: 'stat', to: staged(rstd) }],
+    [{ name: 'x', per: 'row', arg: source, dir: 'in', dtype }, { name: 'options.rstd', per: 'stat', arg: rstd, dir: 'out' }],
     ([xPtr, rstdPtr], n) => kernels.exports.rmsnorm_rstd(xPtr, rstdPtr, n, dim, eps, DTYPE_CODE[dtype]));
 }
 
