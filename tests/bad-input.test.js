@@ -102,7 +102,7 @@ const ROWS = [
   ['rmsNorm', 'eps is a BigInt', () => [x(), w(), { eps: 1n }], TypeError, /options\.eps must be a number, got bigint/],
   ['rmsNorm', 'eps is null', () => [x(), w(), { eps: null }], TypeError, /options\.eps must be a number, got null/],
   // options
-  ['rmsNorm', 'unknown option', () => [x(), w(), { epsilon: 1e-5 }], TypeError, /unknown option 'epsilon' \(allowed: eps, dim, out, dtype, weightDtype, castMode, weightOffset, shape, axis\)/],
+  ['rmsNorm', 'unknown option', () => [x(), w(), { epsilon: 1e-5 }], TypeError, /unknown option 'epsilon' \(allowed: eps, dim, out, dtype, weightDtype, castMode, weightOffset, shape, axis, rstd\)/],
   ['rmsNorm', 'misspelled option', () => [x(), w(), { Eps: 1e-5 }], TypeError, /unknown option 'Eps'/],
   ['rmsNorm', 'options is a number', () => [x(), w(), 1e-5], TypeError, /options must be an object, got number/],
   ['rmsNorm', 'options is null', () => [x(), w(), null], TypeError, /options must be an object, got null/],

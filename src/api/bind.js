@@ -69,6 +69,10 @@ export async function bindMemory(memory, options) {
     if (args.out === undefined) {
       throw new TypeError(`${fn}: options.out is required on a bound memory (a view of it to write into)`);
     }
+    if (args.rstd !== undefined) {
+      // The bound modules export the forward kernel only, and own no memory to stage in.
+      throw new TypeError(`${fn}: options.rstd is not available on a bound memory`);
+    }
     for (const [name, arg] of [['x', args.x], ['weight', args.weight], ['residual', args.residual], ['options.out', args.out]]) {
       if (arg && inLent(arg)) {
         throw new RangeError(`${fn}: ${name} overlaps options.scratch [${lent[0]}, ${lent[1]}), the kernels' stack during a call`);
