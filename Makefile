@@ -109,14 +109,14 @@ HOST_DEPS := $(HOST_KERNELS) $(KERNEL_HEADERS) tests/fuzz/checked_kernels.h
 build/known-answers-host: tests/fuzz/known_answers_host.c $(HOST_DEPS) | build/
 	$(HOST_CC) $(HOST_CFLAGS) $< $(HOST_KERNELS) -lm -o $@
 
-build/fuzz-rmsnorm: tests/fuzz/rmsnorm_fuzz.c $(HOST_DEPS) | build/
+build/fuzz-kernels: tests/fuzz/kernels_fuzz.c $(HOST_DEPS) | build/
 	$(HOST_CC) $(HOST_CFLAGS) -fsanitize=fuzzer $< $(HOST_KERNELS) -lm -o $@
 
 # Fuzz for FUZZ_SECONDS from the committed seeds (tests/fuzz/corpus); exits
 # non-zero on any finding, leaving the input in build/fuzz-artifacts/.
 # Longer: make fuzz FUZZ_SECONDS=1800
 FUZZ_SECONDS ?= 60
-fuzz: build/fuzz-rmsnorm
+fuzz: build/fuzz-kernels
 	mkdir -p build/fuzz-corpus build/fuzz-artifacts
 	$< -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	  -artifact_prefix=build/fuzz-artifacts/ build/fuzz-corpus tests/fuzz/corpus

@@ -39,32 +39,27 @@ int main(void) {
       fprintf(stderr, "known_answers_host: truncated header\n");
       return 2;
     }
-    struct rmsnorm_call c = {
-        .rows = header[0],
-        .dim = header[1],
-        .dtype = (int) header[4],
-        .weight_dtype = (int) header[5],
-        .cast_mode = (int) header[6],
-    };
-    memcpy(&c.eps, &header[2], sizeof c.eps);
-    memcpy(&c.weight_offset, &header[7], sizeof c.weight_offset);
-    const size_t bytes = c.rows * c.dim * elem_size(c.dtype);
+    const size_t rows = header[0], dim = header[1];
+    const int dtype = (int) header[4], weight_dtype = (int) header[5];
+    float eps, weight_offset;
+    memcpy(&eps, &header[2], sizeof eps);
+    memcpy(&weight_offset, &header[7], sizeof weight_offset);
+    const size_t bytes = rows * dim * elem_size(dtype);
     void* x = read_array(bytes);
-    void* w = (header[3] & 1) ? read_array(c.dim * elem_size(c.weight_dtype)) : NULL;
+    void* w = (header[3] & 1) ? read_array(dim * elem_size(weight_dtype)) : NULL;
     void* residual = (header[3] & 2) ? read_array(bytes) : NULL;
-    c.x = x;
-    c.w = w;
-    c.residual = residual;
-    struct kernel_result simd, scalar;
-    run_both_checked(&c, (unsigned) (c.rows * 7 + c.dim), &simd, &scalar);
-    write_array(simd.y, bytes);
-    write_array(scalar.y, bytes);
+    const struct call c = rmsnorm_call(x, residual, w, rows, dim, eps, dtype, weight_dtype,
+                                       (int) header[6], weight_offset);
+    struct outputs simd, scalar;
+    run_both_checked(&c, (unsigned) (rows * 7 + dim) * 0x9E3779B1u, &simd, &scalar);
+    write_array(simd.of[RMS_Y], bytes);
+    write_array(scalar.of[RMS_Y], bytes);
     if (residual != NULL) {
-      write_array(simd.residual, bytes);
-      write_array(scalar.residual, bytes);
+      write_array(simd.of[RMS_RESIDUAL], bytes);
+      write_array(scalar.of[RMS_RESIDUAL], bytes);
     }
-    free_result(&simd);
-    free_result(&scalar);
+    free_outputs(&simd);
+    free_outputs(&scalar);
     free(x);
     free(w);
     free(residual);
