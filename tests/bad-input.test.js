@@ -6,7 +6,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import vm from 'node:vm';
-import { addRmsNorm, alloc, bindMemory, init, rmsNorm, Tensor } from '../src/index.js';
+import {
+  addRmsNorm, alloc, bindMemory, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward, Tensor,
+} from '../src/index.js';
+import * as reference from '../src/reference/index.js';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { numberToBfloat16 } from '../src/reference/float16.js';
 import { activeKernels } from '../src/api/runtime.js';
@@ -22,11 +25,17 @@ test('calling a kernel before init() throws a clear Error', () => {
   assert.throws(() => addRmsNorm(new Float32Array(4), new Float32Array(4), null, { dim: 4 }), {
     name: 'Error', message: /^addRmsNorm: call `await init\(\)`/,
   });
+  for (const call of [() => layerNorm(f32(4), f32(4), null), () => rmsNormBackward(f32(4), f32(4), f32(4)),
+    () => layerNormBackward(f32(4), f32(4), null, f32(4))]) {
+    assert.throws(call, { name: 'Error', message: /^(layerNorm|rmsNormBackward|layerNormBackward): call `await init\(\)`/ });
+  }
 });
 
 const SENTINEL = 12345.5;
 const SENTINEL16 = 0x4a5a;
 const x = () => new Float32Array([1, 2, 3, 4, 5, 6, 7, 8]);
+const f32 = (n) => new Float32Array(n).fill(1);
+const f32s = (n) => new Float32Array(n).fill(SENTINEL); // an output that must stay untouched
 const w = () => new Float32Array([1, 1, 1, 1]);
 const x16 = () => new Uint16Array([0x3f80, 0x4000, 0x4040, 0x4080, 0x40a0, 0x40c0, 0x40e0, 0x4100]);
 const w16 = () => new Uint16Array([0x3c00, 0x3c00, 0x3c00, 0x3c00]);
@@ -184,6 +193,61 @@ const ROWS = [
   ['addRmsNorm', 'eps = NaN', () => [x(), new Float32Array(8), w(), { eps: NaN }], RangeError, /options\.eps must be a finite float32 >= 0, got NaN/],
   ['addRmsNorm', 'residual is a freed tensor', (ctx) => [x(), ctx.freed(8), w()], TypeError, /residual is a freed tensor/],
   ['addRmsNorm', "residual is another instance's tensor", (ctx) => [x(), ctx.foreign.out, w()], TypeError, /residual is a tensor of another instance's memory/, ['wasm']],
+  // layerNorm (its statistics outputs mean and rstd, given as sentinel-filled arrays, must stay untouched)
+  ['layerNorm', 'x is an Array', () => [[1, 2], null, null, { dim: 2 }], TypeError, /x must be a Float32Array, got Array\(2\)/],
+  ['layerNorm', 'x is detached', () => [detached(8), w(), null], TypeError, /x is a view of a detached ArrayBuffer/],
+  ['layerNorm', 'x is a BigInt', () => [8n, w(), null], TypeError, /x must be a Float32Array, got bigint 8n/],
+  ['layerNorm', 'weight undefined', () => [x(), undefined, null], TypeError, /weight must be a Float32Array or null/],
+  ['layerNorm', 'bias undefined', () => [x(), w(), undefined], TypeError, /bias must be a Float32Array or null/],
+  ['layerNorm', 'bias a Float64Array', () => [x(), w(), new Float64Array(4)], TypeError, /bias must be a Float32Array, got Float64Array/],
+  ['layerNorm', 'bias is detached', () => [x(), w(), detached(4)], TypeError, /bias is a view of a detached ArrayBuffer/],
+  ['layerNorm', 'no weight, bias nor dim', () => [x(), null, null], TypeError, /options\.dim is required when weight and bias are null/],
+  ['layerNorm', 'bias length', () => [x(), w(), f32(3)], RangeError, /bias\.length \(3\) must equal weight\.length \(4\)/],
+  ['layerNorm', 'dim from bias', () => [f32(6), null, f32(4)], RangeError, /x\.length \(6\) must be a multiple of dim \(4\)/],
+  ['layerNorm', 'shape vs bias', () => [f32(24), null, f32(5), { shape: [2, 3, 4], axis: 1 }], RangeError, /bias\.length \(5\) must equal the product of the normalized dims of options\.shape \(12\)/],
+  ['layerNorm', 'axis without shape', () => [x(), w(), null, { axis: 0 }], TypeError, /options\.axis needs options\.shape/],
+  ['layerNorm', 'weight is a freed tensor', (ctx) => [x(), ctx.freed(4), null], TypeError, /weight is a freed tensor/],
+  ['layerNorm', "x is another instance's tensor", (ctx) => [ctx.foreign.x, w(), null], TypeError, /x is a tensor of another instance's memory/, ['wasm']],
+  ['layerNorm', 'eps negative', () => [x(), w(), null, { eps: -1 }], RangeError, /options\.eps must be a finite float32 >= 0/],
+  ['layerNorm', 'unknown option', () => [x(), w(), null, { epsilon: 1 }], TypeError, /unknown option 'epsilon' \(allowed: eps, dim, shape, axis, out, mean, rstd\)/],
+  ['layerNorm', 'rstd too short', () => [x(), w(), null, { mean: f32s(2), rstd: f32(1) }], RangeError, /options\.rstd\.length \(1\) must equal the number of rows \(2\)/],
+  ['layerNorm', 'mean a Float64Array', () => [x(), w(), null, { mean: new Float64Array(2) }], TypeError, /options\.mean must be a Float32Array/],
+  ['layerNorm', 'mean is detached', () => [x(), w(), null, { mean: detached(2), rstd: f32s(2) }], TypeError, /options\.mean is a view of a detached ArrayBuffer/],
+  ['layerNorm', 'mean overlaps x', () => { const s = f32(16); return [s.subarray(0, 8), w(), null, { mean: s.subarray(7, 9) }]; }, RangeError, /options\.mean must not overlap x/],
+  ['layerNorm', 'out overlaps bias', () => { const s = f32(16); return [s.subarray(8, 16), null, s.subarray(0, 8), { out: s.subarray(4, 12), mean: f32s(1) }]; }, RangeError, /options\.out must (be x itself or )?not overlap/],
+  ['layerNorm', 'rstd overlaps mean', () => { const s = f32(16); return [x(), w(), null, { mean: s.subarray(0, 2), rstd: s.subarray(1, 3) }]; }, RangeError, /options\.rstd must not overlap options\.mean/],
+  ['layerNorm', 'a row beyond what wasm32 can address', () => [new Float32Array(2 ** 30), null, null, { dim: 2 ** 30 }],
+    RangeError, /needs 8589934592 bytes of wasm memory, more than wasm32 can address/, ['wasm']],
+  // rmsNorm's rstd output
+  ['rmsNorm', 'rstd wrong length', () => [x(), w(), { rstd: f32(3) }], RangeError, /options\.rstd\.length \(3\) must equal the number of rows \(2\)/],
+  ['rmsNorm', 'rstd overlaps out', () => { const s = f32(16); return [x(), w(), { out: s.subarray(0, 8), rstd: s.subarray(6, 8) }]; }, RangeError, /options\.rstd must not overlap options\.out/],
+  ['rmsNorm', 'rstd is detached', () => [x(), w(), { rstd: detached(2) }], TypeError, /options\.rstd is a view of a detached ArrayBuffer/],
+  ['rmsNorm', 'rstd on a bound memory', (ctx) => [ctx.view(0x8000, 8), null, { dim: 4, out: ctx.view(0x9000, 8), rstd: f32s(2) }], TypeError, /options\.rstd is not available on a bound memory/, ['bound']],
+  // rmsNormBackward (its output option is dx)
+  ['rmsNormBackward', 'dy missing', () => [undefined, x(), w()], TypeError, /dy must be a Float32Array, got undefined/],
+  ['rmsNormBackward', 'dy is a BigInt', () => [1n, x(), w()], TypeError, /dy must be a Float32Array, got bigint 1n/],
+  ['rmsNormBackward', 'dy is detached', () => [detached(8), x(), w()], TypeError, /dy is a view of a detached ArrayBuffer/],
+  ['rmsNormBackward', 'dy length', () => [f32(4), x(), w()], RangeError, /dy\.length \(4\) must equal x\.length \(8\)/],
+  ['rmsNormBackward', 'x not a multiple', () => [f32(6), f32(6), w()], RangeError, /x\.length \(6\) must be a multiple of dim \(4\)/],
+  ['rmsNormBackward', 'weight undefined', () => [x(), x(), undefined], TypeError, /weight must be a Float32Array or null/],
+  ['rmsNormBackward', 'rstd length', () => [x(), x(), w(), { rstd: f32(3) }], RangeError, /options\.rstd\.length \(3\) must equal the number of rows \(2\)/],
+  ['rmsNormBackward', 'rstd an Array', () => [x(), x(), w(), { rstd: [1, 1] }], TypeError, /options\.rstd must be a Float32Array, got Array\(2\)/],
+  ['rmsNormBackward', 'dx overlaps x', () => { const s = f32(16); return [x(), s.subarray(0, 8), w(), { dx: s.subarray(4, 12) }]; }, RangeError, /options\.dx must not overlap x/],
+  ['rmsNormBackward', 'dx length', () => [x(), x(), w(), { dx: f32(4) }], RangeError, /options\.dx\.length \(4\) must equal x\.length \(8\)/],
+  ['rmsNormBackward', 'dx is a freed tensor', (ctx) => [x(), x(), w(), { dx: ctx.freed(8) }], TypeError, /options\.dx is a freed tensor/],
+  ['rmsNormBackward', "dx is another instance's tensor", (ctx) => [x(), x(), w(), { dx: ctx.foreign.out }], TypeError, /options\.dx is a tensor of another instance's memory/, ['wasm']],
+  ['rmsNormBackward', 'unknown option', () => [x(), x(), w(), { mean: f32(2) }], TypeError, /unknown option 'mean' \(allowed: eps, dim, shape, axis, rstd, dx\)/],
+  ['rmsNormBackward', 'rows beyond what wasm32 can address', () => [new Float32Array(2 ** 30), new Float32Array(2 ** 30), null, { dim: 2 ** 30 }],
+    RangeError, /needs 12884901904 bytes of wasm memory, more than wasm32 can address/, ['wasm']],
+  // layerNormBackward
+  ['layerNormBackward', 'mean without rstd', () => [x(), x(), w(), null, { mean: f32(2) }], TypeError, /options\.mean and options\.rstd must be given together/],
+  ['layerNormBackward', 'bias length', () => [x(), x(), w(), f32(2)], RangeError, /bias\.length \(2\) must equal weight\.length \(4\)/],
+  ['layerNormBackward', 'eps a string', () => [x(), x(), w(), null, { eps: '1' }], TypeError, /options\.eps must be a number/],
+  ['layerNormBackward', 'options null', () => [x(), x(), w(), null, null], TypeError, /options must be an object, got null/],
+  ['layerNormBackward', 'dx overlaps weight', () => { const s = f32(16); return [x(), x(), s.subarray(0, 4), null, { dx: s.subarray(2, 10) }]; }, RangeError, /options\.dx must not overlap weight/],
+  ['layerNormBackward', 'x is detached', () => [x(), detached(8), w(), null], TypeError, /x is a view of a detached ArrayBuffer/],
+  ['layerNormBackward', 'rstd is detached', () => [x(), x(), w(), null, { mean: f32(2), rstd: detached(2) }], TypeError, /options\.rstd is a view of a detached ArrayBuffer/],
+  ['layerNormBackward', 'mean is a freed tensor', (ctx) => [x(), x(), w(), null, { mean: ctx.freed(2), rstd: f32(2) }], TypeError, /options\.mean is a freed tensor/],
   // alloc
   ['alloc', 'length is a string', () => ['8'], TypeError, /length must be a number, got string "8"/],
   ['alloc', 'length is a BigInt', () => [8n], TypeError, /length must be a number, got bigint 8n/],
@@ -235,13 +299,18 @@ const ROWS = [
 const IMPLEMENTATIONS = {
   rmsNorm: [['wasm', () => rmsNorm], ['reference', () => referenceRmsNorm], ['bound', (ctx) => ctx.bound.rmsNorm]],
   addRmsNorm: [['wasm', () => addRmsNorm], ['reference', () => referenceAddRmsNorm], ['bound', (ctx) => ctx.bound.addRmsNorm]],
+  layerNorm: [['wasm', () => layerNorm], ['reference', () => reference.layerNorm]],
+  rmsNormBackward: [['wasm', () => rmsNormBackward], ['reference', () => reference.rmsNormBackward]],
+  layerNormBackward: [['wasm', () => layerNormBackward], ['reference', () => reference.layerNormBackward]],
   alloc: [['wasm', () => alloc]],
   bindMemory: [['wasm', () => bindMemory]],
   init: [['wasm', () => init]],
 };
 const ASYNC = new Set(['init', 'bindMemory']);
-// Where each function takes its options (for the sentinel out).
-const OPTIONS_AT = { rmsNorm: 2, addRmsNorm: 3 };
+// Where each function takes its options, and the option its output goes to
+// (for the sentinel output).
+const OPTIONS_AT = { rmsNorm: 2, addRmsNorm: 3, layerNorm: 3, rmsNormBackward: 3, layerNormBackward: 4 };
+const OUTPUT_OPTION = { rmsNorm: 'out', addRmsNorm: 'out', layerNorm: 'out', rmsNormBackward: 'dx', layerNormBackward: 'dx' };
 
 // Views of up to this many bytes are snapshot and given a sentinel out; the
 // 4 GiB row is left alone (its zero pages are never touched).
@@ -255,13 +324,14 @@ function withSentinelOut(fn, args) {
   const xArg = args[0];
   const options = args[at];
   const isPlainObject = options !== null && typeof options === 'object' && !Array.isArray(options);
-  if (!(options === undefined || (isPlainObject && !('out' in options)))) return { args, target: null };
+  const name = OUTPUT_OPTION[fn];
+  if (!(options === undefined || (isPlainObject && !(name in options)))) return { args, target: null };
   if (ArrayBuffer.isView(xArg) && xArg.byteLength > SNAPSHOT_BYTES) return { args, target: null };
   const length = ArrayBuffer.isView(xArg) || xArg instanceof Tensor ? xArg.length : 8;
   const target = (xArg instanceof Uint16Array ? new Uint16Array(length).fill(SENTINEL16) : new Float32Array(length).fill(SENTINEL));
   const withOut = args.slice();
   while (withOut.length < at) withOut.push(undefined);
-  withOut[at] = { ...options, out: target };
+  withOut[at] = { ...options, [name]: target };
   return { args: withOut, target };
 }
 
@@ -358,13 +428,22 @@ test('an option getter that detaches an argument is caught by name, and nothing 
   }
 });
 
-test('zero rows return an empty array', async () => {
+test('zero rows return an empty array (and dweight/dbias of zeros)', async () => {
   await init();
   for (const impl of [rmsNorm, referenceRmsNorm]) {
     const y = impl(new Float32Array(0), w());
     assert.ok(y instanceof Float32Array && y.length === 0);
     const given = new Float32Array(0);
     assert.equal(impl(new Float32Array(0), null, { dim: 3, out: given }), given);
+  }
+  for (const impl of [{ layerNorm, rmsNormBackward, layerNormBackward }, reference]) {
+    assert.equal(impl.layerNorm(new Float32Array(0), f32(3), null).length, 0);
+    const { dx, dweight } = impl.rmsNormBackward(new Float32Array(0), new Float32Array(0), f32(3));
+    assert.equal(dx.length, 0);
+    assert.deepEqual(dweight, new Float32Array(3));
+    const lb = impl.layerNormBackward(new Float32Array(0), new Float32Array(0), null, f32(3));
+    assert.equal(lb.dweight, null);
+    assert.deepEqual(lb.dbias, new Float32Array(3));
   }
 });
 
