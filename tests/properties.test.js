@@ -6,8 +6,12 @@
 // (FC_RUNS=<n> for a longer hunt).
 import { test } from 'node:test';
 import fc from 'fast-check';
+import * as wasm from '../src/index.js';
+import * as reference from '../src/reference/index.js';
 import { addRmsNorm, alloc, init, rmsNorm, Tensor } from '../src/index.js';
-import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import {
+  addRmsNorm as referenceAddRmsNorm, layerNorm as referenceLayerNorm, rmsNorm as referenceRmsNorm,
+} from '../src/reference/index.js';
 import { bfloat16ToNumber, float16ToNumber, numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
 import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
 
@@ -296,4 +300,101 @@ test('property: batch invariance, one call over a batch = two calls over its hal
     sameBits(whole.subarray(split * dim), second, `${what}: second part`, dtype);
     if (fn === 'addRmsNorm') sameBits(rParts, rWhole, `${what}: the updated residual`, dtype);
   }), 100);
+});
+
+// LayerNorm and the backward passes: random shapes, values, weights and
+// biases (or none), the statistics given or returned, layouts and backends
+// against the reference, bit for bit.
+const normsArb = fc.tuple(fc.integer({ min: 0, max: 4 }), dimArb).chain(([rows, dim]) => fc.record({
+  rows: fc.constant(rows),
+  dim: fc.constant(dim),
+  fn: fc.constantFrom('layerNorm', 'rmsNormBackward', 'layerNormBackward'),
+  x: arrays(rows * dim),
+  dy: arrays(rows * dim),
+  weight: fc.option(arrays(dim), { nil: null }),
+  bias: fc.option(arrays(dim), { nil: null }),
+  scale: caseScale,
+  eps: fc.option(epsArb, { nil: undefined }),
+  stats: fc.boolean(), // layerNorm: return mean and rstd; backward: pass the forward's
+  inPlace: fc.boolean(), // layerNorm: out = x; backward: dx = dy
+  memory: fc.constantFrom('plain', 'offset', 'shared', 'tensor', 'tensor view'),
+  backend: backendArb,
+})).filter((c) => c.fn === 'rmsNormBackward' || c.weight !== null || c.bias !== null || c.rows > 0);
+
+function runNorm(m, c, layout) {
+  const { fn, dim, eps } = c;
+  const x = layout(scaled(c.x, c.scale));
+  const weight = c.weight === null ? null : layout(Float32Array.from(c.weight));
+  const bias = c.bias === null ? null : layout(Float32Array.from(c.bias));
+  const shape = weight === null && bias === null ? { dim } : {};
+  const rows = c.x.length / dim;
+  if (fn === 'layerNorm') {
+    const stats = c.stats ? { mean: layout(new Float32Array(rows)), rstd: layout(new Float32Array(rows)) } : {};
+    const y = m.layerNorm(x, weight, bias, { eps, ...shape, ...stats, ...(c.inPlace && { out: x }) });
+    return [y, stats.mean, stats.rstd];
+  }
+  const dy = layout(Float32Array.from(c.dy));
+  const opts = { eps, ...(fn === 'rmsNormBackward' && weight === null ? { dim } : shape), ...(c.inPlace && { dx: dy }) };
+  // The forward's statistics, from the reference on plain copies.
+  if (c.stats && fn === 'rmsNormBackward') {
+    const rstd = new Float32Array(rows);
+    referenceRmsNorm(scaled(c.x, c.scale), null, { dim, eps, rstd });
+    opts.rstd = layout(rstd);
+  } else if (c.stats) {
+    const mean = new Float32Array(rows);
+    const rstd = new Float32Array(rows);
+    referenceLayerNorm(scaled(c.x, c.scale), null, null, { dim, eps, mean, rstd });
+    Object.assign(opts, { mean: layout(mean), rstd: layout(rstd) });
+  }
+  const r = fn === 'rmsNormBackward' ? m.rmsNormBackward(dy, x, weight, opts) : m.layerNormBackward(dy, x, weight, bias, opts);
+  return [r.dx, r.dweight, r.dbias];
+}
+
+test('property: layerNorm and the backward passes equal the reference bit for bit, in every layout', async () => {
+  await check(fc.asyncProperty(normsArb, async (c) => {
+    const expected = runNorm(reference, c, (a) => a);
+    await init({ backend: c.backend });
+    const tensors = Object.assign([], { dtype: 'float32' });
+    try {
+      const got = runNorm(wasm, c, (a) => placed(a, c.memory, tensors));
+      const what = `${c.fn} ${c.backend} rows=${c.rows} dim=${c.dim} eps=${c.eps} weight=${c.weight !== null} `
+        + `bias=${c.bias !== null} stats=${c.stats} inPlace=${c.inPlace} scale=2^${c.scale} ${c.memory}`;
+      expected.forEach((e, i) => {
+        if (e === undefined || e === null) return;
+        assertSameBits(arrayOf(got[i]), e, `${what}: output ${i}`);
+      });
+    } finally {
+      tensors.forEach((t) => t.free());
+    }
+  }), 200);
+});
+
+// Odd up to the sign of exact zeros: a difference or sum that cancels exactly
+// is +0 either way in IEEE arithmetic (x - x, and every running sum from +0).
+function assertOdd(b, a, what) {
+  for (let i = 0; i < a.length; i++) {
+    if (!(b[i] === -a[i] || (Number.isNaN(a[i]) && Number.isNaN(b[i])))) {
+      throw new Error(`${what}: first difference at index ${i}: ${b[i]} vs -(${a[i]})`);
+    }
+  }
+}
+
+test('property: layerNorm(-x) = -layerNorm(x) without a bias; the backward passes are odd in dy', async () => {
+  await check(fc.asyncProperty(normsArb, async (c) => {
+    const call = c.fn === 'layerNorm' ? { ...c, bias: null, weight: c.weight ?? Array(c.dim).fill(1) } : c;
+    await init({ backend: c.backend });
+    const plain = (a) => a;
+    const [a0, a1, a2] = runNorm(wasm, call, plain);
+    const negated = c.fn === 'layerNorm' ? { ...call, x: call.x.map((v) => -v) } : { ...call, dy: call.dy.map((v) => -v) };
+    const [b0, b1, b2] = runNorm(wasm, negated, plain);
+    const what = `${c.fn} ${c.backend} rows=${c.rows} dim=${c.dim} eps=${c.eps} scale=2^${c.scale}`;
+    assertOdd(b0, a0, `${what}: y or dx`);
+    if (c.fn === 'layerNorm') {
+      if (a1 !== undefined) assertOdd(b1, a1, `${what}: mean`);
+      if (a2 !== undefined) assertSameBits(b2, a2, `${what}: rstd`);
+    } else {
+      if (a1 !== null) assertOdd(b1, a1, `${what}: dweight`);
+      if (a2 !== null && a2 !== undefined) assertOdd(b2, a2, `${what}: dbias`);
+    }
+  }), 150);
 });
