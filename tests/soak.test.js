@@ -6,11 +6,16 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { addRmsNorm, alloc, bindMemory, init, rmsNorm } from '../src/index.js';
+import {
+  addRmsNorm, alloc, bindMemory, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward,
+} from '../src/index.js';
 import { activeKernels } from '../src/api/runtime.js';
 import { resolveRmsNormArgs } from '../src/api/validate.js';
 import { compileBackend, instantiate } from '../src/loader/load.js';
-import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import {
+  addRmsNorm as referenceAddRmsNorm, layerNorm as referenceLayerNorm, layerNormBackward as referenceLayerNormBackward,
+  rmsNorm as referenceRmsNorm, rmsNormBackward as referenceRmsNormBackward,
+} from '../src/reference/index.js';
 import { numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
 import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
@@ -87,6 +92,37 @@ function makeCalls(seed) {
       },
     });
   };
+  const norms = (rows, dim) => {
+    const x = normalArray(rand, rows * dim, 2);
+    const dy = normalArray(rand, rows * dim, 1);
+    const w = uniformArray(rand, dim, 0.5, 1.5);
+    const b = uniformArray(rand, dim, -0.5, 0.5);
+    const out = new Float32Array(x.length);
+    const mean = new Float32Array(rows);
+    const rstd = new Float32Array(rows);
+    const refLayer = referenceLayerNorm(x, w, b, { mean: mean.slice(), rstd: rstd.slice() });
+    const refRms = referenceRmsNormBackward(dy, x, w);
+    const refLayerBack = referenceLayerNormBackward(dy, x, w, b);
+    calls.push({
+      what: `layerNorm rows=${rows} dim=${dim}`, expected: refLayer,
+      run: () => layerNorm(x, w, b, { out, mean, rstd }),
+    }, {
+      what: `rmsNormBackward rows=${rows} dim=${dim}`, expected: refRms.dx,
+      run: () => {
+        const { dx, dweight } = rmsNormBackward(dy, x, w);
+        assertSameBits(dweight, refRms.dweight, `rmsNormBackward rows=${rows} dim=${dim}: dweight`);
+        return dx;
+      },
+    }, {
+      what: `layerNormBackward rows=${rows} dim=${dim}`, expected: refLayerBack.dx,
+      run: () => {
+        const { dx, dweight, dbias } = layerNormBackward(dy, x, w, b);
+        assertSameBits(dweight, refLayerBack.dweight, `layerNormBackward rows=${rows} dim=${dim}: dweight`);
+        assertSameBits(dbias, refLayerBack.dbias, `layerNormBackward rows=${rows} dim=${dim}: dbias`);
+        return dx;
+      },
+    });
+  };
   float32(1, 1, true, 'new');
   float32(3, 17, true, 'out');
   float32(2, 64, false, 'in place');
@@ -100,6 +136,8 @@ function makeCalls(seed) {
   sixteen(1, 128, { dtype: 'float16' }, 'none');
   fusedAdd(2, 80, 'float32');
   fusedAdd(1, 257, 'bfloat16');
+  norms(2, 300);
+  norms(1, 17);
   return calls;
 }
 
