@@ -70,7 +70,7 @@ const callArb = fc.tuple(fc.integer({ min: 0, max: 4 }), dimArb).chain(([rows, d
   weight: fc.option(arrays(dim), { nil: null }),
   weightInStorage: fc.boolean(),
   castMode: fc.option(fc.constantFrom('llama', 'gemma'), { nil: undefined }),
-  weightOffset: fc.option(fc.oneof(fc.constantFrom(1, -0, 0), fc.float({ noNaN: true, noDefaultInfinity: true })), { nil: undefined }),
+  weightOffset: fc.option(fc.oneof(fc.constantFrom(1, -0, 0, 3e38, -3e38), fc.float({ noNaN: true, noDefaultInfinity: true })), { nil: undefined }),
   shapeForm: fc.constantFrom('dim', 'dim', 'shape', 'shape3'),
   scale: caseScale,
   eps: fc.option(epsArb, { nil: undefined }),

@@ -75,11 +75,15 @@ static float rescue_inv(const void* src, size_t dim, float eps, float plain_sums
   return inv_rms(plain_sumsq, dim, eps);
 }
 
-/* Whether every weight is finite: the vector writers may assume their
- * outputs are not NaN only then (see wasmsimd.c). */
-static bool all_finite(const void* w, size_t dim, int weight_dtype) {
+/* Whether every weight applied (w_i, or weight_offset + w_i, which can
+ * overflow to +-Inf though both are finite) is finite: the vector writers
+ * may assume their outputs are not NaN only then (see wasmsimd.c), since
+ * 0 * Inf is NaN. */
+static bool all_finite(const void* w, size_t dim, int weight_dtype, bool offset,
+                       float weight_offset) {
   for (size_t i = 0; i < dim; i++) {
-    if (!(fabsf(load_f32(w, i, weight_dtype)) <= FLT_MAX)) {
+    const float wi = load_f32(w, i, weight_dtype);
+    if (!(fabsf(offset ? weight_offset + wi : wi) <= FLT_MAX)) {
       return false;
     }
   }
@@ -184,9 +188,11 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
   const bool llama = cast_mode == RMSNORM_CAST_LLAMA;
   const int cast = llama ? RMSNORM_CAST_LLAMA : RMSNORM_CAST_GEMMA;
   const row_sumsq_fn sumsq_of = select_sumsq(dtype, residual != NULL);
-  /* A weight holding NaN or Inf is valid input but no model's: its rows take
-   * the scalar writer, so that the vector writers need not handle NaN. */
-  const bool vector_writer = dtype == RMSNORM_F32 || w == NULL || all_finite(w, dim, weight_dtype);
+  /* A weight holding NaN or Inf (or overflowing with the offset) is valid
+   * input but no model's: its rows take the scalar writer, so that the
+   * vector writers need not handle NaN. */
+  const bool vector_writer = dtype == RMSNORM_F32 || w == NULL
+      || all_finite(w, dim, weight_dtype, offset, weight_offset);
   const row_writer_fn write = select_writer(dtype, weight_dtype, offset, llama);
   const size_t row_bytes = dim * dtype_size(dtype);
   for (size_t r = 0; r < rows; r++) {
