@@ -150,7 +150,7 @@ export function mountSpeed(section) {
     const body = results.map((r) => {
       const tr = document.createElement('tr');
       const th = Object.assign(document.createElement('th'), { textContent: r.name, scope: 'row' });
-      const cells = [micros(r.us), significant(r.gbps, 3), `${significant(naive / r.us, 3)}×`,
+      const cells = [significant(r.us, 3), significant(r.gbps, 3), `${significant(naive / r.us, 3)}×`,
         r.ok ? (r.exact ? 'bit-exact' : 'within 1e-5') : 'WRONG'];
       tr.append(th, ...cells.map((text) => Object.assign(document.createElement('td'), { textContent: text })));
       if (!r.ok) tr.lastChild.className = 'bad';
