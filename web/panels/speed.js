@@ -1,5 +1,5 @@
 // Panel 7: a live benchmark in the reader's browser. Naive JS (the baseline,
-// the one place the formula is written in the page, on purpose), then the
+// the formula written by hand on purpose), then the
 // scalar and SIMD modules through the copying API and on data already in
 // wasm memory. Each row is checked against the JS reference before timing.
 
@@ -9,11 +9,11 @@ import { onBackend, preferredBackend, zeroCopyRmsNorm } from '../lib/kernels.js'
 import { normalArray, prng, uniformArray } from '../lib/random.js';
 import { micros, significant } from '../lib/format.js';
 import { find, nextFrame, report } from '../lib/dom.js';
+import { median, timeCalls } from '../lib/timing.js';
 import { hbarChart } from '../lib/svg.js';
 
 const EPS = 1e-6;
 const ROUNDS = 3;
-const BUDGET_MS = 15; // per timing, long enough for coarse browser timers
 
 /** The loop a reader would write by hand: the baseline every row is compared with. */
 function naiveRmsNorm(x, w, y, rows, dim, eps) {
@@ -52,16 +52,6 @@ function contenders(x, w, rows, dim) {
   return list;
 }
 
-/** Median µs per call of `run`: calls doubled until one timing lasts BUDGET_MS. */
-function timeCalls(run) {
-  for (let calls = 1; ; calls *= 2) {
-    const t0 = performance.now();
-    for (let i = 0; i < calls; i++) run();
-    const ms = performance.now() - t0;
-    if (ms >= BUDGET_MS) return (ms * 1000) / calls;
-  }
-}
-
 /** Whether a row's output is right: bit-exact with the reference for the kernels, within 1e-5 for naive JS. */
 function check(y, expected, exact) {
   for (let i = 0; i < y.length; i++) {
@@ -71,11 +61,6 @@ function check(y, expected, exact) {
     if (!ok) return false;
   }
   return true;
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 export function mountSpeed(section) {
@@ -156,9 +141,11 @@ export function mountSpeed(section) {
       if (!r.ok) tr.lastChild.className = 'bad';
       return tr;
     });
-    table.replaceChildren(Object.assign(document.createElement('thead'), {}), document.createElement('tbody'));
-    table.tHead.append(head);
-    table.tBodies[0].append(...body);
+    const thead = document.createElement('thead');
+    const tbody = document.createElement('tbody');
+    thead.append(head);
+    tbody.append(...body);
+    table.replaceChildren(thead, tbody);
     const fastest = results.reduce((a, b) => (b.us < a.us ? b : a));
     summary.textContent = `On ${rows} × ${dim}, in this browser (backend: ${preferredBackend()}): ` +
       `${fastest.name} is ${significant(naive / fastest.us, 3)}× faster than naive JS. ` +
