@@ -3,8 +3,7 @@
 // kernel call goes through one queue: a job runs on the backend it asked for,
 // with no other job's init() in between.
 
-import { init } from '../../src/index.js';
-import { activeKernels } from '../../src/api/runtime.js';
+import { alloc, init, rmsNorm } from '../../src/index.js';
 
 let tail = Promise.resolve();
 let preferred = null;
@@ -35,24 +34,18 @@ export function onBackend(job, backend = preferred) {
 }
 
 /**
- * Data already inside the active module's memory, and its raw kernel: the
- * speed panel's zero-copy rows, which time the kernel without the copying
- * API's staging. Call inside an onBackend job; free() when done.
+ * The zero-copy path: x, weight and the output as tensors in the active
+ * module's memory (the package's alloc()), so rmsNorm copies nothing. Call
+ * inside an onBackend job, run it on the same backend, free() when done.
  */
-export function zeroCopyRmsNorm(x, weight, dim, eps) {
-  const kernels = activeKernels('zeroCopyRmsNorm');
-  const { malloc, free, rmsnorm_f32: kernel } = kernels.exports;
-  const rows = x.length / dim;
-  const xPtr = malloc(x.byteLength) >>> 0;
-  const wPtr = malloc(weight.byteLength) >>> 0;
-  const yPtr = malloc(x.byteLength) >>> 0;
-  if (xPtr === 0 || wPtr === 0 || yPtr === 0) throw new RangeError('zeroCopyRmsNorm: out of wasm memory');
-  const heap = kernels.heap; // after every malloc, which may grow memory
-  heap.set(x, xPtr / 4);
-  heap.set(weight, wPtr / 4);
+export function zeroCopyRmsNorm(x, weight, eps) {
+  const tensors = [alloc(x.length), alloc(weight.length), alloc(x.length)];
+  const [xt, wt, yt] = tensors;
+  xt.array.set(x);
+  wt.array.set(weight);
   return {
-    run: () => kernel(xPtr, wPtr, yPtr, rows, dim, eps),
-    result: () => kernels.heap.slice(yPtr / 4, yPtr / 4 + x.length),
-    free: () => { free(yPtr); free(wPtr); free(xPtr); },
+    run: () => rmsNorm(xt, wt, { eps, out: yt }),
+    result: () => yt.array.slice(),
+    free: () => tensors.forEach((t) => t.free()),
   };
 }

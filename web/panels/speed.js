@@ -46,7 +46,7 @@ function contenders(x, w, rows, dim) {
       },
     }, {
       name: `${label}, zero-copy`, className: backend, backend, exact: true,
-      make: () => zeroCopyRmsNorm(x, w, dim, EPS),
+      make: () => zeroCopyRmsNorm(x, w, EPS),
     });
   }
   return list;
