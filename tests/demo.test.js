@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { init, rmsNorm } from '../src/index.js';
 import { launchBrowser, openCheckedPage, startDemoServer } from './helpers/browser.js';
+import { precisionBatch } from '../web/panels/precision.js';
 
 const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 const DESKTOP = { width: 1280, height: 900 };
@@ -94,6 +95,33 @@ test('bad input shows an inline message and keeps the last good result', async (
       await page.waitForFunction(() => document.querySelector('#formula .message').hidden);
     }
     assert.deepEqual(await cellTexts(page, '#formula-y td'), good);
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('the precision panel: bfloat16 throughout misses the float64 oracle far more than the upcast; cast modes differ', async () => {
+  const { page, problems } = await openTutorial();
+  try {
+    for (const dim of [896, 64]) {
+      if (dim !== 896) {
+        await page.selectOption('#precision-dim', String(dim));
+        await page.waitForFunction((d) => document.getElementById('precision-summary').textContent.includes(`× ${d},`), dim);
+      }
+      const total = 8 * dim;
+      const wrong = await page.$$eval('#precision-table tbody tr', (rows) => rows.map((r) => Number(r.dataset.wrong)));
+      assert.equal(wrong.length, 3);
+      assert.ok(wrong[0] > 0.1 * total, `dim ${dim}: bfloat16 throughout misses ${wrong[0]} of ${total}`);
+      assert.ok(wrong[1] < 0.01 * total && wrong[2] < 0.01 * total, `dim ${dim}: the upcast misses ${wrong[1]} and ${wrong[2]} of ${total}`);
+
+      const seed = Number(await page.getAttribute('#precision-summary', 'data-seed'));
+      const { x, w } = precisionBatch(seed, dim);
+      const [llama, gemma] = ['llama', 'gemma'].map((castMode) => rmsNorm(x, w, { dtype: 'bfloat16', castMode, eps: 1e-6 }));
+      const differing = llama.filter((bits, i) => bits !== gemma[i]).length;
+      assert.ok(differing > 0.1 * total, `dim ${dim}, seed ${seed}: the cast modes differ in ${differing} of ${total}`);
+      assert.equal(Number(await page.getAttribute('#precision-summary', 'data-modes')), differing, `dim ${dim}, seed ${seed}`);
+    }
     assert.deepEqual(problems, []);
   } finally {
     await page.context().close();

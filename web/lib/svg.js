@@ -15,14 +15,16 @@ function el(tag, attrs = {}, text) {
 }
 
 const drawers = new WeakMap(); // host -> { draw, width }
-const observer = new ResizeObserver((entries) => {
+let observer = null; // made on first use, so this module also loads outside a browser
+
+function onResize(entries) {
   for (const { target } of entries) {
     const state = drawers.get(target);
     // Redraw only on a width change: the new SVG changes the height, which
     // must not trigger another round.
     if (state && target.clientWidth !== state.width) requestAnimationFrame(() => render(target));
   }
-});
+}
 
 function render(host) {
   const state = drawers.get(host);
@@ -32,6 +34,7 @@ function render(host) {
 
 /** Draws `draw(width) → <svg>` into `host` now and whenever its width changes. */
 function mount(host, draw) {
+  observer ??= new ResizeObserver(onResize);
   if (!drawers.has(host)) observer.observe(host);
   drawers.set(host, { draw, width: 0 });
   render(host);
