@@ -108,7 +108,10 @@ static void rescue_row(const void* src, const void* w, void* y, size_t dim, floa
 /* ---- specializations ------------------------------------------------------
  * Each combination of storage type, weight type, offset and cast mode gets
  * its own copy of the loops with those choices folded in at compile time; the
- * kernel picks the two it needs once per call. */
+ * kernel picks the two it needs once per call. The choice is made with
+ * switches, not tables of function pointers: a table would be data in linear
+ * memory, and the imported-memory build must not own any bytes of the
+ * memory it is given (see bindMemory in src/api/bind.js). */
 
 typedef float (*row_sumsq_fn)(const void* x, void* r, size_t dim);
 typedef void (*row_writer_fn)(const void* src, const void* w, void* y, size_t dim, float inv,
@@ -125,48 +128,56 @@ DEFINE_ROW_SUMSQ(add_sumsq_f32, RMSNORM_F32, SUM_ADD_RESIDUAL)
 DEFINE_ROW_SUMSQ(add_sumsq_bf16, RMSNORM_BF16, SUM_ADD_RESIDUAL)
 DEFINE_ROW_SUMSQ(add_sumsq_f16, RMSNORM_F16, SUM_ADD_RESIDUAL)
 
-static const row_sumsq_fn row_sumsq_fns[3][2] = {
-    [RMSNORM_F32] = {sumsq_f32, add_sumsq_f32},
-    [RMSNORM_BF16] = {sumsq_bf16, add_sumsq_bf16},
-    [RMSNORM_F16] = {sumsq_f16, add_sumsq_f16},
-};
+static row_sumsq_fn select_sumsq(int dtype, bool add_residual) {
+  switch (dtype) {
+    case RMSNORM_BF16: return add_residual ? add_sumsq_bf16 : sumsq_bf16;
+    case RMSNORM_F16: return add_residual ? add_sumsq_f16 : sumsq_f16;
+    default: return add_residual ? add_sumsq_f32 : sumsq_f32;
+  }
+}
 
 #define DEFINE_WRITER(NAME, DTYPE, WEIGHT_DTYPE, OFFSET, CAST)                                \
   static void NAME(const void* src, const void* w, void* y, size_t dim, float inv,           \
                    float weight_offset) {                                                    \
     write_row(src, w, y, dim, inv, weight_offset, DTYPE, WEIGHT_DTYPE, OFFSET, CAST);        \
   }
-/* The four (offset, cast mode) variants of one (storage, weight) pair. */
+/* The four (offset, cast mode) variants of one (storage, weight) pair, and
+ * the choice among them. */
 #define DEFINE_WRITERS(PREFIX, DTYPE, WEIGHT_DTYPE)                                          \
   DEFINE_WRITER(PREFIX##_gemma, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_GEMMA)              \
   DEFINE_WRITER(PREFIX##_llama, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_LLAMA)              \
   DEFINE_WRITER(PREFIX##_offset_gemma, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_GEMMA)        \
-  DEFINE_WRITER(PREFIX##_offset_llama, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_LLAMA)
-#define WRITERS(PREFIX) {{PREFIX##_gemma, PREFIX##_llama}, {PREFIX##_offset_gemma, PREFIX##_offset_llama}}
+  DEFINE_WRITER(PREFIX##_offset_llama, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_LLAMA)        \
+  static row_writer_fn PREFIX(bool offset, bool llama) {                                     \
+    return offset ? (llama ? PREFIX##_offset_llama : PREFIX##_offset_gemma)                  \
+                  : (llama ? PREFIX##_llama : PREFIX##_gemma);                               \
+  }
 
 DEFINE_WRITER(write_f32_unweighted, RMSNORM_F32, RMSNORM_NO_WEIGHT, false, RMSNORM_CAST_GEMMA)
 DEFINE_WRITER(write_bf16_unweighted, RMSNORM_BF16, RMSNORM_NO_WEIGHT, false, RMSNORM_CAST_GEMMA)
 DEFINE_WRITER(write_f16_unweighted, RMSNORM_F16, RMSNORM_NO_WEIGHT, false, RMSNORM_CAST_GEMMA)
 /* float32 storage: both cast modes are the same computation. */
-DEFINE_WRITER(write_f32_f32, RMSNORM_F32, RMSNORM_F32, false, RMSNORM_CAST_GEMMA)
+DEFINE_WRITER(write_f32_f32_plain, RMSNORM_F32, RMSNORM_F32, false, RMSNORM_CAST_GEMMA)
 DEFINE_WRITER(write_f32_f32_offset, RMSNORM_F32, RMSNORM_F32, true, RMSNORM_CAST_GEMMA)
 DEFINE_WRITERS(write_bf16_f32, RMSNORM_BF16, RMSNORM_F32)
 DEFINE_WRITERS(write_bf16_bf16, RMSNORM_BF16, RMSNORM_BF16)
 DEFINE_WRITERS(write_f16_f32, RMSNORM_F16, RMSNORM_F32)
 DEFINE_WRITERS(write_f16_f16, RMSNORM_F16, RMSNORM_F16)
 
-/* [storage][weight: float32 or the storage type][offset][cast mode] */
-static const row_writer_fn weighted_writers[3][2][2][2] = {
-    [RMSNORM_F32] = {{{write_f32_f32, write_f32_f32}, {write_f32_f32_offset, write_f32_f32_offset}},
-                     {{write_f32_f32, write_f32_f32}, {write_f32_f32_offset, write_f32_f32_offset}}},
-    [RMSNORM_BF16] = {WRITERS(write_bf16_f32), WRITERS(write_bf16_bf16)},
-    [RMSNORM_F16] = {WRITERS(write_f16_f32), WRITERS(write_f16_f16)},
-};
-static const row_writer_fn unweighted_writers[3] = {
-    [RMSNORM_F32] = write_f32_unweighted,
-    [RMSNORM_BF16] = write_bf16_unweighted,
-    [RMSNORM_F16] = write_f16_unweighted,
-};
+static row_writer_fn select_writer(int dtype, int weight_dtype, bool offset, bool llama) {
+  const bool float32_weight = weight_dtype == RMSNORM_F32;
+  switch (dtype) {
+    case RMSNORM_BF16:
+      if (weight_dtype == RMSNORM_NO_WEIGHT) return write_bf16_unweighted;
+      return float32_weight ? write_bf16_f32(offset, llama) : write_bf16_bf16(offset, llama);
+    case RMSNORM_F16:
+      if (weight_dtype == RMSNORM_NO_WEIGHT) return write_f16_unweighted;
+      return float32_weight ? write_f16_f32(offset, llama) : write_f16_f16(offset, llama);
+    default:
+      if (weight_dtype == RMSNORM_NO_WEIGHT) return write_f32_unweighted;
+      return offset ? write_f32_f32_offset : write_f32_f32_plain;
+  }
+}
 
 void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, size_t rows,
                         size_t dim, float eps, int dtype, int weight_dtype, int cast_mode,
@@ -180,10 +191,8 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
   }
   const bool offset = w != NULL && weight_offset != 0.0f;
   const bool llama = cast_mode == RMSNORM_CAST_LLAMA;
-  const row_sumsq_fn sumsq_of = row_sumsq_fns[dtype][residual != NULL];
-  const row_writer_fn write = w == NULL
-      ? unweighted_writers[dtype]
-      : weighted_writers[dtype][weight_dtype != RMSNORM_F32][offset][llama];
+  const row_sumsq_fn sumsq_of = select_sumsq(dtype, residual != NULL);
+  const row_writer_fn write = select_writer(dtype, weight_dtype, offset, llama);
   const size_t row_bytes = dim * dtype_size(dtype);
   for (size_t r = 0; r < rows; r++) {
     const char* xr = (const char*) x + r * row_bytes;

@@ -19,9 +19,12 @@ const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
 const align16 = (n) => Math.ceil(n / 16) * 16;
 
 export class WasmKernels {
-  constructor(exports) {
+  /** `memory`: the module's own (exported) memory, or the one it imports
+   * (bindMemory), in which case nothing may be staged: no allocator. */
+  constructor(exports, memory = exports.memory) {
     this.exports = exports;
-    this.memory = exports.memory;
+    this.memory = memory;
+    this.bound = memory !== exports.memory;
     this.views = null; // { buffer, float32, uint16 } over all of memory
     this.scratchPtr = 0;
     this.scratchBytes = 0;
@@ -78,7 +81,11 @@ export class WasmKernels {
       }
       return tensor.byteOffset;
     }
-    return array.buffer === this.memory.buffer ? array.byteOffset : -1;
+    if (array.buffer === this.memory.buffer) return array.byteOffset;
+    if (this.bound) {
+      throw new TypeError(`${fn}: ${name} must be a view of the bound WebAssembly.Memory's buffer (bindMemory copies nothing)`);
+    }
+    return -1;
   }
 
   /**
