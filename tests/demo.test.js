@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { init, rmsNorm } from '../src/index.js';
+import { init, layerNorm, rmsNorm } from '../src/index.js';
 import { launchBrowser, openCheckedPage, startDemoServer } from './helpers/browser.js';
 import { precisionBatch } from '../web/panels/precision.js';
 
@@ -122,6 +122,41 @@ test('the precision panel: bfloat16 throughout misses the float64 oracle far mor
       assert.ok(differing > 0.1 * total, `dim ${dim}, seed ${seed}: the cast modes differ in ${differing} of ${total}`);
       assert.equal(Number(await page.getAttribute('#precision-summary', 'data-modes')), differing, `dim ${dim}, seed ${seed}`);
     }
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('the LayerNorm panel: both kernels side by side, identical on a zero-mean row, timed on a picked shape', async () => {
+  const { page, problems } = await openTutorial();
+  try {
+    const both = (values) => {
+      const x = new Float32Array(values);
+      return [rmsNorm(x, null, { dim: x.length, eps: 1e-6 }), layerNorm(x, null, null, { dim: x.length, eps: 1e-6 })]
+        .map((y) => [...y].map((v) => v.toFixed(2)));
+    };
+    const [rms, ln] = both([2, -4, 6, -8]);
+    assert.deepEqual(await cellTexts(page, '#ln-rms-y td'), rms);
+    assert.deepEqual(await cellTexts(page, '#ln-ln-y td'), ln);
+    assert.ok(Number(await page.getAttribute('#ln-summary', 'data-largest')) > 0.1, 'mean -1: the outputs differ');
+
+    await page.click('#ln-toggle');
+    assert.equal(await page.getAttribute('#ln-toggle', 'aria-pressed'), 'true');
+    assert.match(await page.textContent('#ln-caption'), /LayerNorm/);
+
+    await page.click('#ln-center');
+    await page.waitForSelector('#ln-table[data-input="3, -3, 7, -7"]');
+    const [rms0, ln0] = both([3, -3, 7, -7]);
+    assert.deepEqual(rms0, ln0);
+    assert.deepEqual(await cellTexts(page, '#ln-ln-y td'), ln0);
+    assert.equal(await page.getAttribute('#ln-summary', 'data-largest'), '0', 'zero-mean row: identical outputs');
+
+    await page.selectOption('#ln-shape', '32x1024');
+    await page.click('#ln-time');
+    await page.waitForSelector('#ln-speed[data-ratio]', { timeout: 60_000 });
+    assert.equal(await page.locator('#ln-speed tbody tr').count(), 2);
+    assert.match(await page.textContent('#ln-speed-summary'), /RMSNorm takes [\d.]+× the time of LayerNorm/);
     assert.deepEqual(problems, []);
   } finally {
     await page.context().close();

@@ -7,16 +7,16 @@ import { loadKernels } from './lib/kernels.js';
 import { mountFormula } from './panels/formula.js';
 import { mountDrift } from './panels/drift.js';
 import { mountSquareEps } from './panels/square-eps.js';
+import { mountLayerNorm } from './panels/layernorm.js';
 import { mountPrecision } from './panels/precision.js';
 import { mountBitExact } from './panels/bit-exact.js';
 import { mountSpeed } from './panels/speed.js';
 
-// Panel 4 (needs `layerNorm`) joins this list when the package has it; until
-// then index.html says what it will do.
 const PANELS = [
   ['formula', mountFormula],
   ['drift', mountDrift],
   ['square-eps', mountSquareEps],
+  ['layernorm', mountLayerNorm],
   ['precision', mountPrecision],
   ['bit-exact', mountBitExact],
   ['speed', mountSpeed],
