@@ -79,7 +79,7 @@ export function mountBitExact(section) {
     table.replaceChildren(head, body);
     const pairHead = document.createElement('thead');
     const pairTitles = document.createElement('tr');
-    pairTitles.append(cell('th', 'pair', 'left'), cell('th', 'largest |difference|'), cell('th', 'elements whose bits differ'));
+    pairTitles.append(cell('th', 'pair', 'left'), cell('th', 'largest |difference|'), cell('th', 'elements differing'));
     pairHead.append(pairTitles);
     const pairBody = document.createElement('tbody');
     for (const [name, { largest, differing }] of pairs) {
