@@ -2,7 +2,7 @@
 // page to show next to the field; nothing here throws.
 
 const FLT_MAX = 3.4028234663852886e38;
-export const MAX_VALUES = 64;
+const MAX_VALUES = 64;
 
 /**
  * Parses a row such as "2, -4, 6, -8" (commas, spaces or semicolons between

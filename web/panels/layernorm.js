@@ -121,7 +121,10 @@ export function mountLayerNorm(section) {
   xField.addEventListener('input', update);
   find(section, '#ln-center').addEventListener('click', () => {
     const parsed = parseRow(xField.value, 'x');
-    if (parsed.error) return;
+    if (parsed.error) {
+      update(); // shows the message
+      return;
+    }
     const mean = meanOf([...parsed.values]);
     xField.value = [...parsed.values].map((v) => float32String(Math.fround(v - mean))).join(', ');
     update();
