@@ -25,6 +25,16 @@ LDFLAGS := --no-entry -sSTANDALONE_WASM -sEXPORTED_FUNCTIONS=$(EXPORTS) \
   -sTOTAL_STACK=64KB -sMALLOC=emmalloc
 
 MODULES := build/rmsnorm-simd.wasm build/rmsnorm-scalar.wasm
+
+# Both modules export the same functions, so each names its backend in a
+# custom section appended to it: init({ module }) reads it back
+# (WebAssembly.Module.customSections) to tell which build a precompiled
+# module is. Section layout: id 0, size, name length, name, payload.
+BACKEND_SECTION := rmsnorm-wasm.backend
+define name_backend
+	@name='$(BACKEND_SECTION)'; backend='$(1)'; \
+	printf '%b%s%s' "$$(printf '\\x00\\x%02x\\x%02x' $$((1 + $${#name} + $${#backend})) $${#name})" "$$name" "$$backend" >> $@
+endef
 EMBEDDED := src/loader/modules.generated.js
 
 .PHONY: all build deps test demo clean
@@ -49,10 +59,12 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 build/rmsnorm-simd.wasm: $(SIMD_SOURCES) $(KERNEL_HEADERS) | build/
 	$(EMCC) $(CFLAGS) -msimd128 $(LDFLAGS) $(SIMD_SOURCES) -o $@
+	$(call name_backend,simd)
 
 # The baseline must run on engines without SIMD128: refuse any v128 in it.
 build/rmsnorm-scalar.wasm: $(SCALAR_SOURCES) $(KERNEL_HEADERS) | build/
 	$(EMCC) $(CFLAGS) -mno-simd128 $(LDFLAGS) $(SCALAR_SOURCES) -o $@
+	$(call name_backend,scalar)
 	@! wasm-dis $@ | grep -q v128 || { echo "$@ contains SIMD instructions"; rm -f $@; exit 1; }
 
 $(EMBEDDED): $(MODULES)

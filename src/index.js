@@ -1,3 +1,3 @@
 // rmsnorm-wasm: RMSNorm for the web, in WebAssembly SIMD128.
-export { init } from './api/runtime.js';
+export { compileModule, init } from './api/runtime.js';
 export { rmsNorm } from './api/rmsnorm.js';
