@@ -1,95 +1,195 @@
 /*
- * SIMD128 float32 RMSNorm: 16 values a step in four f32x4 accumulators
- * (u16_acc4). vacc0 holds lanes 0-3, vacc1 lanes 4-7, vacc2 lanes 8-11 and
- * vacc3 lanes 12-15 of the contract's 16 lanes (../rmsnorm_f32.h), so the
- * vector adds are the lane adds, and the fold below is the contract's fold.
+ * SIMD128 RMSNorm: 16 values a step in four f32x4 accumulators (u16_acc4).
+ * vacc0 holds lanes 0-3, vacc1 lanes 4-7, vacc2 lanes 8-11 and vacc3 lanes
+ * 12-15 of the contract's 16 lanes (../rmsnorm_f32.h), so the vector adds are
+ * the lane adds, and the fold below is the contract's fold. 16-bit storage is
+ * widened on load and narrowed on store (../float16_wasmsimd.h).
  */
 #include <stdbool.h>
 #include <stddef.h>
-#include <string.h>
+#include <stdint.h>
 
-#include "../rmsnorm_f32.h"
+#include "../float16_wasmsimd.h"
+#include "../rmsnorm_scalar.h"
 #include "../simd128.h"
 
-static inline v128_t square(v128_t vx, v128_t vscale, bool scaled) {
-  if (scaled) {
-    vx = wasm_f32x4_mul(vx, vscale);
+/* Values i..i+15 of a row of `dtype`, widened to float32, as four f32x4. */
+RMSNORM_INLINE void load16(const void* x, size_t i, int dtype, v128_t v[4]) {
+  if (dtype == RMSNORM_F32) {
+    const float* p = (const float*) x + i;
+    v[0] = wasm_v128_load(p);
+    v[1] = wasm_v128_load(p + 4);
+    v[2] = wasm_v128_load(p + 8);
+    v[3] = wasm_v128_load(p + 12);
+    return;
   }
-  return wasm_f32x4_mul(vx, vx);
+  const uint16_t* p = (const uint16_t*) x + i;
+  const v128_t vh[2] = {wasm_v128_load(p), wasm_v128_load(p + 8)};
+  for (int k = 0; k < 2; k++) {
+    const v128_t vlo = wasm_u32x4_extend_low_u16x8(vh[k]);
+    const v128_t vhi = wasm_u32x4_extend_high_u16x8(vh[k]);
+    v[2 * k] = dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vlo) : f16x4_to_f32x4(vlo);
+    v[2 * k + 1] = dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vhi) : f16x4_to_f32x4(vhi);
+  }
 }
 
-static inline float block_sumsq(const float* x, size_t n, float scale, bool scaled) {
-  const v128_t vscale = wasm_f32x4_splat(scale);
-  v128_t vacc0 = wasm_f32x4_splat(0.0f);
-  v128_t vacc1 = vacc0;
-  v128_t vacc2 = vacc0;
-  v128_t vacc3 = vacc0;
-  size_t i = 0;
-  for (; i + RMSNORM_LANES <= n; i += RMSNORM_LANES) {
-    vacc0 = wasm_f32x4_add(vacc0, square(wasm_v128_load(x + i), vscale, scaled));
-    vacc1 = wasm_f32x4_add(vacc1, square(wasm_v128_load(x + i + 4), vscale, scaled));
-    vacc2 = wasm_f32x4_add(vacc2, square(wasm_v128_load(x + i + 8), vscale, scaled));
-    vacc3 = wasm_f32x4_add(vacc3, square(wasm_v128_load(x + i + 12), vscale, scaled));
+/* Values i..i+3, widened. */
+RMSNORM_INLINE v128_t load4(const void* x, size_t i, int dtype) {
+  if (dtype == RMSNORM_F32) {
+    return wasm_v128_load((const float*) x + i);
   }
-  if (i < n) {
-    /* The last 1..15 values, zero-padded to a full step: the padding adds +0
-     * to its lanes, which changes nothing, and nothing past x[n) is read. */
-    float vtail[RMSNORM_LANES] = {0.0f};
-    memcpy(vtail, x + i, (n - i) * sizeof(float));
-    vacc0 = wasm_f32x4_add(vacc0, square(wasm_v128_load(vtail), vscale, scaled));
-    vacc1 = wasm_f32x4_add(vacc1, square(wasm_v128_load(vtail + 4), vscale, scaled));
-    vacc2 = wasm_f32x4_add(vacc2, square(wasm_v128_load(vtail + 8), vscale, scaled));
-    vacc3 = wasm_f32x4_add(vacc3, square(wasm_v128_load(vtail + 12), vscale, scaled));
+  const v128_t vh = wasm_u32x4_load16x4((const uint16_t*) x + i);
+  return dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vh) : f16x4_to_f32x4(vh);
+}
+
+/* The 16-bit patterns of four float32 values, in u32 lanes. */
+RMSNORM_INLINE v128_t narrow4(v128_t v, int dtype) {
+  return dtype == RMSNORM_BF16 ? f32x4_to_bf16x4(v) : f32x4_to_f16x4(v);
+}
+
+/* v rounded to `dtype`, still as float32 (identity for float32). */
+RMSNORM_INLINE v128_t round4(v128_t v, int dtype) {
+  if (dtype == RMSNORM_F32) {
+    return v;
   }
-  /* v_j = (L_j + L_j+4) + (L_j+8 + L_j+12), then (v0 + v2) + (v1 + v3). */
-  const v128_t vsum = wasm_f32x4_add(wasm_f32x4_add(vacc0, vacc1), wasm_f32x4_add(vacc2, vacc3));
+  const v128_t vh = narrow4(v, dtype);
+  return dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vh) : f16x4_to_f32x4(vh);
+}
+
+/* Stores four float32 values, rounded to `dtype`, as values i..i+3. */
+RMSNORM_INLINE void store4(void* y, size_t i, v128_t v, int dtype) {
+  if (dtype == RMSNORM_F32) {
+    wasm_v128_store((float*) y + i, v);
+    return;
+  }
+  const v128_t vh = narrow4(v, dtype);
+  wasm_v128_store64_lane((uint16_t*) y + i, wasm_u16x8_narrow_i32x4(vh, vh), 0);
+}
+
+/* Stores sixteen float32 values, rounded to `dtype`, as values i..i+15. */
+RMSNORM_INLINE void store16(void* y, size_t i, const v128_t v[4], int dtype) {
+  if (dtype == RMSNORM_F32) {
+    for (int k = 0; k < 4; k++) {
+      wasm_v128_store((float*) y + i + 4 * k, v[k]);
+    }
+    return;
+  }
+  for (int k = 0; k < 2; k++) {
+    /* u16 patterns in u32 lanes: the saturating narrow keeps them as they are */
+    const v128_t vh = wasm_u16x8_narrow_i32x4(narrow4(v[2 * k], dtype), narrow4(v[2 * k + 1], dtype));
+    wasm_v128_store((uint16_t*) y + i + 8 * k, vh);
+  }
+}
+
+RMSNORM_INLINE void accumulate_squares(v128_t vacc[4], const v128_t v[4]) {
+  for (int k = 0; k < 4; k++) {
+    vacc[k] = wasm_f32x4_add(vacc[k], wasm_f32x4_mul(v[k], v[k]));
+  }
+}
+
+/* v_j = (L_j + L_j+4) + (L_j+8 + L_j+12), then (v0 + v2) + (v1 + v3). */
+RMSNORM_INLINE float fold_accumulators(const v128_t vacc[4]) {
+  const v128_t vsum = wasm_f32x4_add(wasm_f32x4_add(vacc[0], vacc[1]), wasm_f32x4_add(vacc[2], vacc[3]));
   const v128_t vpair = wasm_f32x4_add(vsum, wasm_i32x4_shuffle(vsum, vsum, 2, 3, 0, 1));
   const v128_t vtotal = wasm_f32x4_add(vpair, wasm_i32x4_shuffle(vpair, vpair, 1, 0, 3, 2));
   return wasm_f32x4_extract_lane(vtotal, 0);
 }
 
-/* Outputs i..i+3: ((x [* scale]) * inv) [* w]. w is only read when weighted. */
-static inline v128_t normalize4(const float* x, const float* w, size_t i, v128_t vscale,
-                                bool scaled, v128_t vinv, bool weighted) {
-  v128_t vy = wasm_v128_load(x + i);
-  if (scaled) {
-    vy = wasm_f32x4_mul(vy, vscale);
+/* Both block sums: the plain one (r == NULL) and the fused residual add. The
+ * last 1..15 values go through a zero-padded float32 step: the padding adds
+ * +0 to its lanes, which changes nothing, and nothing past n is touched. */
+RMSNORM_INLINE float block_sumsq_impl(const void* x, void* r, size_t n, int dtype, bool add) {
+  v128_t vacc[4];
+  for (int k = 0; k < 4; k++) {
+    vacc[k] = wasm_f32x4_splat(0.0f);
   }
-  vy = wasm_f32x4_mul(vy, vinv);
-  return weighted ? wasm_f32x4_mul(vy, wasm_v128_load(w + i)) : vy;
+  size_t i = 0;
+  for (; i + RMSNORM_LANES <= n; i += RMSNORM_LANES) {
+    v128_t v[4];
+    load16(x, i, dtype, v);
+    if (add) {
+      v128_t vr[4];
+      load16(r, i, dtype, vr);
+      for (int k = 0; k < 4; k++) {
+        v[k] = round4(wasm_f32x4_add(v[k], vr[k]), dtype);
+      }
+      store16(r, i, v, dtype);
+    }
+    accumulate_squares(vacc, v);
+  }
+  if (i < n) {
+    float vtail[RMSNORM_LANES] = {0.0f};
+    for (size_t j = 0; i + j < n; j++) {
+      float value = load_f32(x, i + j, dtype);
+      if (add) {
+        value = round_to(value + load_f32(r, i + j, dtype), dtype);
+        store_f32(r, i + j, value, dtype);
+      }
+      vtail[j] = value;
+    }
+    v128_t v[4];
+    load16(vtail, 0, RMSNORM_F32, v);
+    accumulate_squares(vacc, v);
+  }
+  return fold_accumulators(vacc);
 }
 
-static inline void scale_row_impl(const float* x, const float* w, float* y, size_t dim,
-                                  float scale, bool scaled, float inv, bool weighted) {
-  const v128_t vscale = wasm_f32x4_splat(scale);
+RMSNORM_INLINE float block_sumsq(const void* x, size_t n, int dtype) {
+  return block_sumsq_impl(x, NULL, n, dtype, false);
+}
+
+RMSNORM_INLINE float block_add_sumsq(const void* x, void* r, size_t n, int dtype) {
+  return block_sumsq_impl(x, r, n, dtype, true);
+}
+
+/* Step 4 for four values v = x * inv (see scalar_finish). */
+RMSNORM_INLINE v128_t finish4(v128_t v, const void* w, size_t i, v128_t voffset, int dtype,
+                              int weight_dtype, bool offset, int cast_mode) {
+  if (weight_dtype == RMSNORM_NO_WEIGHT) {
+    return v;
+  }
+  v128_t vw = load4(w, i, weight_dtype);
+  if (offset) {
+    vw = wasm_f32x4_add(voffset, vw);
+  }
+  if (cast_mode == RMSNORM_CAST_LLAMA) {
+    v = round4(v, dtype);
+  }
+  return wasm_f32x4_mul(v, vw);
+}
+
+/* The 1..3 values a row's vector loop leaves over, with every choice made at
+ * run time: one shared copy instead of one per specialization. */
+static __attribute__((noinline)) void write_tail(const void* src, const void* w, void* y,
+                                                 size_t start, size_t end, float inv,
+                                                 float weight_offset, int dtype,
+                                                 int weight_dtype, bool offset, int cast_mode) {
+  scalar_write_row(src, w, y, start, end, inv, 1.0f, false, weight_offset, dtype, weight_dtype,
+                   offset, cast_mode);
+}
+
+RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t dim, float inv,
+                              float weight_offset, int dtype, int weight_dtype, bool offset,
+                              int cast_mode) {
   const v128_t vinv = wasm_f32x4_splat(inv);
+  const v128_t voffset = wasm_f32x4_splat(weight_offset);
   size_t i = 0;
-  /* All loads of a step come before its stores, so y == x is safe. */
+  /* All loads of a step come before its stores, so y == src is safe. */
   for (; i + 16 <= dim; i += 16) {
-    const v128_t vy0 = normalize4(x, w, i, vscale, scaled, vinv, weighted);
-    const v128_t vy1 = normalize4(x, w, i + 4, vscale, scaled, vinv, weighted);
-    const v128_t vy2 = normalize4(x, w, i + 8, vscale, scaled, vinv, weighted);
-    const v128_t vy3 = normalize4(x, w, i + 12, vscale, scaled, vinv, weighted);
-    wasm_v128_store(y + i, vy0);
-    wasm_v128_store(y + i + 4, vy1);
-    wasm_v128_store(y + i + 8, vy2);
-    wasm_v128_store(y + i + 12, vy3);
+    v128_t v[4];
+    load16(src, i, dtype, v);
+    for (int k = 0; k < 4; k++) {
+      v[k] = finish4(wasm_f32x4_mul(v[k], vinv), w, i + 4 * k, voffset, dtype, weight_dtype,
+                     offset, cast_mode);
+    }
+    store16(y, i, v, dtype);
   }
   for (; i + 4 <= dim; i += 4) {
-    wasm_v128_store(y + i, normalize4(x, w, i, vscale, scaled, vinv, weighted));
+    const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
+    store4(y, i, finish4(v, w, i, voffset, dtype, weight_dtype, offset, cast_mode), dtype);
   }
-  for (; i < dim; i++) {
-    const float v = (scaled ? x[i] * scale : x[i]) * inv;
-    y[i] = weighted ? v * w[i] : v;
-  }
-}
-
-static inline void scale_row(const float* x, const float* w, float* y, size_t dim,
-                             float scale, bool scaled, float inv) {
-  if (w != NULL) {
-    scale_row_impl(x, w, y, dim, scale, scaled, inv, true);
-  } else {
-    scale_row_impl(x, w, y, dim, scale, scaled, inv, false);
+  if (i < dim) {
+    write_tail(src, w, y, i, dim, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
   }
 }
 
