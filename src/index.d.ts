@@ -4,14 +4,30 @@
 
 declare global {
   namespace WebAssembly {
-    // Declared so these types also compile without the DOM lib; merges with
-    // lib.dom's (empty) interface where that is loaded.
+    // Declared so these types also compile without the DOM lib; they merge
+    // with lib.dom's (empty) interfaces where that is loaded.
     interface Module {}
+    interface Memory {}
   }
 }
 
 /** Which WebAssembly module runs the kernels: SIMD128, or the scalar baseline. */
 export type Backend = 'simd' | 'scalar';
+
+/**
+ * How values are stored. The kernels always compute in float32; 16-bit
+ * values are widened exactly on load and rounded (to nearest even) on store.
+ */
+export type Dtype = 'float32' | 'bfloat16' | 'float16';
+
+/** The typed array holding a dtype: 16-bit dtypes travel as raw bit patterns in a Uint16Array. */
+export type ArrayOf<D extends Dtype> = D extends 'float32' ? Float32Array : Uint16Array;
+
+/** An array argument holding `D` values: a typed array, or a tensor from {@link alloc} (zero-copy). */
+export type Storage<D extends Dtype> = ArrayOf<D> | Tensor<D>;
+
+/** A weight for storage dtype `D`: float32, or `D` itself. */
+export type WeightOf<D extends Dtype> = Storage<'float32'> | Storage<D>;
 
 export interface InitOptions {
   /**
@@ -65,33 +81,68 @@ export function init(options?: InitOptions): Promise<InitResult>;
  */
 export function compileModule(backend?: 'auto' | Backend): Promise<WebAssembly.Module>;
 
-export interface RmsNormOptions {
-  /**
-   * Added to the mean square inside the root. Default `1e-6`; rounded to
-   * float32; must be finite and >= 0 (else `RangeError`).
-   */
-  eps?: number;
-  /**
-   * The normalized (last) dimension. Defaults to `weight.length`; required
-   * when `weight` is `null`. A positive integer dividing `x.length`.
-   */
-  dim?: number;
-  /**
-   * Receives the result and is returned: `x.length` floats. May be `x`
-   * itself (in place); must not otherwise overlap `x` or `weight`.
-   */
-  out?: Float32Array;
-}
+/** `options.dtype`: optional for float32 (the default), required for the 16-bit dtypes. */
+export type DtypeOption<D extends Dtype> = [D] extends ['float32'] ? { dtype?: 'float32' } : { dtype: D };
+
+export type RmsNormOptions<D extends Dtype = 'float32', O extends Storage<D> | undefined = Storage<D> | undefined> =
+  DtypeOption<D> & {
+    /**
+     * Added to the mean square inside the root. Default `1e-6`; rounded to
+     * float32; must be finite and >= 0 (else `RangeError`).
+     */
+    eps?: number;
+    /**
+     * The normalized (last) dimension. Defaults to `weight.length`; required
+     * when `weight` is `null` (unless `shape` is given). A positive integer
+     * dividing `x.length`.
+     */
+    dim?: number;
+    /**
+     * The shape of `x` (instead of `dim`): the dims from `axis` on are
+     * normalized together. Its product must equal `x.length`.
+     */
+    shape?: readonly number[];
+    /** With `shape`: the first normalized axis, negative from the end. Default `-1`. */
+    axis?: number;
+    /**
+     * The weight's dtype: `'float32'` or the storage dtype. Defaults to what
+     * the weight's array holds (a `Uint16Array` holds the storage dtype).
+     */
+    weightDtype?: 'float32' | NoInfer<D>;
+    /**
+     * Where 16-bit results round: `'llama'` (default) rounds the normalized
+     * value to storage before the weight multiply, as Llama does; `'gemma'`
+     * rounds once, after it. The same for float32.
+     */
+    castMode?: 'llama' | 'gemma';
+    /** Added to each weight in float32 before it is applied (Gemma stores `w - 1`: offset 1). Default 0. */
+    weightOffset?: number;
+    /**
+     * Receives the result and is returned: `x.length` values of the storage
+     * dtype. May be `x` itself (in place); must not otherwise overlap `x`,
+     * `weight` or the residual.
+     */
+    out?: O;
+  };
+
+/** What a normalization returns: `options.out` if given, else a new array of the storage dtype. */
+export type NormResult<D extends Dtype, O> = undefined extends O ? ArrayOf<D> | Exclude<O, undefined> : O;
+
+/** The options argument: optional for float32, required (it names the dtype) for 16-bit storage. */
+export type OptionsArg<D extends Dtype, O extends Storage<D> | undefined> =
+  [D] extends ['float32'] ? [options?: RmsNormOptions<D, O>] : [options: RmsNormOptions<D, O>];
 
 /**
  * RMSNorm over the last dimension of a row-major `rows × dim` batch:
- * `y = x / sqrt(mean(x²) + eps) · weight`, in float32, bit-identical to the
- * JS reference (`rmsnorm-wasm/reference`) on every backend.
+ * `y = x / sqrt(mean(x²) + eps) · weight`, computed in float32 and
+ * bit-identical to the JS reference (`rmsnorm-wasm/reference`) on every
+ * backend. Arguments that are tensors from {@link alloc} (or views of the
+ * module's memory) are used in place; other arrays are copied in and out.
  *
- * @param x `rows × dim` values, row-major; any view, at any byteOffset.
+ * @param x `rows × dim` values of the storage dtype, row-major; any view.
  * @param weight `dim` values, or `null` for no weight (`undefined` is an
  *   error, so a misspelled property cannot silently drop the weight).
- * @returns `options.out`, or a new `Float32Array` of `x.length`.
+ * @returns `options.out`, or a new array of the storage dtype.
  *
  * Throws, before writing anything, a `TypeError` for an argument of the
  * wrong type or an unknown option, and a `RangeError` for a wrong size or
@@ -102,9 +153,102 @@ export interface RmsNormOptions {
  * @example
  * const y = rmsNorm(new Float32Array([2, -4, 6, -8]), new Float32Array([1.5, 0.5, 1, 2]));
  * // Float32Array [0.5477, -0.3651, 1.0954, -2.9212]
+ * rmsNorm(xBits, wBits, { dtype: 'bfloat16', out: xBits }); // Uint16Array bfloat16 bits, in place
  */
-export function rmsNorm(
-  x: Float32Array,
-  weight: Float32Array | null,
-  options?: RmsNormOptions,
-): Float32Array;
+export function rmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
+  x: Storage<D>,
+  weight: NoInfer<WeightOf<D>> | null,
+  ...options: OptionsArg<D, O>
+): NormResult<D, O>;
+
+/**
+ * Fused residual add and RMSNorm, as a transformer block does it:
+ * `residual ← round(x + residual)` in place, then
+ * `y = rmsNorm(residual, weight, options)`. Bit-identical to the two steps
+ * done apart. Same options, result and errors as {@link rmsNorm}; `residual`
+ * holds `x.length` values of the storage dtype and must not overlap `x`,
+ * `weight` or `out`.
+ *
+ * @example
+ * const y = addRmsNorm(attentionOut, hidden, gamma); // hidden += attentionOut; y = rmsNorm(hidden, gamma)
+ */
+export function addRmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
+  x: Storage<D>,
+  residual: Storage<D>,
+  weight: NoInfer<WeightOf<D>> | null,
+  ...options: OptionsArg<D, O>
+): NormResult<D, O>;
+
+/**
+ * `length` values of `dtype` (default float32) in the active module's
+ * WebAssembly memory: kernels given tensors read and write them in place,
+ * with no copy. Free it with `tensor.free()`.
+ *
+ * Throws a `TypeError` for a non-number length or an unknown dtype, a
+ * `RangeError` for a length that is not a non-negative integer or does not
+ * fit in wasm memory, an `Error` if `init()` has not finished.
+ *
+ * @example
+ * const x = alloc(4096);
+ * x.array.set(hidden);
+ * rmsNorm(x, gamma, { out: x });
+ * x.free();
+ */
+export function alloc<D extends Dtype = 'float32'>(length: number, dtype?: D): Tensor<D>;
+
+/** A tensor in the module's WebAssembly memory, from {@link alloc}. */
+export class Tensor<D extends Dtype = Dtype> {
+  /** Tensors come from alloc(). */
+  private constructor();
+  /**
+   * A typed-array view of the tensor, rebuilt after the memory grows (which
+   * detaches every earlier view): read it again after kernel calls or
+   * allocations rather than keeping it. Throws a `TypeError` once freed.
+   */
+  get array(): ArrayOf<D>;
+  get dtype(): D;
+  get length(): number;
+  /** Byte address in the module's memory. */
+  get byteOffset(): number;
+  get freed(): boolean;
+  /** Returns the memory to the module; using the tensor afterwards throws. Idempotent. */
+  free(): void;
+}
+
+export interface BindMemoryOptions {
+  /**
+   * A region of the memory the kernels may use as their call stack:
+   * `byteOffset` a multiple of 16, at least 4096 bytes, not used by the
+   * engine during a call.
+   */
+  scratch: { byteOffset: number; byteLength: number };
+  /** As in {@link init}. */
+  backend?: 'auto' | Backend;
+}
+
+/** The options of a bound kernel: `out`, a view of the bound memory, is required. */
+export type BoundOptionsArg<D extends Dtype, O extends ArrayOf<D>> = [options: RmsNormOptions<D, O> & { out: O }];
+
+/** Kernels bound to an engine's memory by {@link bindMemory}. */
+export interface BoundKernels {
+  backend: Backend;
+  memory: WebAssembly.Memory;
+  /** {@link rmsNorm} on views of the bound memory; `options.out` is required. */
+  rmsNorm<D extends Dtype = 'float32', O extends ArrayOf<D> = ArrayOf<D>>(
+    x: ArrayOf<D>, weight: ArrayOf<'float32'> | ArrayOf<D> | null, ...options: BoundOptionsArg<D, O>): O;
+  /** {@link addRmsNorm} on views of the bound memory; `options.out` is required. */
+  addRmsNorm<D extends Dtype = 'float32', O extends ArrayOf<D> = ArrayOf<D>>(
+    x: ArrayOf<D>, residual: ArrayOf<D>, weight: ArrayOf<'float32'> | ArrayOf<D> | null,
+    ...options: BoundOptionsArg<D, O>): O;
+}
+
+/**
+ * Binds the kernels to an engine's own (non-shared) `WebAssembly.Memory`,
+ * e.g. the memory of an inference engine's wasm module: every array is a
+ * view of `memory.buffer`, nothing is copied or allocated.
+ *
+ * Rejects with a `TypeError` for a memory that is not a non-shared
+ * `WebAssembly.Memory`, an unknown option or backend, and a `RangeError` for
+ * a scratch region that is misaligned, too small or outside the memory.
+ */
+export function bindMemory(memory: WebAssembly.Memory, options: BindMemoryOptions): Promise<BoundKernels>;

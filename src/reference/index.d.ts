@@ -1,9 +1,10 @@
 // Types of 'rmsnorm-wasm/reference' (src/reference/index.js): the
-// independent JS reference, no wasm and no init().
+// independent JS reference, no wasm and no init(). Same signatures as the
+// wasm API's.
 
-import type { RmsNormOptions } from '../index.js';
+import type { addRmsNorm as wasmAddRmsNorm, rmsNorm as wasmRmsNorm } from '../index.js';
 
-export type { RmsNormOptions };
+export type { ArrayOf, Dtype, NormResult, RmsNormOptions, Storage, WeightOf } from '../index.js';
 
 /**
  * RMSNorm in plain JavaScript, `Math.fround` after every float32 operation:
@@ -15,8 +16,11 @@ export type { RmsNormOptions };
  * import { rmsNorm } from 'rmsnorm-wasm/reference';
  * rmsNorm(new Float32Array([2, -4, 6, -8]), new Float32Array([1.5, 0.5, 1, 2]));
  */
-export function rmsNorm(
-  x: Float32Array,
-  weight: Float32Array | null,
-  options?: RmsNormOptions,
-): Float32Array;
+export declare const rmsNorm: typeof wasmRmsNorm;
+
+/**
+ * The fused residual add and RMSNorm in plain JavaScript, bit-identical to
+ * `addRmsNorm` from `'rmsnorm-wasm'`: `residual ← round(x + residual)` in
+ * place, then RMSNorm of it. Needs no `init()`.
+ */
+export declare const addRmsNorm: typeof wasmAddRmsNorm;

@@ -1,6 +1,7 @@
 // A Node ESM consumer of the installed package: prints what it computed.
 import { init, rmsNorm } from 'rmsnorm-wasm';
 import * as api from 'rmsnorm-wasm';
+import * as referenceApi from 'rmsnorm-wasm/reference';
 import { rmsNorm as referenceRmsNorm } from 'rmsnorm-wasm/reference';
 import { weight, x } from './example.mjs';
 
@@ -10,6 +11,6 @@ console.log(JSON.stringify({
   backend,
   wasm: Array.from(rmsNorm(x, weight)),
   reference: Array.from(referenceRmsNorm(x, weight)),
-  exports: Object.keys(api).sort(),
+  exports: { '.': Object.keys(api).sort(), './reference': Object.keys(referenceApi).sort() },
   deepImport,
 }));
