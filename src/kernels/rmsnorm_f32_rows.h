@@ -79,6 +79,17 @@ static uint32_t max_abs_bits(const void* x, size_t dim, int dtype) {
   return m;
 }
 
+/* Whether every weight is finite: the vector writers may assume their
+ * outputs are not NaN only then (see wasmsimd.c). */
+static bool all_finite(const void* w, size_t dim, int weight_dtype) {
+  for (size_t i = 0; i < dim; i++) {
+    if (!(fabsf(load_f32(w, i, weight_dtype)) <= FLT_MAX)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /* The rescue path: only rows whose plain sum of squares overflowed, came out
  * tiny, or is NaN get here, so it runs the generic scalar code. */
 static void rescue_row(const void* src, const void* w, void* y, size_t dim, float eps,
@@ -191,7 +202,11 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
   }
   const bool offset = w != NULL && weight_offset != 0.0f;
   const bool llama = cast_mode == RMSNORM_CAST_LLAMA;
+  const int cast = llama ? RMSNORM_CAST_LLAMA : RMSNORM_CAST_GEMMA;
   const row_sumsq_fn sumsq_of = select_sumsq(dtype, residual != NULL);
+  /* A weight holding NaN or Inf is valid input but no model's: its rows take
+   * the scalar writer, so that the vector writers need not handle NaN. */
+  const bool vector_writer = dtype == RMSNORM_F32 || w == NULL || all_finite(w, dim, weight_dtype);
   const row_writer_fn write = select_writer(dtype, weight_dtype, offset, llama);
   const size_t row_bytes = dim * dtype_size(dtype);
   for (size_t r = 0; r < rows; r++) {
@@ -201,11 +216,13 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
     /* With a residual, the row to normalize is the updated residual. */
     const void* src = rr != NULL ? (const void*) rr : (const void*) xr;
     const float sumsq = sumsq_of(xr, rr, dim);
-    if (sumsq >= RMSNORM_TINY_SUM && sumsq <= FLT_MAX) {
+    if (!(sumsq >= RMSNORM_TINY_SUM && sumsq <= FLT_MAX)) {
+      rescue_row(src, w, yr, dim, eps, sumsq, weight_offset, dtype, weight_dtype, offset, cast);
+    } else if (vector_writer) {
       write(src, w, yr, dim, inv_rms(sumsq, dim, eps), weight_offset);
     } else {
-      rescue_row(src, w, yr, dim, eps, sumsq, weight_offset, dtype, weight_dtype, offset,
-                 llama ? RMSNORM_CAST_LLAMA : RMSNORM_CAST_GEMMA);
+      scalar_write_row(src, w, yr, 0, dim, inv_rms(sumsq, dim, eps), 1.0f, false, weight_offset,
+                       dtype, weight_dtype, offset, cast);
     }
   }
 }

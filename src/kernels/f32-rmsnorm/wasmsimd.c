@@ -26,10 +26,13 @@ RMSNORM_INLINE void load16(const void* x, size_t i, int dtype, v128_t v[4]) {
   const uint16_t* p = (const uint16_t*) x + i;
   const v128_t vh[2] = {wasm_v128_load(p), wasm_v128_load(p + 8)};
   for (int k = 0; k < 2; k++) {
-    const v128_t vlo = wasm_u32x4_extend_low_u16x8(vh[k]);
-    const v128_t vhi = wasm_u32x4_extend_high_u16x8(vh[k]);
-    v[2 * k] = dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vlo) : f16x4_to_f32x4(vlo);
-    v[2 * k + 1] = dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vhi) : f16x4_to_f32x4(vhi);
+    if (dtype == RMSNORM_BF16) {
+      v[2 * k] = bf16x8_low_to_f32x4(vh[k]);
+      v[2 * k + 1] = bf16x8_high_to_f32x4(vh[k]);
+    } else {
+      v[2 * k] = f16x4_to_f32x4(wasm_u32x4_extend_low_u16x8(vh[k]));
+      v[2 * k + 1] = f16x4_to_f32x4(wasm_u32x4_extend_high_u16x8(vh[k]));
+    }
   }
 }
 
@@ -42,32 +45,39 @@ RMSNORM_INLINE v128_t load4(const void* x, size_t i, int dtype) {
   return dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vh) : f16x4_to_f32x4(vh);
 }
 
+/* The rounding below takes `finite` (a compile-time constant): true where
+ * no lane can be NaN, which spares the NaN handling. Rows on the vector
+ * path are finite (their sum of squares is), so x * inv is finite; times a
+ * finite weight it may overflow to Inf, which the conversions round
+ * correctly, but not become NaN. The kernel checks the weight once per call
+ * (rmsnorm_f32_rows.h) and sends rows to the scalar writer if it is not. */
+
 /* The 16-bit patterns of four float32 values, in u32 lanes. */
-RMSNORM_INLINE v128_t narrow4(v128_t v, int dtype) {
-  return dtype == RMSNORM_BF16 ? f32x4_to_bf16x4(v) : f32x4_to_f16x4(v);
+RMSNORM_INLINE v128_t narrow4(v128_t v, int dtype, bool finite) {
+  return dtype == RMSNORM_BF16 ? f32x4_to_bf16x4(v, finite) : f32x4_to_f16x4(v, finite);
 }
 
 /* v rounded to `dtype`, still as float32 (identity for float32). */
-RMSNORM_INLINE v128_t round4(v128_t v, int dtype) {
-  if (dtype == RMSNORM_F32) {
-    return v;
+RMSNORM_INLINE v128_t round4(v128_t v, int dtype, bool finite) {
+  switch (dtype) {
+    case RMSNORM_BF16: return f32x4_round_bf16(v, finite);
+    case RMSNORM_F16: return f16x4_to_f32x4(f32x4_to_f16x4(v, finite));
+    default: return v;
   }
-  const v128_t vh = narrow4(v, dtype);
-  return dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vh) : f16x4_to_f32x4(vh);
 }
 
 /* Stores four float32 values, rounded to `dtype`, as values i..i+3. */
-RMSNORM_INLINE void store4(void* y, size_t i, v128_t v, int dtype) {
+RMSNORM_INLINE void store4(void* y, size_t i, v128_t v, int dtype, bool finite) {
   if (dtype == RMSNORM_F32) {
     wasm_v128_store((float*) y + i, v);
     return;
   }
-  const v128_t vh = narrow4(v, dtype);
+  const v128_t vh = narrow4(v, dtype, finite);
   wasm_v128_store64_lane((uint16_t*) y + i, wasm_u16x8_narrow_i32x4(vh, vh), 0);
 }
 
 /* Stores sixteen float32 values, rounded to `dtype`, as values i..i+15. */
-RMSNORM_INLINE void store16(void* y, size_t i, const v128_t v[4], int dtype) {
+RMSNORM_INLINE void store16(void* y, size_t i, const v128_t v[4], int dtype, bool finite) {
   if (dtype == RMSNORM_F32) {
     for (int k = 0; k < 4; k++) {
       wasm_v128_store((float*) y + i + 4 * k, v[k]);
@@ -76,7 +86,8 @@ RMSNORM_INLINE void store16(void* y, size_t i, const v128_t v[4], int dtype) {
   }
   for (int k = 0; k < 2; k++) {
     /* u16 patterns in u32 lanes: the saturating narrow keeps them as they are */
-    const v128_t vh = wasm_u16x8_narrow_i32x4(narrow4(v[2 * k], dtype), narrow4(v[2 * k + 1], dtype));
+    const v128_t vh = wasm_u16x8_narrow_i32x4(narrow4(v[2 * k], dtype, finite),
+                                              narrow4(v[2 * k + 1], dtype, finite));
     wasm_v128_store((uint16_t*) y + i + 8 * k, vh);
   }
 }
@@ -111,9 +122,9 @@ RMSNORM_INLINE float block_sumsq_impl(const void* x, void* r, size_t n, int dtyp
       v128_t vr[4];
       load16(r, i, dtype, vr);
       for (int k = 0; k < 4; k++) {
-        v[k] = round4(wasm_f32x4_add(v[k], vr[k]), dtype);
+        v[k] = round4(wasm_f32x4_add(v[k], vr[k]), dtype, false);
       }
-      store16(r, i, v, dtype);
+      store16(r, i, v, dtype, false);
     }
     accumulate_squares(vacc, v);
   }
@@ -153,7 +164,7 @@ RMSNORM_INLINE v128_t finish4(v128_t v, const void* w, size_t i, v128_t voffset,
     vw = wasm_f32x4_add(voffset, vw);
   }
   if (cast_mode == RMSNORM_CAST_LLAMA) {
-    v = round4(v, dtype);
+    v = round4(v, dtype, true);
   }
   return wasm_f32x4_mul(v, vw);
 }
@@ -174,19 +185,22 @@ RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t di
   const v128_t vinv = wasm_f32x4_splat(inv);
   const v128_t voffset = wasm_f32x4_splat(weight_offset);
   size_t i = 0;
-  /* All loads of a step come before its stores, so y == src is safe. */
-  for (; i + 16 <= dim; i += 16) {
+  /* All loads of a step come before its stores, so y == src is safe.
+   * float16 conversions are long enough that the loop overhead of 4-wide
+   * steps does not matter; unrolling them four times would only quadruple
+   * the eight float16 writers' code. */
+  for (; dtype != RMSNORM_F16 && i + 16 <= dim; i += 16) {
     v128_t v[4];
     load16(src, i, dtype, v);
     for (int k = 0; k < 4; k++) {
       v[k] = finish4(wasm_f32x4_mul(v[k], vinv), w, i + 4 * k, voffset, dtype, weight_dtype,
                      offset, cast_mode);
     }
-    store16(y, i, v, dtype);
+    store16(y, i, v, dtype, true);
   }
   for (; i + 4 <= dim; i += 4) {
     const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
-    store4(y, i, finish4(v, w, i, voffset, dtype, weight_dtype, offset, cast_mode), dtype);
+    store4(y, i, finish4(v, w, i, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
   }
   if (i < dim) {
     write_tail(src, w, y, i, dim, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
