@@ -103,23 +103,26 @@ test('addRmsNorm: residual <- round(x + residual), then rmsNorm of it, on every 
       const x = make(2);
       const residual0 = make(5);
       const w = dtype === 'float32' ? uniformArray(rand, dim, 0.5, 1.5) : uniform16(rand, dim, dtype, 0.5, 1.5);
-      const what = `addRmsNorm dtype=${dtype} rows=${rows} dim=${dim} seed=${seed}`;
-      const results = await onEveryBackend((rmsNorm, api) => {
-        const residual = residual0.slice();
-        const y = api.addRmsNorm(x, residual, w, { dtype });
-        // Two separate steps on the same backend: add, then rmsNorm.
-        const added = residual0.map((r, i) => narrow(Math.fround(widen(x, i, dtype) + widen(residual0, i, dtype)), dtype));
-        assertSameBitsAs(dtype, residual, added, `${what}: residual`);
-        assertSameBitsAs(dtype, y, rmsNorm(added, w, { dtype }), `${what}: fused vs apart`);
-        // In place, as vLLM's fused_add_rms_norm writes into its input.
-        const xCopy = x.slice();
-        const residual2 = residual0.slice();
-        api.addRmsNorm(xCopy, residual2, w, { dtype, out: xCopy });
-        assertSameBitsAs(dtype, xCopy, y, `${what}: out = x`);
-        return y;
-      });
-      assertSameBitsAs(dtype, results.simd, results.reference, `${what}: simd vs reference`);
-      assertSameBitsAs(dtype, results.scalar, results.reference, `${what}: scalar vs reference`);
+      for (const [castMode, weightOffset] of [['llama', undefined], ['gemma', undefined], ['llama', 1], ['gemma', 1]]) {
+        const options = { dtype, castMode, weightOffset };
+        const what = `addRmsNorm dtype=${dtype} rows=${rows} dim=${dim} castMode=${castMode} weightOffset=${weightOffset} seed=${seed}`;
+        const results = await onEveryBackend((rmsNorm, api) => {
+          const residual = residual0.slice();
+          const y = api.addRmsNorm(x, residual, w, options);
+          // Two separate steps on the same backend: add, then rmsNorm.
+          const added = residual0.map((r, i) => narrow(Math.fround(widen(x, i, dtype) + widen(residual0, i, dtype)), dtype));
+          assertSameBitsAs(dtype, residual, added, `${what}: residual`);
+          assertSameBitsAs(dtype, y, rmsNorm(added, w, options), `${what}: fused vs apart`);
+          // In place, as vLLM's fused_add_rms_norm writes into its input.
+          const xCopy = x.slice();
+          const residual2 = residual0.slice();
+          api.addRmsNorm(xCopy, residual2, w, { ...options, out: xCopy });
+          assertSameBitsAs(dtype, xCopy, y, `${what}: out = x`);
+          return y;
+        });
+        assertSameBitsAs(dtype, results.simd, results.reference, `${what}: simd vs reference`);
+        assertSameBitsAs(dtype, results.scalar, results.reference, `${what}: scalar vs reference`);
+      }
     }
   }
 });
