@@ -13,7 +13,7 @@ const MAX_ALLOC_BYTES = 2 ** 32 - 2 ** 24;
 // kernel reads it.
 export const CHUNK_BYTES = 2 ** 20;
 
-const DTYPE_CODE = { float32: 0, bfloat16: 1, float16: 2 };
+export const DTYPE_CODE = { float32: 0, bfloat16: 1, float16: 2 };
 const CAST_CODE = { gemma: 0, llama: 1 };
 const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
 const align16 = (n) => Math.ceil(n / 16) * 16;

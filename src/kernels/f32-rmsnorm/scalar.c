@@ -24,4 +24,5 @@ RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t di
 }
 
 #define RMSNORM_F32_KERNEL rmsnorm_f32__scalar
+#define RMSNORM_F32_RSTD_KERNEL rmsnorm_rstd_f32__scalar
 #include "../rmsnorm_f32_rows.h"
