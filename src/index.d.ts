@@ -123,6 +123,11 @@ export type RmsNormOptions<D extends Dtype = 'float32', O extends Storage<D> | u
      * `weight` or the residual.
      */
     out?: O;
+    /**
+     * Receives each row's `1/sqrt(mean(x²) + eps)` (float32, `rows` values),
+     * for {@link rmsNormBackward}. Costs one more read of `x`.
+     */
+    rstd?: Storage<'float32'>;
   };
 
 /** What a normalization returns: `options.out` if given, else a new array of the storage dtype. */
@@ -178,6 +183,126 @@ export function addRmsNorm<D extends Dtype = 'float32', O extends Storage<D> | u
   weight: NoInfer<WeightOf<D>> | null,
   ...options: OptionsArg<D, O>
 ): NormResult<D, O>;
+
+/** The shape options every LayerNorm and backward function shares with {@link rmsNorm}. */
+export interface ShapeOptions {
+  /** The normalized (last) dimension; defaults to the length of the first parameter given. */
+  dim?: number;
+  /** The shape of `x` (instead of `dim`): the dims from `axis` on are normalized together. */
+  shape?: readonly number[];
+  /** With `shape`: the first normalized axis, negative from the end. Default `-1`. */
+  axis?: number;
+}
+
+export interface LayerNormOptions<O extends Storage<'float32'> | undefined = Storage<'float32'> | undefined>
+  extends ShapeOptions {
+  /** Added to the variance inside the root. **Default `1e-5`** (PyTorch's and ONNX's), not rmsNorm's 1e-6. */
+  eps?: number;
+  /** Receives the result and is returned; may be `x` itself. */
+  out?: O;
+  /** Receives each row's mean (`rows` values), for {@link layerNormBackward}. */
+  mean?: Storage<'float32'>;
+  /** Receives each row's `1/sqrt(var + eps)` (`rows` values), for {@link layerNormBackward}. */
+  rstd?: Storage<'float32'>;
+}
+
+/** What a float32 function returns: `out` (or `dx`) if given, else a new Float32Array. */
+export type Float32Result<O> = undefined extends O ? Float32Array | Exclude<O, undefined> : O;
+
+/**
+ * LayerNorm over the last dimension, float32 only:
+ * `y = (x − mean) / sqrt(var + eps) · weight + bias`, with the biased
+ * variance (divide by `dim`), as PyTorch's `nn.LayerNorm` and ONNX's
+ * `LayerNormalization`. The mean is carried in two float32 parts, so rows far
+ * from zero keep their accuracy.
+ *
+ * @param weight `dim` values, or `null`; `bias` likewise. `dim` defaults to
+ *   `weight.length`, else `bias.length`.
+ *
+ * Throws, before writing anything, a `TypeError` for a wrong type and a
+ * `RangeError` for a wrong size or value, as {@link rmsNorm} does (messages
+ * start with `layerNorm:`); an `Error` if `init()` has not finished.
+ *
+ * @example
+ * const y = layerNorm(x, weight, bias);             // eps 1e-5
+ */
+export function layerNorm<O extends Storage<'float32'> | undefined = undefined>(
+  x: Storage<'float32'>,
+  weight: Storage<'float32'> | null,
+  bias: Storage<'float32'> | null,
+  options?: LayerNormOptions<O>,
+): Float32Result<O>;
+
+export interface RmsNormBackwardOptions<DX extends Storage<'float32'> | undefined = Storage<'float32'> | undefined>
+  extends ShapeOptions {
+  /** The forward call's eps. Default `1e-6`. */
+  eps?: number;
+  /** The forward's per-row `rstd` (rmsNorm's `rstd` option); recomputed to the same bits when absent. */
+  rstd?: Storage<'float32'>;
+  /** Receives dx and is returned as `dx`; may be `dy` itself. */
+  dx?: DX;
+}
+
+/** The gradients of a weight or bias: `dim` values, or `null` when the parameter was `null`. */
+export type ParameterGradient<W> = W extends null ? null : Float32Array;
+
+/**
+ * The gradients of `y = rmsNorm(x, weight, { eps })` given `dy = ∂loss/∂y`,
+ * float32 only: with `r = rstd`, `x̂ = x·r` and `g = dy·weight`,
+ * `dx = r·(g − x̂·mean(g·x̂))` and `dweight = Σ_rows dy·x̂` (summed in row
+ * order; `null` when `weight` is `null`).
+ *
+ * Throws like {@link rmsNorm} (messages start with `rmsNormBackward:`).
+ *
+ * @example
+ * const rstd = new Float32Array(rows);
+ * const y = rmsNorm(x, weight, { rstd });
+ * const { dx, dweight } = rmsNormBackward(dy, x, weight, { rstd });
+ */
+export function rmsNormBackward<
+  W extends Storage<'float32'> | null,
+  DX extends Storage<'float32'> | undefined = undefined,
+>(
+  dy: Storage<'float32'>,
+  x: Storage<'float32'>,
+  weight: W,
+  options?: RmsNormBackwardOptions<DX>,
+): { dx: Float32Result<DX>; dweight: ParameterGradient<W> };
+
+/** The forward's per-row statistics: both, or neither (then recomputed). */
+export type LayerNormStatistics =
+  | { mean?: undefined; rstd?: undefined }
+  | { mean: Storage<'float32'>; rstd: Storage<'float32'> };
+
+export type LayerNormBackwardOptions<DX extends Storage<'float32'> | undefined = Storage<'float32'> | undefined> =
+  ShapeOptions & LayerNormStatistics & {
+    /** The forward call's eps. Default `1e-5`. */
+    eps?: number;
+    /** Receives dx and is returned as `dx`; may be `dy` itself. */
+    dx?: DX;
+  };
+
+/**
+ * The gradients of `y = layerNorm(x, weight, bias, { eps })` given
+ * `dy = ∂loss/∂y`, float32 only: with `x̂ = (x − mean)·rstd` and
+ * `g = dy·weight`, `dx = rstd·(g − mean(g) − x̂·mean(g·x̂))`,
+ * `dweight = Σ_rows dy·x̂`, `dbias = Σ_rows dy` (each `null` when its
+ * parameter is).
+ *
+ * Throws like {@link layerNorm} (messages start with `layerNormBackward:`),
+ * and a `TypeError` when only one of `mean` and `rstd` is given.
+ */
+export function layerNormBackward<
+  W extends Storage<'float32'> | null,
+  B extends Storage<'float32'> | null,
+  DX extends Storage<'float32'> | undefined = undefined,
+>(
+  dy: Storage<'float32'>,
+  x: Storage<'float32'>,
+  weight: W,
+  bias: B,
+  options?: LayerNormBackwardOptions<DX>,
+): { dx: Float32Result<DX>; dweight: ParameterGradient<W>; dbias: ParameterGradient<B> };
 
 /**
  * `length` values of `dtype` (default float32) in the active module's

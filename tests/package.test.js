@@ -26,7 +26,9 @@ const WHITELIST = [
   'README.md',
   'package.json',
   'src/api/alloc.js',
+  'src/api/backward.js',
   'src/api/bind.js',
+  'src/api/layernorm.js',
   'src/api/rmsnorm.js',
   'src/api/runtime.js',
   'src/api/tensor.js',
@@ -37,9 +39,13 @@ const WHITELIST = [
   'src/loader/load.js',
   'src/loader/modules-imported.generated.js',
   'src/loader/modules.generated.js',
+  'src/loader/staging.js',
+  'src/reference/backward.js',
+  'src/reference/blocked-sum.js',
   'src/reference/float16.js',
   'src/reference/index.d.ts',
   'src/reference/index.js',
+  'src/reference/layernorm.js',
   'src/reference/rmsnorm.js',
 ];
 const EXAMPLE = ['0.55', '-0.37', '1.10', '-2.92'];

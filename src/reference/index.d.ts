@@ -2,9 +2,18 @@
 // independent JS reference, no wasm and no init(). Same signatures as the
 // wasm API's.
 
-import type { addRmsNorm as wasmAddRmsNorm, rmsNorm as wasmRmsNorm } from '../index.js';
+import type {
+  addRmsNorm as wasmAddRmsNorm,
+  layerNorm as wasmLayerNorm,
+  layerNormBackward as wasmLayerNormBackward,
+  rmsNorm as wasmRmsNorm,
+  rmsNormBackward as wasmRmsNormBackward,
+} from '../index.js';
 
-export type { ArrayOf, Dtype, NormResult, RmsNormOptions, Storage, WeightOf } from '../index.js';
+export type {
+  ArrayOf, Dtype, LayerNormBackwardOptions, LayerNormOptions, NormResult, RmsNormBackwardOptions,
+  RmsNormOptions, Storage, WeightOf,
+} from '../index.js';
 
 /**
  * RMSNorm in plain JavaScript, `Math.fround` after every float32 operation:
@@ -24,3 +33,12 @@ export declare const rmsNorm: typeof wasmRmsNorm;
  * place, then RMSNorm of it. Needs no `init()`.
  */
 export declare const addRmsNorm: typeof wasmAddRmsNorm;
+
+/** LayerNorm in plain JavaScript, bit-identical to `layerNorm` from `'rmsnorm-wasm'`. */
+export declare const layerNorm: typeof wasmLayerNorm;
+
+/** The RMSNorm backward pass in plain JavaScript, bit-identical to `rmsNormBackward` from `'rmsnorm-wasm'`. */
+export declare const rmsNormBackward: typeof wasmRmsNormBackward;
+
+/** The LayerNorm backward pass in plain JavaScript, bit-identical to `layerNormBackward` from `'rmsnorm-wasm'`. */
+export declare const layerNormBackward: typeof wasmLayerNormBackward;

@@ -2,9 +2,14 @@
 // `tsc --noEmit --strict` by tests/package.test.js. It uses every export, and
 // each `@ts-expect-error` is a misuse the types must reject (tsc fails if the
 // line compiles after all). Type-level only: nothing here is run.
-import { addRmsNorm, alloc, bindMemory, compileModule, init, rmsNorm, Tensor } from 'rmsnorm-wasm';
+import {
+  addRmsNorm, alloc, bindMemory, compileModule, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward, Tensor,
+} from 'rmsnorm-wasm';
 import type { Backend, InitOptions, InitResult, RmsNormOptions } from 'rmsnorm-wasm';
-import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from 'rmsnorm-wasm/reference';
+import {
+  addRmsNorm as referenceAddRmsNorm, layerNorm as referenceLayerNorm, layerNormBackward as referenceLayerNormBackward,
+  rmsNorm as referenceRmsNorm, rmsNormBackward as referenceRmsNormBackward,
+} from 'rmsnorm-wasm/reference';
 
 // init, compileModule
 const module: WebAssembly.Module = await compileModule();
@@ -57,6 +62,27 @@ new Tensor();
 // @ts-expect-error: a float32 result cannot go into a bfloat16 tensor
 rmsNorm(x, w, { out: th });
 
+// layerNorm and the backward passes: float32 only; a null parameter has a null gradient
+const rows = 1;
+const rstd = new Float32Array(rows);
+const mean = new Float32Array(rows);
+const ln: Float32Array = layerNorm(x, w, null, { eps: 1e-5, mean, rstd });
+const lnInPlace: Tensor<'float32'> = layerNorm(tx, null, w, { out: tx });
+rmsNorm(x, w, { rstd });
+const rmsGrads: { dx: Float32Array; dweight: Float32Array } = rmsNormBackward(x, x, w, { rstd });
+const noWeightGrad: null = rmsNormBackward(x, x, null, { dim: 4 }).dweight;
+const lnGrads = layerNormBackward(x, x, w, null, { mean, rstd, dx: x });
+const lnDx: Float32Array = lnGrads.dx;
+const lnDbias: null = lnGrads.dbias;
+// @ts-expect-error: layerNorm is float32 only
+layerNorm(bits, null, null, { dim: 4 });
+// @ts-expect-error: rmsNormBackward takes dy first: (dy, x, weight)
+rmsNormBackward(x, w);
+// @ts-expect-error: the forward's mean and rstd come together or not at all
+layerNormBackward(x, x, w, w, { mean });
+// @ts-expect-error: dweight is null only when weight is null
+export const notNull: null = rmsNormBackward(x, x, w).dweight;
+
 // bindMemory: views of the engine's memory, out required
 declare const memory: WebAssembly.Memory;
 const bound = await bindMemory(memory, { scratch: { byteOffset: 0, byteLength: 4096 }, backend: 'auto' });
@@ -74,8 +100,18 @@ const referenceFused: Uint16Array = referenceAddRmsNorm(bits, bits, null, { dtyp
 referenceRmsNorm([2, -4, 6, -8], w);
 // @ts-expect-error: the result is a Float32Array, not a number[]
 export const wrong: number[] = referenceAddRmsNorm(x, x, w);
+const referenceLn: Float32Array = referenceLayerNorm(x, w, w);
+const referenceGrads = referenceLayerNormBackward(x, x, null, null, { dim: 4 });
+const referenceRmsGrads = referenceRmsNormBackward(x, x, w);
+// @ts-expect-error: bias is required (null for none)
+referenceLayerNorm(x, w);
+// @ts-expect-error: 'out' is dx's name here
+referenceRmsNormBackward(x, x, w, { out: x });
+// @ts-expect-error: layerNormBackward needs dy, x, weight and bias
+referenceLayerNormBackward(x, x);
 
 export const used = [
   backend, y, maybeTensor, unweighted, fused, bf16, f16, inPlace, inPlace16, view,
-  boundY, boundFused, reference, referenceFused,
+  boundY, boundFused, reference, referenceFused, ln, lnInPlace, rmsGrads, noWeightGrad, lnDx, lnDbias,
+  referenceLn, referenceGrads, referenceRmsGrads,
 ];
