@@ -1,0 +1,14 @@
+// Every row of the benchmark, in table order.
+import { naiveJs, reference } from './js.js';
+import { scalarCopying, scalarZeroCopy, simdCopying, simdZeroCopy } from './wasm.js';
+import { ortRmsNormalization, ortSimplifiedLayerNorm } from './onnxruntime.js';
+import { tfjs } from './tfjs.js';
+import { memoryCopy } from './memory-copy.js';
+import { native } from './native.js';
+
+export const ROWS = [
+  naiveJs, reference,
+  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying,
+  ortRmsNormalization, ortSimplifiedLayerNorm, tfjs,
+  native, memoryCopy,
+];
