@@ -1,0 +1,79 @@
+// The benchmark cannot rot: every row of `npm run bench` runs here on small
+// shapes and must compute RMSNorm (checked against the float64 oracle, and
+// bit for bit against the JS reference for the rows built from our kernel
+// source), the runner must produce a table, and a fast wrong row must be
+// refused. No timing is asserted.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { makeShape } from './bench/data.js';
+import { measureShape } from './bench/measure.js';
+import { ROWS } from './bench/rows/index.js';
+import { runBench, shapeTable } from './bench/run.js';
+import { rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import { assertSameBits } from './helpers/bits.js';
+import { rmsNorm64 } from './helpers/oracle.js';
+
+// Rows computed by our kernel source, which must match the reference's bits.
+const OURS = ['reference', 'scalar-zero-copy', 'scalar-copying', 'simd-zero-copy', 'simd-copying', 'native'];
+
+async function outputOf(row, shape) {
+  const instance = await row.setup(shape);
+  try {
+    await instance.prepare?.();
+    await instance.call();
+    return Float32Array.from(await instance.output());
+  } finally {
+    await instance.dispose?.();
+  }
+}
+
+for (const [rows, dim] of [[3, 40], [2, 300]]) {
+  test(`every bench row computes RMSNorm on ${rows}×${dim}`, async () => {
+    const shape = makeShape(rows, dim);
+    const y64 = rmsNorm64(shape.x, shape.w, dim, shape.eps);
+    const ours = referenceRmsNorm(shape.x, shape.w, { eps: shape.eps });
+    for (const row of ROWS) {
+      const y = await outputOf(row, shape);
+      const what = `${row.id} rows=${rows} dim=${dim} seed=${shape.seed}`;
+      assert.equal(y.length, rows * dim, `${what}: length`);
+      if (row.expects === 'copy') {
+        assertSameBits(y, shape.x, `${what} (a copy of x)`);
+        continue;
+      }
+      for (let i = 0; i < y.length; i++) {
+        const err = Math.abs(y[i] - y64[i]);
+        assert.ok(err <= 1e-5 * Math.abs(y64[i]) + 1e-6, `${what}: index ${i} is ${y[i]}, the oracle says ${y64[i]}`);
+      }
+      if (OURS.includes(row.id)) assertSameBits(y, ours, `${what} vs the JS reference`);
+    }
+  });
+}
+
+test('the runner times every row and prints its table and targets', async () => {
+  const { results, targets } = await runBench({ shapes: ['1x896'], rows: ROWS, rounds: 2, sampleSeconds: 0.001 });
+  assert.equal(results.length, 1);
+  for (const { row, seconds } of results[0].rows) {
+    assert.equal(seconds.length, 2, row.id);
+    for (const s of seconds) assert.ok(s > 0 && Number.isFinite(s), `${row.id}: ${s} s/call`);
+  }
+  const table = shapeTable(results[0]);
+  for (const row of ROWS) assert.ok(table.includes(`| ${row.name} |`), `table lacks ${row.name}`);
+  // 1×896 is a shape of targets 1, 2 (twice), 3 and 5.
+  assert.deepEqual(targets.map((t) => t.what.split('.')[0]), ['1', '2', '2', '3', '5']);
+  for (const t of targets) assert.ok(Number.isFinite(t.value) && typeof t.met === 'boolean', t.what);
+});
+
+test('a row with a wrong answer is refused before it is timed', async () => {
+  let calls = 0;
+  const wrong = {
+    id: 'wrong',
+    name: 'forgets the weight',
+    setup: ({ x, dim, eps }) => {
+      const y = referenceRmsNorm(x, null, { dim, eps });
+      return { call: () => { calls += 1; }, output: () => y };
+    },
+  };
+  await assert.rejects(measureShape(makeShape(2, 64), [wrong], { rounds: 1, sampleSeconds: 0.001 }),
+    /forgets the weight: wrong answer, 2×64 seed=\d+: index \d+ is/);
+  assert.equal(calls, 1, 'only the checking call ran, no timed loop');
+});
