@@ -3,7 +3,8 @@
 // tables and the issue's targets, writes the numbers as JSON.
 //
 //   node tests/bench/run.js [--shapes 1x896,32x1024] [--rows simd-zero-copy,naive-js]
-//                           [--rounds 9] [--sample-ms 25] [--json tests/artifacts/bench.json]
+//                           [--rounds 9] [--sample-ms 25] [--clock cpu|wall]
+//                           [--json tests/artifacts/bench.json]
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +14,7 @@ import { makeShape } from './data.js';
 import { measureShape, median } from './measure.js';
 import { ROWS } from './rows/index.js';
 import { evaluateTargets } from './targets.js';
+import { CLOCKS, setClock } from './timing.js';
 
 export const SHAPES = ['1x896', '1x4096', '32x1024', '512x2048', '2048x4096'];
 
@@ -58,9 +60,11 @@ async function main() {
       rows: { type: 'string' },
       rounds: { type: 'string', default: '9' },
       'sample-ms': { type: 'string', default: '25' },
+      clock: { type: 'string', default: CLOCKS[0] },
       json: { type: 'string', default: 'tests/artifacts/bench.json' },
     },
   });
+  setClock(values.clock);
   const wanted = values.rows?.split(',');
   const rows = wanted ? ROWS.filter((row) => wanted.includes(row.id)) : ROWS;
   const machine = os.cpus()[0]?.model ?? 'unknown CPU';
@@ -74,7 +78,8 @@ async function main() {
 
   const out = [
     `Machine: ${machine}, ${os.cpus().length} cores; Node ${process.version}; ` +
-      `median of ${values.rounds} interleaved rounds; ratios are per-round medians.`,
+      `${values.clock === 'cpu' ? 'CPU' : 'wall'} time, median of ${values.rounds} interleaved rounds; ` +
+      'ratios are per-round medians.',
     '',
     ...results.flatMap((result) => [shapeTable(result), '']),
     '**Targets**',
@@ -96,6 +101,7 @@ async function main() {
       '@tensorflow/tfjs-backend-wasm': await packageVersion('@tensorflow/tfjs-backend-wasm'),
     },
     rounds: Number(values.rounds),
+    clock: values.clock,
     shapes: results.map(({ shape, rows: measured, ratio }) => ({
       shape: shape.label,
       rows: shape.rows,

@@ -1,9 +1,11 @@
 /*
  * The native row of the benchmark: the very kernel source the SIMD128 module
  * is built from (src/kernels/f32-rmsnorm/wasmsimd.c, wasm_* intrinsics mapped
- * to SSE4.2 by SIMDe), timed the way the JS rows are timed: a monotonic clock
- * around `iters` back-to-back calls. The bench (tests/bench/rows/native.js)
- * drives it over stdin, one command a line, one reply a line:
+ * to SSE4.2 by SIMDe), timed the way the JS rows are timed: a clock around
+ * `iters` back-to-back calls, the process's CPU time (argument `cpu`, the
+ * default) or the monotonic wall clock (`wall`), as tests/bench/timing.js
+ * explains. The bench (tests/bench/rows/native.js) drives it over stdin, one
+ * command a line, one reply a line:
  *
  *   load PATH ROWS DIM EPS_BITS  x (ROWS*DIM floats) then w (DIM floats) from PATH
  *   time ITERS                   -> nanoseconds for ITERS calls
@@ -52,13 +54,18 @@ static int load(const char* path, size_t r, size_t d, uint32_t eps_bits) {
   return ok;
 }
 
+static clockid_t clock_id = CLOCK_PROCESS_CPUTIME_ID;
+
 static uint64_t now_ns(void) {
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(clock_id, &t);
   return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "wall") == 0) {
+    clock_id = CLOCK_MONOTONIC;
+  }
   char line[4096], path[4000];
   size_t r, d, iters;
   uint32_t eps_bits;

@@ -8,13 +8,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { currentClock } from '../timing.js';
 
 export const NATIVE_BINARY = fileURLToPath(new URL('../../../build/rmsnorm-native-bench', import.meta.url));
 
 /** The harness process: one command a line in, one reply a line out. */
 class Harness {
   constructor() {
-    this.child = spawn(NATIVE_BINARY, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.child = spawn(NATIVE_BINARY, [currentClock()], { stdio: ['pipe', 'pipe', 'inherit'] });
     this.waiting = [];
     createInterface({ input: this.child.stdout }).on('line', (line) => this.waiting.shift()?.resolve(line));
     this.child.on('exit', (code) => {
