@@ -29,21 +29,35 @@
  * block k, merge while k+1 is even, then fold what is left from the top. This
  * gives exactly the tree the contract describes (split at the largest power
  * of two below n). 64 levels cover any size_t. */
-static inline float row_sumsq(const float* x, size_t dim, float scale, bool scaled) {
-  float stack[64];
-  size_t depth = 0;
-  size_t k = 0;
-  for (size_t start = 0; start < dim; start += RMSNORM_BLOCK, k++) {
-    const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
-    float s = block_sumsq(x + start, n, scale, scaled);
-    for (size_t c = k + 1; (c & 1) == 0; c >>= 1) {
-      s = stack[--depth] + s;
-    }
-    stack[depth++] = s;
+struct block_sum_stack {
+  float sums[64];
+  size_t depth;
+  size_t blocks;
+};
+
+/* Pushes the sum of the next block, merging the pairs it completes. */
+static inline void push_block_sum(struct block_sum_stack* stack, float s) {
+  for (size_t c = ++stack->blocks; (c & 1) == 0; c >>= 1) {
+    s = stack->sums[--stack->depth] + s;
   }
-  float total = stack[--depth];
-  while (depth > 0) {
-    total = stack[--depth] + total;
+  stack->sums[stack->depth++] = s;
+}
+
+/* Always inlined: `scaled` must stay a literal in the block loops (a call
+ * would pass it as a run-time flag, and the plain path would pay for the
+ * scaled one's multiply). */
+__attribute__((always_inline))
+static inline float row_sumsq(const float* x, size_t dim, float scale, bool scaled) {
+  struct block_sum_stack stack;
+  stack.depth = 0;
+  stack.blocks = 0;
+  for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
+    const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
+    push_block_sum(&stack, block_sumsq(x + start, n, scale, scaled));
+  }
+  float total = stack.sums[--stack.depth];
+  while (stack.depth > 0) {
+    total = stack.sums[--stack.depth] + total;
   }
   return total;
 }

@@ -18,67 +18,93 @@ static inline v128_t square(v128_t vx, v128_t vscale, bool scaled) {
   return wasm_f32x4_mul(vx, vx);
 }
 
+/* The contract's 16 lanes of one block, four to a vector. */
+struct lanes16 {
+  v128_t vacc0, vacc1, vacc2, vacc3;
+};
+
+static inline struct lanes16 lanes16_zero(void) {
+  const v128_t vzero = wasm_f32x4_splat(0.0f);
+  return (struct lanes16){vzero, vzero, vzero, vzero};
+}
+
+/* Lane j += square(x[j]) for the 16 values at x. */
+static inline struct lanes16 lanes16_step(struct lanes16 acc, const float* x, v128_t vscale,
+                                          bool scaled) {
+  acc.vacc0 = wasm_f32x4_add(acc.vacc0, square(wasm_v128_load(x), vscale, scaled));
+  acc.vacc1 = wasm_f32x4_add(acc.vacc1, square(wasm_v128_load(x + 4), vscale, scaled));
+  acc.vacc2 = wasm_f32x4_add(acc.vacc2, square(wasm_v128_load(x + 8), vscale, scaled));
+  acc.vacc3 = wasm_f32x4_add(acc.vacc3, square(wasm_v128_load(x + 12), vscale, scaled));
+  return acc;
+}
+
+/* v_j = (L_j + L_j+4) + (L_j+8 + L_j+12), then (v0 + v2) + (v1 + v3). */
+static inline float lanes16_fold(struct lanes16 acc) {
+  const v128_t vsum = wasm_f32x4_add(wasm_f32x4_add(acc.vacc0, acc.vacc1),
+                                     wasm_f32x4_add(acc.vacc2, acc.vacc3));
+  const v128_t vpair = wasm_f32x4_add(vsum, wasm_i32x4_shuffle(vsum, vsum, 2, 3, 0, 1));
+  const v128_t vtotal = wasm_f32x4_add(vpair, wasm_i32x4_shuffle(vpair, vpair, 1, 0, 3, 2));
+  return wasm_f32x4_extract_lane(vtotal, 0);
+}
+
 static inline float block_sumsq(const float* x, size_t n, float scale, bool scaled) {
   const v128_t vscale = wasm_f32x4_splat(scale);
-  v128_t vacc0 = wasm_f32x4_splat(0.0f);
-  v128_t vacc1 = vacc0;
-  v128_t vacc2 = vacc0;
-  v128_t vacc3 = vacc0;
+  struct lanes16 acc = lanes16_zero();
   size_t i = 0;
   for (; i + RMSNORM_LANES <= n; i += RMSNORM_LANES) {
-    vacc0 = wasm_f32x4_add(vacc0, square(wasm_v128_load(x + i), vscale, scaled));
-    vacc1 = wasm_f32x4_add(vacc1, square(wasm_v128_load(x + i + 4), vscale, scaled));
-    vacc2 = wasm_f32x4_add(vacc2, square(wasm_v128_load(x + i + 8), vscale, scaled));
-    vacc3 = wasm_f32x4_add(vacc3, square(wasm_v128_load(x + i + 12), vscale, scaled));
+    acc = lanes16_step(acc, x + i, vscale, scaled);
   }
   if (i < n) {
     /* The last 1..15 values, zero-padded to a full step: the padding adds +0
      * to its lanes, which changes nothing, and nothing past x[n) is read. */
     float vtail[RMSNORM_LANES] = {0.0f};
     memcpy(vtail, x + i, (n - i) * sizeof(float));
-    vacc0 = wasm_f32x4_add(vacc0, square(wasm_v128_load(vtail), vscale, scaled));
-    vacc1 = wasm_f32x4_add(vacc1, square(wasm_v128_load(vtail + 4), vscale, scaled));
-    vacc2 = wasm_f32x4_add(vacc2, square(wasm_v128_load(vtail + 8), vscale, scaled));
-    vacc3 = wasm_f32x4_add(vacc3, square(wasm_v128_load(vtail + 12), vscale, scaled));
+    acc = lanes16_step(acc, vtail, vscale, scaled);
   }
-  /* v_j = (L_j + L_j+4) + (L_j+8 + L_j+12), then (v0 + v2) + (v1 + v3). */
-  const v128_t vsum = wasm_f32x4_add(wasm_f32x4_add(vacc0, vacc1), wasm_f32x4_add(vacc2, vacc3));
-  const v128_t vpair = wasm_f32x4_add(vsum, wasm_i32x4_shuffle(vsum, vsum, 2, 3, 0, 1));
-  const v128_t vtotal = wasm_f32x4_add(vpair, wasm_i32x4_shuffle(vpair, vpair, 1, 0, 3, 2));
-  return wasm_f32x4_extract_lane(vtotal, 0);
+  return lanes16_fold(acc);
 }
 
-/* Outputs i..i+3: ((x [* scale]) * inv) [* w]. w is only read when weighted. */
-static inline v128_t normalize4(const float* x, const float* w, size_t i, v128_t vscale,
-                                bool scaled, v128_t vinv, bool weighted) {
-  v128_t vy = wasm_v128_load(x + i);
+/* Outputs x[0..4): ((x [* scale]) * inv) [* w]. w is only read when weighted. */
+static inline v128_t normalize4(const float* x, const float* w, v128_t vscale, bool scaled,
+                                v128_t vinv, bool weighted) {
+  v128_t vy = wasm_v128_load(x);
   if (scaled) {
     vy = wasm_f32x4_mul(vy, vscale);
   }
   vy = wasm_f32x4_mul(vy, vinv);
-  return weighted ? wasm_f32x4_mul(vy, wasm_v128_load(w + i)) : vy;
+  return weighted ? wasm_f32x4_mul(vy, wasm_v128_load(w)) : vy;
 }
 
+/* The loops advance the pointers rather than index them: clang then gives
+ * each access of a step a constant offset from one address (x + 4 is
+ * `v128.load offset=16`), where an index it knows to be a multiple of 16
+ * becomes `(i << 2) | 16` plus a base, one more add per access for V8. */
 static inline void scale_row_impl(const float* x, const float* w, float* y, size_t dim,
                                   float scale, bool scaled, float inv, bool weighted) {
   const v128_t vscale = wasm_f32x4_splat(scale);
   const v128_t vinv = wasm_f32x4_splat(inv);
-  size_t i = 0;
+  const float* const xend = x + dim;
   /* All loads of a step come before its stores, so y == x is safe. */
-  for (; i + 16 <= dim; i += 16) {
-    const v128_t vy0 = normalize4(x, w, i, vscale, scaled, vinv, weighted);
-    const v128_t vy1 = normalize4(x, w, i + 4, vscale, scaled, vinv, weighted);
-    const v128_t vy2 = normalize4(x, w, i + 8, vscale, scaled, vinv, weighted);
-    const v128_t vy3 = normalize4(x, w, i + 12, vscale, scaled, vinv, weighted);
-    wasm_v128_store(y + i, vy0);
-    wasm_v128_store(y + i + 4, vy1);
-    wasm_v128_store(y + i + 8, vy2);
-    wasm_v128_store(y + i + 12, vy3);
+  for (; xend - x >= 16; x += 16, y += 16) {
+    const v128_t vy0 = normalize4(x, w, vscale, scaled, vinv, weighted);
+    const v128_t vy1 = normalize4(x + 4, w + 4, vscale, scaled, vinv, weighted);
+    const v128_t vy2 = normalize4(x + 8, w + 8, vscale, scaled, vinv, weighted);
+    const v128_t vy3 = normalize4(x + 12, w + 12, vscale, scaled, vinv, weighted);
+    wasm_v128_store(y, vy0);
+    wasm_v128_store(y + 4, vy1);
+    wasm_v128_store(y + 8, vy2);
+    wasm_v128_store(y + 12, vy3);
+    if (weighted) {
+      w += 16;
+    }
   }
-  for (; i + 4 <= dim; i += 4) {
-    wasm_v128_store(y + i, normalize4(x, w, i, vscale, scaled, vinv, weighted));
+  for (; xend - x >= 4; x += 4, y += 4) {
+    wasm_v128_store(y, normalize4(x, w, vscale, scaled, vinv, weighted));
+    if (weighted) {
+      w += 4;
+    }
   }
-  for (; i < dim; i++) {
+  for (size_t i = 0; x + i < xend; i++) {
     const float v = (scaled ? x[i] * scale : x[i]) * inv;
     y[i] = weighted ? v * w[i] : v;
   }
