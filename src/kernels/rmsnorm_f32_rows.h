@@ -11,6 +11,13 @@
  *                         float scale, bool scaled, float inv);
  *       y_i = (x_i * inv) * w_i, or ((x_i * scale) * inv) * w_i when `scaled`;
  *       without the weight multiply when w is NULL.
+ *   static float block_sumsq_scaling(const float* xn, size_t n, const float* x,
+ *                                    const float* w, float* y, float inv);
+ *       block_sumsq(xn, n, 1.0f, false), and meanwhile the plain scale_row
+ *       of x[0..n) into y[0..n). The driver scales one row while it sums
+ *       the squares of the next, so that the loads of the next row overlap
+ *       the stores of this one and the sum's add chains overlap the
+ *       multiplies: each row still gets exactly the same operations.
  *
  * and names the kernel it defines with RMSNORM_F32_KERNEL. `scaled` is
  * always a literal, so the compiler emits the plain loops without the extra
@@ -43,23 +50,41 @@ static inline void push_block_sum(struct block_sum_stack* stack, float s) {
   stack->sums[stack->depth++] = s;
 }
 
-/* Always inlined: `scaled` must stay a literal in the block loops (a call
- * would pass it as a run-time flag, and the plain path would pay for the
- * scaled one's multiply). */
+/* The row being scaled while the blocks of the next one are summed. */
+struct row_to_scale {
+  const float* x;
+  const float* w;
+  float* y;
+  float inv;
+};
+
+/* Always inlined: `scaled` and whether `pending` is NULL must stay literals
+ * in the block loops (a call would pass them as run-time flags, and the
+ * plain path would pay for the others' work). */
 __attribute__((always_inline))
-static inline float row_sumsq(const float* x, size_t dim, float scale, bool scaled) {
+static inline float row_sumsq_impl(const float* x, size_t dim, float scale, bool scaled,
+                                   const struct row_to_scale* pending) {
   struct block_sum_stack stack;
   stack.depth = 0;
   stack.blocks = 0;
   for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
     const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
-    push_block_sum(&stack, block_sumsq(x + start, n, scale, scaled));
+    push_block_sum(&stack, pending == NULL
+        ? block_sumsq(x + start, n, scale, scaled)
+        : block_sumsq_scaling(x + start, n, pending->x + start,
+                              pending->w == NULL ? NULL : pending->w + start,
+                              pending->y + start, pending->inv));
   }
   float total = stack.sums[--stack.depth];
   while (stack.depth > 0) {
     total = stack.sums[--stack.depth] + total;
   }
   return total;
+}
+
+__attribute__((always_inline))
+static inline float row_sumsq(const float* x, size_t dim, float scale, bool scaled) {
+  return row_sumsq_impl(x, dim, scale, scaled, NULL);
 }
 
 static inline float inv_rms(float sumsq, size_t dim, float eps) {
@@ -106,17 +131,35 @@ static void normalize_row_rescue(const float* x, const float* w, float* y, size_
   scale_row(x, w, y, dim, 1.0f, false, inv_rms(plain_sumsq, dim, eps));
 }
 
+static inline bool plain_sumsq_ok(float sumsq) {
+  return sumsq >= RMSNORM_TINY_SUM && sumsq <= FLT_MAX;
+}
+
 void RMSNORM_F32_KERNEL(const float* x, const float* w, float* y,
                         size_t rows, size_t dim, float eps) {
   assert(dim >= 1);
   assert(eps >= 0.0f && eps <= FLT_MAX);
   assert(y == x || y + rows * dim <= x || x + rows * dim <= y);
+  if (rows == 0) {
+    return;
+  }
+  /* Row r's sum of squares is taken while row r-1 is scaled (y == x is
+   * safe: row r-1's stores never touch row r). */
+  float sumsq = row_sumsq(x, dim, 1.0f, false);
   for (size_t r = 0; r < rows; r++, x += dim, y += dim) {
-    const float sumsq = row_sumsq(x, dim, 1.0f, false);
-    if (sumsq >= RMSNORM_TINY_SUM && sumsq <= FLT_MAX) {
+    const bool last = r + 1 == rows;
+    if (plain_sumsq_ok(sumsq) && !last) {
+      const struct row_to_scale row = {x, w, y, inv_rms(sumsq, dim, eps)};
+      sumsq = row_sumsq_impl(x + dim, dim, 1.0f, false, &row);
+      continue;
+    }
+    if (plain_sumsq_ok(sumsq)) {
       scale_row(x, w, y, dim, 1.0f, false, inv_rms(sumsq, dim, eps));
     } else {
       normalize_row_rescue(x, w, y, dim, eps, sumsq);
+    }
+    if (!last) {
+      sumsq = row_sumsq(x + dim, dim, 1.0f, false);
     }
   }
 }

@@ -29,5 +29,12 @@ static inline void scale_row(const float* x, const float* w, float* y, size_t di
   }
 }
 
+/* One after the other: the scalar loops gain nothing from interleaving. */
+static inline float block_sumsq_scaling(const float* xn, size_t n, const float* x,
+                                        const float* w, float* y, float inv) {
+  scale_row(x, w, y, n, 1.0f, false, inv);
+  return block_sumsq(xn, n, 1.0f, false);
+}
+
 #define RMSNORM_F32_KERNEL rmsnorm_f32__scalar
 #include "../rmsnorm_f32_rows.h"

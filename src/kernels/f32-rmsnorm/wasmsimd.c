@@ -38,6 +38,15 @@ static inline struct lanes16 lanes16_step(struct lanes16 acc, const float* x, v1
   return acc;
 }
 
+/* The last 1..15 values, zero-padded to a full step: the padding adds +0 to
+ * its lanes, which changes nothing, and nothing past x[n) is read. */
+static inline struct lanes16 lanes16_tail(struct lanes16 acc, const float* x, size_t n,
+                                          v128_t vscale, bool scaled) {
+  float vtail[RMSNORM_LANES] = {0.0f};
+  memcpy(vtail, x, n * sizeof(float));
+  return lanes16_step(acc, vtail, vscale, scaled);
+}
+
 /* v_j = (L_j + L_j+4) + (L_j+8 + L_j+12), then (v0 + v2) + (v1 + v3). */
 static inline float lanes16_fold(struct lanes16 acc) {
   const v128_t vsum = wasm_f32x4_add(wasm_f32x4_add(acc.vacc0, acc.vacc1),
@@ -55,11 +64,7 @@ static inline float block_sumsq(const float* x, size_t n, float scale, bool scal
     acc = lanes16_step(acc, x + i, vscale, scaled);
   }
   if (i < n) {
-    /* The last 1..15 values, zero-padded to a full step: the padding adds +0
-     * to its lanes, which changes nothing, and nothing past x[n) is read. */
-    float vtail[RMSNORM_LANES] = {0.0f};
-    memcpy(vtail, x + i, (n - i) * sizeof(float));
-    acc = lanes16_step(acc, vtail, vscale, scaled);
+    acc = lanes16_tail(acc, x + i, n - i, vscale, scaled);
   }
   return lanes16_fold(acc);
 }
@@ -75,6 +80,19 @@ static inline v128_t normalize4(const float* x, const float* w, v128_t vscale, b
   return weighted ? wasm_f32x4_mul(vy, wasm_v128_load(w)) : vy;
 }
 
+/* Outputs y[0..16). All loads come before the stores, so y == x is safe. */
+static inline void normalize16(const float* x, const float* w, float* y, v128_t vscale,
+                               bool scaled, v128_t vinv, bool weighted) {
+  const v128_t vy0 = normalize4(x, w, vscale, scaled, vinv, weighted);
+  const v128_t vy1 = normalize4(x + 4, w + 4, vscale, scaled, vinv, weighted);
+  const v128_t vy2 = normalize4(x + 8, w + 8, vscale, scaled, vinv, weighted);
+  const v128_t vy3 = normalize4(x + 12, w + 12, vscale, scaled, vinv, weighted);
+  wasm_v128_store(y, vy0);
+  wasm_v128_store(y + 4, vy1);
+  wasm_v128_store(y + 8, vy2);
+  wasm_v128_store(y + 12, vy3);
+}
+
 /* The loops advance the pointers rather than index them: clang then gives
  * each access of a step a constant offset from one address (x + 4 is
  * `v128.load offset=16`), where an index it knows to be a multiple of 16
@@ -84,16 +102,8 @@ static inline void scale_row_impl(const float* x, const float* w, float* y, size
   const v128_t vscale = wasm_f32x4_splat(scale);
   const v128_t vinv = wasm_f32x4_splat(inv);
   const float* const xend = x + dim;
-  /* All loads of a step come before its stores, so y == x is safe. */
   for (; xend - x >= 16; x += 16, y += 16) {
-    const v128_t vy0 = normalize4(x, w, vscale, scaled, vinv, weighted);
-    const v128_t vy1 = normalize4(x + 4, w + 4, vscale, scaled, vinv, weighted);
-    const v128_t vy2 = normalize4(x + 8, w + 8, vscale, scaled, vinv, weighted);
-    const v128_t vy3 = normalize4(x + 12, w + 12, vscale, scaled, vinv, weighted);
-    wasm_v128_store(y, vy0);
-    wasm_v128_store(y + 4, vy1);
-    wasm_v128_store(y + 8, vy2);
-    wasm_v128_store(y + 12, vy3);
+    normalize16(x, w, y, vscale, scaled, vinv, weighted);
     if (weighted) {
       w += 16;
     }
@@ -117,6 +127,30 @@ static inline void scale_row(const float* x, const float* w, float* y, size_t di
   } else {
     scale_row_impl(x, w, y, dim, scale, scaled, inv, false);
   }
+}
+
+static inline float block_sumsq_scaling_impl(const float* xn, size_t n, const float* x,
+                                             const float* w, float* y, float inv,
+                                             bool weighted) {
+  const v128_t vone = wasm_f32x4_splat(1.0f);
+  const v128_t vinv = wasm_f32x4_splat(inv);
+  struct lanes16 acc = lanes16_zero();
+  size_t i = 0;
+  for (; i + RMSNORM_LANES <= n; i += RMSNORM_LANES) {
+    acc = lanes16_step(acc, xn + i, vone, false);
+    normalize16(x + i, weighted ? w + i : w, y + i, vone, false, vinv, weighted);
+  }
+  if (i < n) {
+    acc = lanes16_tail(acc, xn + i, n - i, vone, false);
+    scale_row(x + i, weighted ? w + i : w, y + i, n - i, 1.0f, false, inv);
+  }
+  return lanes16_fold(acc);
+}
+
+static inline float block_sumsq_scaling(const float* xn, size_t n, const float* x,
+                                        const float* w, float* y, float inv) {
+  return w != NULL ? block_sumsq_scaling_impl(xn, n, x, w, y, inv, true)
+                   : block_sumsq_scaling_impl(xn, n, x, w, y, inv, false);
 }
 
 #define RMSNORM_F32_KERNEL rmsnorm_f32__wasmsimd_u16_acc4
