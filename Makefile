@@ -16,7 +16,7 @@ KERNEL_HEADERS := $(wildcard src/kernels/*.h)
 # Each module links the exported ABI and exactly one kernel per operation.
 SIMD_SOURCES := src/abi/exports.c src/kernels/f32-rmsnorm/wasmsimd.c
 SCALAR_SOURCES := src/abi/exports.c src/kernels/f32-rmsnorm/scalar.c
-EXPORTS := _rmsnorm_f32,_malloc,_free
+EXPORTS := _rmsnorm,_malloc,_free
 
 # Strict IEEE float32: no FMA contraction, no fast-math (the numerics contract
 # in src/kernels/rmsnorm_f32.h). A standalone module with our own loader:

@@ -1,3 +1,5 @@
 // rmsnorm-wasm: RMSNorm for the web, in WebAssembly SIMD128.
 export { init } from './api/runtime.js';
-export { rmsNorm } from './api/rmsnorm.js';
+export { rmsNorm, addRmsNorm } from './api/rmsnorm.js';
+export { alloc } from './api/alloc.js';
+export { Tensor } from './api/tensor.js';

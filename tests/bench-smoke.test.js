@@ -14,7 +14,7 @@ import { assertSameBits } from './helpers/bits.js';
 import { rmsNorm64 } from './helpers/oracle.js';
 
 // Rows computed by our kernel source, which must match the reference's bits.
-const OURS = ['reference', 'scalar-zero-copy', 'scalar-copying', 'simd-zero-copy', 'simd-copying', 'native'];
+const OURS = ['reference', 'scalar-zero-copy', 'scalar-copying', 'simd-zero-copy', 'simd-copying', 'simd-export', 'native'];
 
 async function outputOf(row, shape) {
   const instance = await row.setup(shape);

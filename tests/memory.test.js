@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { init, rmsNorm } from '../src/index.js';
 import { activeKernels } from '../src/api/runtime.js';
-import { CHUNK_FLOATS } from '../src/loader/kernels.js';
+import { CHUNK_BYTES } from '../src/loader/kernels.js';
 import { rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { assertSameBits } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
@@ -46,7 +46,7 @@ for (const backend of ['simd', 'scalar']) {
     const w = uniformArray(rand, dim, 0.5, 1.5);
     const before = memoryBytes();
     const y = rmsNorm(x, w);
-    assert.ok(memoryBytes() <= Math.max(before, 2 * CHUNK_FLOATS * 4 + 2 ** 20), 'memory stays near one chunk');
+    assert.ok(memoryBytes() <= Math.max(before, 2 * CHUNK_BYTES + 2 ** 20), 'memory stays near one chunk');
     const rows0 = y.subarray(0, 3 * dim);
     assertSameBits(rows0, referenceRmsNorm(x.subarray(0, 3 * dim), w), 'first rows');
     const last = y.subarray((rows - 2) * dim);

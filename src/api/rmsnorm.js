@@ -1,25 +1,38 @@
-// rmsNorm on the wasm kernels, through the copying path: the caller's arrays
-// are staged in wasm memory (src/loader/kernels.js) and the result copied out.
+// rmsNorm and addRmsNorm on the wasm kernels. Arguments already in wasm
+// memory (tensors from alloc(), or views of the module's memory) are used in
+// place; other arrays are copied in and the result copied out
+// (WasmKernels.rmsNorm in src/loader/kernels.js).
 
 import { activeKernels } from './runtime.js';
+import { ARRAY_TYPE_OF } from './tensor.js';
 import { resolveRmsNormArgs } from './validate.js';
+
+function run(fn, x, residual, weight, options) {
+  const kernels = activeKernels(fn);
+  const args = resolveRmsNormArgs(fn, x, weight, options, residual);
+  const y = args.out ?? { array: new ARRAY_TYPE_OF[args.dtype](args.x.array.length), tensor: undefined };
+  if (args.rows > 0) kernels.rmsNorm(fn, args, y);
+  return options?.out ?? y.array;
+}
 
 /**
  * RMSNorm over the last dimension: y = x / sqrt(mean(x²) + eps) · weight.
- * @param {Float32Array} x rows × dim values, row-major, any byteOffset
- * @param {Float32Array|null} weight dim values, or null for no weight
- * @param {{eps?: number, dim?: number, out?: Float32Array}} [options]
- *   eps defaults to 1e-6; dim to weight.length; out may be x itself.
- * @returns {Float32Array} out, or a new array
+ * See the README for the options (eps, dim, out, dtype, weightDtype,
+ * castMode, weightOffset, shape, axis) and the errors.
+ * @returns {Float32Array|Uint16Array|import('./tensor.js').Tensor} options.out, or a new array
  */
 export function rmsNorm(x, weight, options) {
-  const kernels = activeKernels('rmsNorm');
-  const { rows, dim, eps, out } = resolveRmsNormArgs('rmsNorm', x, weight, options);
-  const y = out ?? new Float32Array(x.length);
-  if (rows > 0) {
-    const run = kernels.exports.rmsnorm_f32;
-    kernels.runRowsCopying('rmsNorm', x, weight, y, rows, dim,
-      (xPtr, wPtr, yPtr, n, d) => run(xPtr, wPtr, yPtr, n, d, eps));
+  return run('rmsNorm', x, undefined, weight, options);
+}
+
+/**
+ * Fused residual add + RMSNorm: residual ← round(x + residual) in place,
+ * then y = rmsNorm(residual). Bit-identical to the two steps done apart.
+ * @returns {Float32Array|Uint16Array|import('./tensor.js').Tensor} options.out, or a new array
+ */
+export function addRmsNorm(x, residual, weight, options) {
+  if (residual === undefined) {
+    throw new TypeError('addRmsNorm: residual must be an array of x\'s dtype, got undefined');
   }
-  return y;
+  return run('addRmsNorm', x, residual, weight, options);
 }

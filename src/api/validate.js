@@ -3,6 +3,8 @@
 // TypeError/RangeError for the same mistake, and always before anything is
 // written to an output.
 
+import { ARRAY_TYPE_OF, DTYPES, Tensor } from './tensor.js';
+
 const typedArrayTag = Object.getOwnPropertyDescriptor(
   Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get;
 
@@ -18,6 +20,7 @@ export function describe(value) {
   if (value === null) return 'null';
   const kind = typedArrayKind(value);
   if (kind !== undefined) return `${kind}(${value.length})`;
+  if (value instanceof Tensor) return `${value.dtype} Tensor(${value.length})`;
   if (Array.isArray(value)) return `Array(${value.length})`;
   if (typeof value === 'object') return value.constructor?.name ?? 'object';
   if (typeof value === 'string') return `string ${JSON.stringify(value.slice(0, 20))}`;
@@ -25,10 +28,28 @@ export function describe(value) {
   return `${typeof value} ${String(value)}`;
 }
 
-function requireFloat32Array(fn, name, value) {
-  if (typedArrayKind(value) !== 'Float32Array') {
-    throw new TypeError(`${fn}: ${name} must be a Float32Array, got ${describe(value)}`);
+function expectedArray(dtype) {
+  return dtype === 'float32' ? 'a Float32Array' : `a Uint16Array (${dtype} bit patterns)`;
+}
+
+/**
+ * A tensor argument resolved to its typed array; a freed tensor is an error.
+ * Returns { array, tensor } (tensor undefined for plain arrays).
+ */
+function unwrapTensor(fn, name, value) {
+  if (!(value instanceof Tensor)) return { array: value, tensor: undefined };
+  if (value.freed) throw new TypeError(`${fn}: ${name} is a freed tensor`);
+  return { array: value.array, tensor: value };
+}
+
+/** An array argument holding `dtype` values (a typed array or a tensor). */
+function resolveArray(fn, name, value, dtype) {
+  const { array, tensor } = unwrapTensor(fn, name, value);
+  if (typedArrayKind(array) !== ARRAY_TYPE_OF[dtype].name || (tensor && tensor.dtype !== dtype)) {
+    const what = dtype === 'float32' ? '' : ` for dtype '${dtype}'`;
+    throw new TypeError(`${fn}: ${name} must be ${expectedArray(dtype)}${what}, got ${describe(value)}`);
   }
+  return { array, tensor };
 }
 
 function checkOptionNames(fn, options, allowed) {
@@ -44,87 +65,157 @@ function checkOptionNames(fn, options, allowed) {
   return options;
 }
 
-/** eps as the float32 the kernels add: a finite, non-negative number. */
-function resolveEps(fn, eps, defaultEps) {
-  if (eps === undefined) return Math.fround(defaultEps);
-  if (typeof eps !== 'number') {
-    throw new TypeError(`${fn}: options.eps must be a number, got ${describe(eps)}`);
+function oneOf(fn, name, value, allowed, fallback) {
+  if (value === undefined) return fallback;
+  if (!allowed.includes(value)) {
+    throw new TypeError(`${fn}: ${name} must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describe(value)}`);
   }
-  if (!(eps >= 0 && eps <= FLT_MAX)) {
-    throw new RangeError(`${fn}: options.eps must be a finite float32 >= 0, got ${eps}`);
-  }
-  return Math.fround(eps);
+  return value;
 }
 
-function resolveDim(fn, dim, weight) {
-  if (dim === undefined) {
-    if (weight === null) {
-      throw new TypeError(`${fn}: options.dim is required when weight is null`);
+/** A number option as the float32 the kernels use: finite (and >= 0 if asked). */
+function resolveFloat32(fn, name, value, fallback, { nonNegative }) {
+  if (value === undefined) return Math.fround(fallback);
+  if (typeof value !== 'number') {
+    throw new TypeError(`${fn}: ${name} must be a number, got ${describe(value)}`);
+  }
+  const ok = nonNegative ? value >= 0 && value <= FLT_MAX : Math.abs(value) <= FLT_MAX;
+  if (!ok) {
+    throw new RangeError(`${fn}: ${name} must be a finite float32${nonNegative ? ' >= 0' : ''}, got ${value}`);
+  }
+  return Math.fround(value);
+}
+
+function resolveWeight(fn, weight, weightDtypeOption, dtype) {
+  if (weight === null) {
+    if (weightDtypeOption !== undefined) {
+      throw new TypeError(`${fn}: options.weightDtype needs a weight, but weight is null`);
     }
+    return { array: null, tensor: undefined, weightDtype: null };
+  }
+  if (weight === undefined) {
+    throw new TypeError(`${fn}: weight must be a Float32Array or null (for no weight), got undefined`);
+  }
+  const allowed = dtype === 'float32' ? ['float32'] : ['float32', dtype];
+  const { array, tensor } = unwrapTensor(fn, 'weight', weight);
+  // By default a weight is what its array holds: a Uint16Array holds the storage dtype.
+  const held = typedArrayKind(array) === 'Uint16Array' ? dtype : 'float32';
+  const weightDtype = oneOf(fn, 'options.weightDtype', weightDtypeOption, allowed, held);
+  if (typedArrayKind(array) !== ARRAY_TYPE_OF[weightDtype].name || (tensor && tensor.dtype !== weightDtype)) {
+    const expected = weightDtypeOption === undefined
+      ? allowed.map(expectedArray).join(' or ')
+      : `${expectedArray(weightDtype)} for weightDtype '${weightDtype}'`;
+    throw new TypeError(`${fn}: weight must be ${expected}, got ${describe(weight)}`);
+  }
+  if (array.length === 0) throw new RangeError(`${fn}: weight must not be empty (dim = 0)`);
+  return { array, tensor, weightDtype };
+}
+
+function isCount(n) {
+  return Number.isSafeInteger(n) && n >= 0;
+}
+
+/** rows × dim from options.dim, or from options.shape and options.axis. */
+function resolveShape(fn, opts, weight, length) {
+  if (opts.shape !== undefined) {
+    if (opts.dim !== undefined) {
+      throw new TypeError(`${fn}: give options.dim or options.shape, not both`);
+    }
+    const { shape } = opts;
+    if (!Array.isArray(shape) || shape.length === 0 || !shape.every(isCount)) {
+      throw new TypeError(`${fn}: options.shape must be a non-empty array of non-negative integers, got ${describe(shape)}`);
+    }
+    const rank = shape.length;
+    const axis = opts.axis ?? -1;
+    if (!Number.isInteger(axis) || axis < -rank || axis >= rank) {
+      throw new RangeError(`${fn}: options.axis must be an integer in [${-rank}, ${rank - 1}] for a shape of rank ${rank}, got ${describe(axis)}`);
+    }
+    const first = axis < 0 ? axis + rank : axis;
+    const product = (dims) => dims.reduce((a, b) => a * b, 1);
+    if (product(shape) !== length) {
+      throw new RangeError(`${fn}: options.shape [${shape}] holds ${product(shape)} values, but x.length is ${length}`);
+    }
+    const dim = product(shape.slice(first));
+    if (dim === 0) throw new RangeError(`${fn}: the normalized dims of options.shape [${shape}] must not be empty (dim = 0)`);
+    if (weight !== null && weight.length !== dim) {
+      throw new RangeError(`${fn}: weight.length (${weight.length}) must equal the product of the normalized dims of options.shape (${dim})`);
+    }
+    return { rows: length / dim, dim };
+  }
+  if (opts.axis !== undefined) throw new TypeError(`${fn}: options.axis needs options.shape`);
+  let { dim } = opts;
+  if (dim === undefined) {
+    if (weight === null) throw new TypeError(`${fn}: options.dim is required when weight is null`);
     dim = weight.length;
-    if (dim === 0) throw new RangeError(`${fn}: weight must not be empty (dim = 0)`);
-    return dim;
-  }
-  if (typeof dim !== 'number') {
+  } else if (typeof dim !== 'number') {
     throw new TypeError(`${fn}: options.dim must be a number, got ${describe(dim)}`);
-  }
-  if (!Number.isSafeInteger(dim) || dim < 1) {
+  } else if (!Number.isSafeInteger(dim) || dim < 1) {
     throw new RangeError(`${fn}: options.dim must be a positive integer, got ${dim}`);
-  }
-  if (weight !== null && weight.length !== dim) {
+  } else if (weight !== null && weight.length !== dim) {
     throw new RangeError(`${fn}: weight.length (${weight.length}) must equal options.dim (${dim})`);
   }
-  return dim;
-}
-
-function byteRange(a) {
-  return [a.byteOffset, a.byteOffset + a.byteLength];
+  if (length % dim !== 0) {
+    throw new RangeError(`${fn}: x.length (${length}) must be a multiple of dim (${dim})`);
+  }
+  return { rows: length / dim, dim };
 }
 
 function overlaps(a, b) {
   if (a.buffer !== b.buffer) return false;
-  const [a0, a1] = byteRange(a);
-  const [b0, b1] = byteRange(b);
-  return a0 < b1 && b0 < a1;
+  return a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
 }
 
-function resolveOut(fn, out, x, weight) {
-  if (out === undefined) return undefined;
-  requireFloat32Array(fn, 'options.out', out);
-  if (out.length !== x.length) {
-    throw new RangeError(`${fn}: options.out.length (${out.length}) must equal x.length (${x.length})`);
-  }
-  const inPlace = out.buffer === x.buffer && out.byteOffset === x.byteOffset;
-  if (!inPlace && overlaps(out, x)) {
-    throw new RangeError(`${fn}: options.out must be x itself or not overlap x`);
-  }
-  if (weight !== null && overlaps(out, weight)) {
-    throw new RangeError(`${fn}: options.out must not overlap weight`);
-  }
-  return out;
+function sameView(a, b) {
+  return a.buffer === b.buffer && a.byteOffset === b.byteOffset;
 }
 
-const RMSNORM_OPTIONS = ['eps', 'dim', 'out'];
 export const RMSNORM_DEFAULT_EPS = 1e-6;
+const CAST_MODES = ['llama', 'gemma'];
+const RMSNORM_OPTIONS = ['eps', 'dim', 'out', 'dtype', 'weightDtype', 'castMode', 'weightOffset', 'shape', 'axis'];
 
 /**
- * Checks rmsNorm(x, weight, options) and resolves it to the kernel's terms.
- * @returns {{rows: number, dim: number, eps: number, out: Float32Array|undefined}}
+ * Checks rmsNorm(x, weight, options) — or, with a residual,
+ * addRmsNorm(x, residual, weight, options) — and resolves it to the kernel's
+ * terms. Arrays come back as typed arrays, with the tensors they came from.
  */
-export function resolveRmsNormArgs(fn, x, weight, options) {
-  requireFloat32Array(fn, 'x', x);
-  if (weight !== null) {
-    if (weight === undefined) {
-      throw new TypeError(`${fn}: weight must be a Float32Array or null (for no weight), got undefined`);
-    }
-    requireFloat32Array(fn, 'weight', weight);
-  }
+export function resolveRmsNormArgs(fn, x, weight, options, residual = undefined) {
   const opts = checkOptionNames(fn, options, RMSNORM_OPTIONS);
-  const eps = resolveEps(fn, opts.eps, RMSNORM_DEFAULT_EPS);
-  const dim = resolveDim(fn, opts.dim, weight);
-  if (x.length % dim !== 0) {
-    throw new RangeError(`${fn}: x.length (${x.length}) must be a multiple of dim (${dim})`);
+  const dtype = oneOf(fn, 'options.dtype', opts.dtype, DTYPES, 'float32');
+  const xs = resolveArray(fn, 'x', x, dtype);
+  const rs = residual === undefined ? undefined : resolveArray(fn, 'residual', residual, dtype);
+  if (rs !== undefined && rs.array.length !== xs.array.length) {
+    throw new RangeError(`${fn}: residual.length (${rs.array.length}) must equal x.length (${xs.array.length})`);
   }
-  const out = resolveOut(fn, opts.out, x, weight);
-  return { rows: x.length / dim, dim, eps, out };
+  const ws = resolveWeight(fn, weight, opts.weightDtype, dtype);
+  const eps = resolveFloat32(fn, 'options.eps', opts.eps, RMSNORM_DEFAULT_EPS, { nonNegative: true });
+  const castMode = oneOf(fn, 'options.castMode', opts.castMode, CAST_MODES, 'llama');
+  const weightOffset = resolveFloat32(fn, 'options.weightOffset', opts.weightOffset, 0, { nonNegative: false });
+  if (opts.weightOffset !== undefined && ws.array === null) {
+    throw new TypeError(`${fn}: options.weightOffset needs a weight, but weight is null`);
+  }
+  const { rows, dim } = resolveShape(fn, opts, ws.array, xs.array.length);
+
+  const os = opts.out === undefined ? undefined : resolveArray(fn, 'options.out', opts.out, dtype);
+  if (os !== undefined) {
+    const out = os.array;
+    if (out.length !== xs.array.length) {
+      throw new RangeError(`${fn}: options.out.length (${out.length}) must equal x.length (${xs.array.length})`);
+    }
+    if (!sameView(out, xs.array) && overlaps(out, xs.array)) {
+      throw new RangeError(`${fn}: options.out must be x itself or not overlap x`);
+    }
+    if (ws.array !== null && overlaps(out, ws.array)) {
+      throw new RangeError(`${fn}: options.out must not overlap weight`);
+    }
+    if (rs !== undefined && overlaps(out, rs.array)) {
+      throw new RangeError(`${fn}: options.out must not overlap residual`);
+    }
+  }
+  if (rs !== undefined && (overlaps(rs.array, xs.array) || (ws.array !== null && overlaps(rs.array, ws.array)))) {
+    throw new RangeError(`${fn}: residual must not overlap x or weight`);
+  }
+  return {
+    rows, dim, eps, dtype, castMode, weightOffset, weightDtype: ws.weightDtype,
+    x: xs, residual: rs, weight: ws.array === null ? null : ws, out: os,
+  };
 }

@@ -1,5 +1,6 @@
 /*
- * float32 RMSNorm kernels: y = x / sqrt(mean(x^2) + eps) * w, row by row.
+ * RMSNorm kernels computing in float32: y = x / sqrt(mean(x^2) + eps) * w,
+ * row by row, on float32, bfloat16 or float16 storage.
  *
  * THE NUMERICS CONTRACT
  * =====================
@@ -10,6 +11,14 @@
  * FMA contraction, no fast-math, no flush-to-zero. It is the operation
  * order of PyTorch's F.rms_norm and of the seed book chapter's listing.
  *
+ * 0. Storage. x, the residual and y share one storage type: float32,
+ *    bfloat16 or float16. 16-bit values are widened to float32 (exactly)
+ *    before any arithmetic; "round(v)" below means rounding a float32 to the
+ *    storage type (round to nearest even, see float16.h; identity for
+ *    float32). Computing in float32 is what the seed chapter calls
+ *    load-bearing: in 16-bit throughout, a fifth or more of the outputs differ.
+ *    With a residual (addRmsNorm), first r_i = round(x_i + r_i) is stored back
+ *    to the residual, and the row normalized is that rounded r.
  * 1. Sum of squares, S. A row of `dim` values is cut into blocks of
  *    RMSNORM_BLOCK (256) values; the last block may be shorter.
  *    Inside a block, value i goes to lane (i mod 16) of 16 lanes, and each
@@ -26,13 +35,22 @@
  *    running sum measures 0.78 ulp mean error at dim 16384, this one 0.54.
  * 2. ms  = S / (float)dim            (dim rounded to float32 first)
  * 3. inv = 1 / sqrt(ms + eps)         (three roundings: add, sqrt, divide)
- * 4. y_i = (x_i * inv) * w_i          (without a weight: y_i = x_i * inv)
+ * 4. v_i = x_i * inv. The weight applied is w'_i = w_i (widened if 16-bit),
+ *    or w'_i = weight_offset + w_i (one float32 add) when weight_offset is
+ *    not zero (Gemma stores w - 1 and uses offset 1; an offset of +-0 means
+ *    no add, so a -0 weight keeps its sign). Then, by cast mode:
+ *      gemma:  y_i = round(v_i * w'_i)          one rounding to storage
+ *      llama:  y_i = round(round(v_i) * w'_i)   normalized value rounded to
+ *                                               storage first, as Llama does
+ *      no weight: y_i = round(v_i)
+ *    For float32 storage round() is the identity, so both modes are
+ *    y_i = (x_i * inv) * w'_i.
  *
  * Rows whose S is outside [RMSNORM_TINY_SUM, FLT_MAX] take the rescue path
  * (see rmsnorm_f32_rows.h): if the row is finite and not all zero, it is
  * redone on z_i = x_i * 2^k, where 2^k brings max|x| into [1, 2) (k clamped
- * to [-126, 126]), with eps_z = (eps * 2^k) * 2^k; the output is then
- * y_i = ((x_i * 2^k) * inv_z) * w_i. Scaling by a power of two is exact, so
+ * to [-126, 126]), with eps_z = (eps * 2^k) * 2^k; the output then uses
+ * v_i = (x_i * 2^k) * inv_z in step 4. Scaling by a power of two is exact, so
  * the rescued row is what the formula gives in unbounded-range arithmetic:
  * values near 3.4e38, 1e-30 or subnormals still come out with RMS 1.
  * If eps_z overflows, eps dominates the row so completely that the plain
@@ -45,13 +63,15 @@
  * engine, so "the same bits" means the same bits for every non-NaN value
  * (+0 and -0 differ) and a NaN wherever the other side has a NaN.
  *
- * Aliasing: y may equal x (in place); any other overlap of y with x or w
- * is not allowed. x, w and y need no particular alignment.
+ * Aliasing: y may equal x (in place); any other overlap of y with x, the
+ * residual or w is not allowed. No alignment is required.
  */
 #ifndef RMSNORM_F32_H
 #define RMSNORM_F32_H
 
 #include <stddef.h>
+
+#include "float16.h"
 
 #define RMSNORM_LANES 16
 #define RMSNORM_BLOCK 256
@@ -59,10 +79,21 @@
  * matter; 2^-64 leaves dim * 2^-150 of underflow error far below an ulp. */
 #define RMSNORM_TINY_SUM 0x1p-64f
 
-/* w may be NULL (no affine weight). rows may be 0; dim must be >= 1. */
-void rmsnorm_f32__scalar(const float* x, const float* w, float* y,
-                         size_t rows, size_t dim, float eps);
-void rmsnorm_f32__wasmsimd_u16_acc4(const float* x, const float* w, float* y,
-                                    size_t rows, size_t dim, float eps);
+/* weight_dtype when there is no weight (w == NULL). */
+#define RMSNORM_NO_WEIGHT (-1)
+enum rmsnorm_cast { RMSNORM_CAST_GEMMA = 0, RMSNORM_CAST_LLAMA = 1 };
+
+/*
+ * x, residual and y hold rows * dim values of `dtype` (enum rmsnorm_dtype);
+ * residual is NULL for plain RMSNorm, else updated in place (addRmsNorm).
+ * w holds dim values of weight_dtype, or is NULL (weight_dtype ignored).
+ * rows may be 0; dim must be >= 1; eps finite and >= 0.
+ */
+void rmsnorm_f32__scalar(const void* x, void* residual, const void* w, void* y, size_t rows,
+                         size_t dim, float eps, int dtype, int weight_dtype, int cast_mode,
+                         float weight_offset);
+void rmsnorm_f32__wasmsimd_u16_acc4(const void* x, void* residual, const void* w, void* y,
+                                    size_t rows, size_t dim, float eps, int dtype,
+                                    int weight_dtype, int cast_mode, float weight_offset);
 
 #endif

@@ -1,40 +1,62 @@
-// One instantiated wasm module: its exports, its memory and the scratch
-// space the copying API stages arrays in.
+// One instantiated wasm module: its exports, its memory, the scratch space
+// the copying path stages arrays in, and the runner that decides, argument by
+// argument, what must be copied and what is already in wasm memory.
 
-const FLOAT_BYTES = 4;
+import { Tensor } from '../api/tensor.js';
+
 // Largest single allocation we ask of a wasm32 module: malloc takes a 32-bit
 // size, and the whole address space is 4 GiB, part of it already in use.
 const MAX_ALLOC_BYTES = 2 ** 32 - 2 ** 24;
-// The copying API moves arrays through wasm memory in chunks of whole rows of
+// The copying path moves arrays through wasm memory in chunks of whole rows of
 // about this size, so a huge input does not grow the memory (which can never
 // shrink again) to its own size, and each chunk is still in cache when the
 // kernel reads it.
-export const CHUNK_FLOATS = 2 ** 18;
+export const CHUNK_BYTES = 2 ** 20;
+
+const DTYPE_CODE = { float32: 0, bfloat16: 1, float16: 2 };
+const CAST_CODE = { gemma: 0, llama: 1 };
+const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
+const align16 = (n) => Math.ceil(n / 16) * 16;
 
 export class WasmKernels {
   constructor(exports) {
     this.exports = exports;
     this.memory = exports.memory;
-    this.heapBuffer = null;
-    this.heapF32 = null;
+    this.views = null; // { buffer, float32, uint16 } over all of memory
     this.scratchPtr = 0;
     this.scratchBytes = 0;
   }
 
-  /** A Float32Array over all of wasm memory. Rebuilt after memory.grow(),
-   * which detaches the old ArrayBuffer and with it every view on it. */
-  get heap() {
-    if (this.heapBuffer !== this.memory.buffer) {
-      this.heapBuffer = this.memory.buffer;
-      this.heapF32 = new Float32Array(this.heapBuffer);
+  /** Typed arrays over all of wasm memory, by element type. Rebuilt after
+   * memory.grow(), which detaches the old ArrayBuffer and every view on it. */
+  heap(dtype) {
+    const buffer = this.memory.buffer;
+    if (this.views?.buffer !== buffer) {
+      this.views = { buffer, float32: new Float32Array(buffer), uint16: new Uint16Array(buffer) };
     }
-    return this.heapF32;
+    return dtype === 'float32' ? this.views.float32 : this.views.uint16;
   }
 
-  /** A scratch region of at least `floats` floats, reused across calls and
-   * only ever replaced by a larger one. Returns its byte address. */
-  scratch(fn, floats) {
-    const bytes = floats * FLOAT_BYTES;
+  /** `bytes` of wasm memory from malloc; a RangeError when it cannot be had. */
+  malloc(fn, bytes) {
+    if (bytes > MAX_ALLOC_BYTES) {
+      throw new RangeError(`${fn}: needs ${bytes} bytes of wasm memory, more than wasm32 can address`);
+    }
+    const ptr = this.exports.malloc(Math.max(bytes, 1)) >>> 0;
+    if (ptr === 0) {
+      throw new RangeError(`${fn}: could not grow wasm memory to hold ${bytes} more bytes`);
+    }
+    return ptr;
+  }
+
+  /** A tensor of `length` values of `dtype` in this module's memory. */
+  alloc(fn, length, dtype) {
+    return new Tensor(this, this.malloc(fn, length * BYTES[dtype]), length, dtype);
+  }
+
+  /** A scratch region of at least `bytes`, reused across calls and only ever
+   * replaced by a larger one. Returns its byte address. */
+  scratch(fn, bytes) {
     if (bytes <= this.scratchBytes) return this.scratchPtr;
     if (bytes > MAX_ALLOC_BYTES) {
       throw new RangeError(`${fn}: needs ${bytes} bytes of wasm memory, more than wasm32 can address`);
@@ -42,37 +64,72 @@ export class WasmKernels {
     if (this.scratchPtr !== 0) this.exports.free(this.scratchPtr);
     this.scratchPtr = 0;
     this.scratchBytes = 0;
-    const ptr = this.exports.malloc(bytes) >>> 0;
-    if (ptr === 0) {
-      throw new RangeError(`${fn}: could not grow wasm memory to hold ${bytes} more bytes`);
-    }
-    this.scratchPtr = ptr;
+    this.scratchPtr = this.malloc(fn, bytes);
     this.scratchBytes = bytes;
-    return ptr;
+    return this.scratchPtr;
+  }
+
+  /** The byte address of an argument already in this module's memory (a
+   * tensor, or a view of memory.buffer), or -1 when it must be copied in. */
+  addressOf(fn, name, { array, tensor }) {
+    if (tensor !== undefined) {
+      if (tensor.kernels !== this) {
+        throw new TypeError(`${fn}: ${name} is a tensor of another instance's memory (allocated under another backend?)`);
+      }
+      return tensor.byteOffset;
+    }
+    return array.buffer === this.memory.buffer ? array.byteOffset : -1;
   }
 
   /**
-   * The copying path of a row-wise float32 kernel: weight (if any) and then
-   * chunks of whole rows of x are copied into scratch, normalized in place
-   * there by `kernel(xPtr, wPtr, yPtr, rows, dim)`, and copied out to y.
-   * Rows are independent, so chunking does not change a single bit.
+   * RMSNorm (or, with args.residual, the fused residual add) on resolved
+   * arguments (src/api/validate.js), writing into `y` ({array, tensor}).
+   * Arguments in wasm memory are used where they are; the others are staged
+   * through scratch, weight once and rows in chunks. Rows are independent,
+   * so chunking does not change a single bit.
    */
-  runRowsCopying(fn, x, weight, y, rows, dim, kernel) {
-    const chunkRows = Math.min(rows, Math.max(1, Math.floor(CHUNK_FLOATS / dim)));
-    // Weight first, padded to 16 bytes so the rows start aligned.
-    const weightFloats = weight === null ? 0 : Math.ceil(dim / 4) * 4;
-    const base = this.scratch(fn, weightFloats + chunkRows * dim);
-    const heap = this.heap; // after scratch(): malloc may have grown memory
-    const wPtr = weight === null ? 0 : base;
-    const xPtr = base + weightFloats * FLOAT_BYTES;
-    if (weight !== null) heap.set(weight, wPtr / FLOAT_BYTES);
+  rmsNorm(fn, args, y) {
+    const { rows, dim, dtype, x, residual, weight } = args;
+    const size = BYTES[dtype];
+    const rowBytes = dim * size;
+    const xAt = this.addressOf(fn, 'x', x);
+    const rAt = residual === undefined ? 0 : this.addressOf(fn, 'residual', residual);
+    const wAt = weight === null ? 0 : this.addressOf(fn, 'weight', weight);
+    const inPlace = y.array === x.array || (y.array.buffer === x.array.buffer && y.array.byteOffset === x.array.byteOffset);
+    const yAt = inPlace ? xAt : this.addressOf(fn, 'options.out', y);
+
+    // Scratch layout: [weight][x rows][residual rows][y rows], each part only if needed.
+    const stageWeight = weight !== null && wAt < 0;
+    const chunkRows = xAt < 0 || rAt < 0 || yAt < 0
+      ? Math.min(rows, Math.max(1, Math.floor(CHUNK_BYTES / rowBytes))) : rows;
+    const chunkBytes = align16(chunkRows * rowBytes);
+    const weightBytes = stageWeight ? align16(weight.array.byteLength) : 0;
+    // An output staged beside a staged x can share its rows: the kernel works in place.
+    const yShares = yAt < 0 && xAt < 0;
+    const scratchBytes = weightBytes + chunkBytes * ((xAt < 0) + (rAt < 0) + (yAt < 0 && !yShares));
+    const base = scratchBytes > 0 ? this.scratch(fn, scratchBytes) : 0;
+    let next = base + weightBytes;
+    const region = (needed) => { if (!needed) return -1; const at = next; next += chunkBytes; return at; };
+    const xStage = region(xAt < 0);
+    const rStage = region(rAt < 0);
+    const yStage = yShares ? xStage : region(yAt < 0);
+
+    const wPtr = weight === null ? 0 : stageWeight ? base : wAt;
+    if (stageWeight) this.heap(args.weightDtype).set(weight.array, base / BYTES[args.weightDtype]);
+    const heap = this.heap(dtype);
+    const rowsIn = (array, from, n) => array.subarray(from * dim, (from + n) * dim);
     for (let row = 0; row < rows; row += chunkRows) {
       const n = Math.min(chunkRows, rows - row);
-      const from = row * dim;
-      const to = from + n * dim;
-      heap.set(x.subarray(from, to), xPtr / FLOAT_BYTES);
-      kernel(xPtr, wPtr, xPtr, n, dim);
-      y.set(heap.subarray(xPtr / FLOAT_BYTES, xPtr / FLOAT_BYTES + n * dim), from);
+      const offset = row * rowBytes;
+      if (xAt < 0) heap.set(rowsIn(x.array, row, n), xStage / size);
+      if (rAt < 0 && residual !== undefined) heap.set(rowsIn(residual.array, row, n), rStage / size);
+      const rPtr = residual === undefined ? 0 : rAt < 0 ? rStage : rAt + offset;
+      const yPtr = yAt < 0 ? yStage : yAt + offset;
+      this.exports.rmsnorm(xAt < 0 ? xStage : xAt + offset, rPtr, wPtr, yPtr, n, dim, args.eps,
+        DTYPE_CODE[dtype], DTYPE_CODE[args.weightDtype ?? 'float32'], CAST_CODE[args.castMode],
+        args.weightOffset);
+      if (rAt < 0 && residual !== undefined) residual.array.set(heap.subarray(rStage / size, rStage / size + n * dim), row * dim);
+      if (yAt < 0) y.array.set(heap.subarray(yStage / size, yStage / size + n * dim), row * dim);
     }
   }
 }

@@ -1,2 +1,2 @@
 // rmsnorm-wasm/reference: the independent JS implementation, no wasm.
-export { rmsNorm } from './rmsnorm.js';
+export { rmsNorm, addRmsNorm } from './rmsnorm.js';

@@ -9,7 +9,9 @@
 // rounded to float32 equals the float32 operation itself (float64 carries more
 // than 2*24+2 bits), so there is no double rounding.
 
+import { ARRAY_TYPE_OF } from '../api/tensor.js';
 import { resolveRmsNormArgs } from '../api/validate.js';
+import { narrow, roundTo, widen } from './float16.js';
 
 const fround = Math.fround;
 const LANES = 16;
@@ -18,10 +20,10 @@ const TINY_SUM = 2 ** -64;
 const FLT_MAX = 3.4028234663852886e38;
 
 // Step 1, inside one block: 16 lanes of running sums of squares, folded.
-function blockSumOfSquares(x, start, end, scale) {
+function blockSumOfSquares(row, start, end, scale) {
   const lanes = new Array(LANES).fill(0);
   for (let i = start; i < end; i++) {
-    const v = scale === 1 ? x[i] : fround(x[i] * scale);
+    const v = scale === 1 ? row[i] : fround(row[i] * scale);
     const lane = (i - start) % LANES;
     lanes[lane] = fround(lanes[lane] + fround(v * v));
   }
@@ -39,10 +41,10 @@ function pairwiseSum(blockSums, lo, hi) {
   return fround(pairwiseSum(blockSums, lo, lo + p) + pairwiseSum(blockSums, lo + p, hi));
 }
 
-function rowSumOfSquares(x, offset, dim, scale) {
+function rowSumOfSquares(row, scale) {
   const blockSums = [];
-  for (let start = 0; start < dim; start += BLOCK) {
-    blockSums.push(blockSumOfSquares(x, offset + start, offset + Math.min(dim, start + BLOCK), scale));
+  for (let start = 0; start < row.length; start += BLOCK) {
+    blockSums.push(blockSumOfSquares(row, start, Math.min(row.length, start + BLOCK), scale));
   }
   return pairwiseSum(blockSums, 0, blockSums.length);
 }
@@ -53,21 +55,12 @@ function inverseRms(sumOfSquares, dim, eps) {
   return fround(1 / fround(Math.sqrt(fround(meanSquare + eps))));
 }
 
-// Step 4, with the optional exact power-of-two pre-scale of the rescue path.
-function writeRow(x, weight, y, offset, dim, scale, inv) {
-  for (let i = 0; i < dim; i++) {
-    const xi = scale === 1 ? x[offset + i] : fround(x[offset + i] * scale);
-    const v = fround(xi * inv);
-    y[offset + i] = weight === null ? v : fround(v * weight[i]);
-  }
-}
-
 // The power of two 2^k that brings max|x| into [1, 2), k clamped to
 // [-126, 126]; null when the row holds a NaN or an infinity, or is all zeros.
-function rescueScale(x, offset, dim) {
+function rescueScale(row) {
   let maxAbs = 0;
-  for (let i = 0; i < dim; i++) {
-    const a = Math.abs(x[offset + i]);
+  for (const v of row) {
+    const a = Math.abs(v);
     if (!(a <= FLT_MAX)) return null; // NaN or infinite
     if (a > maxAbs) maxAbs = a;
   }
@@ -77,42 +70,90 @@ function rescueScale(x, offset, dim) {
   let e = Math.floor(Math.log2(maxAbs));
   if (2 ** e > maxAbs) e -= 1; // log2 rounding near powers of two
   if (2 ** (e + 1) <= maxAbs) e += 1;
-  const k = Math.max(-126, Math.min(126, -Math.max(e, -127)));
-  return 2 ** k;
+  return 2 ** Math.max(-126, Math.min(126, -Math.max(e, -127)));
 }
 
-function normalizeRow(x, weight, y, offset, dim, eps) {
-  const sumOfSquares = rowSumOfSquares(x, offset, dim, 1);
+/** inv for a row, and the exact power-of-two pre-scale of the rescue path. */
+function rowScaling(row, eps) {
+  const sumOfSquares = rowSumOfSquares(row, 1);
   if (sumOfSquares >= TINY_SUM && sumOfSquares <= FLT_MAX) {
-    writeRow(x, weight, y, offset, dim, 1, inverseRms(sumOfSquares, dim, eps));
-    return;
+    return { scale: 1, inv: inverseRms(sumOfSquares, row.length, eps) };
   }
   // Rescue path: the sum overflowed, underflowed towards zero, or is NaN.
-  const scale = rescueScale(x, offset, dim);
+  const scale = rescueScale(row);
   if (scale !== null) {
     const epsScaled = fround(fround(eps * scale) * scale);
     if (epsScaled <= FLT_MAX) {
-      const scaledSum = rowSumOfSquares(x, offset, dim, scale);
-      writeRow(x, weight, y, offset, dim, scale, inverseRms(scaledSum, dim, epsScaled));
-      return;
+      return { scale, inv: inverseRms(rowSumOfSquares(row, scale), row.length, epsScaled) };
     }
   }
-  writeRow(x, weight, y, offset, dim, 1, inverseRms(sumOfSquares, dim, eps));
+  return { scale: 1, inv: inverseRms(sumOfSquares, row.length, eps) };
+}
+
+// Step 4 for one row: the weight (with its offset), the cast mode, rounding
+// to the storage dtype.
+function writeRow(row, weights, y, offset, { scale, inv }, dtype, castMode) {
+  for (let i = 0; i < row.length; i++) {
+    const xi = scale === 1 ? row[i] : fround(row[i] * scale);
+    let v = fround(xi * inv);
+    if (weights !== null) {
+      if (castMode === 'llama') v = roundTo(v, dtype);
+      v = fround(v * weights[i]);
+    }
+    y[offset + i] = narrow(v, dtype);
+  }
+}
+
+/** The weight as applied (step 4): widened, plus the offset unless it is ±0. */
+function appliedWeights(args) {
+  if (args.weight === null) return null;
+  const w = args.weight.array;
+  return Array.from({ length: args.dim }, (_, i) => {
+    const wi = widen(w, i, args.weightDtype);
+    return args.weightOffset === 0 ? wi : fround(args.weightOffset + wi);
+  });
+}
+
+function normalizeRows(args, source, y) {
+  const { rows, dim, eps, dtype, castMode } = args;
+  const weights = appliedWeights(args);
+  const row = new Array(dim);
+  for (let r = 0; r < rows; r++) {
+    for (let i = 0; i < dim; i++) row[i] = widen(source, r * dim + i, dtype);
+    writeRow(row, weights, y, r * dim, rowScaling(row, eps), dtype, castMode);
+  }
+}
+
+function outputFor(args) {
+  return args.out?.array ?? new ARRAY_TYPE_OF[args.dtype](args.x.array.length);
 }
 
 /**
  * RMSNorm in plain JavaScript, bit-identical to the wasm kernels.
  * Same signature, options and errors as `rmsNorm` from 'rmsnorm-wasm'.
- * @param {Float32Array} x rows × dim values, row-major
- * @param {Float32Array|null} weight dim values, or null for none
- * @param {{eps?: number, dim?: number, out?: Float32Array}} [options]
- * @returns {Float32Array}
  */
 export function rmsNorm(x, weight, options) {
-  const { rows, dim, eps, out } = resolveRmsNormArgs('rmsNorm', x, weight, options);
-  const y = out ?? new Float32Array(x.length);
-  for (let r = 0; r < rows; r++) {
-    normalizeRow(x, weight, y, r * dim, dim, eps);
+  const args = resolveRmsNormArgs('rmsNorm', x, weight, options);
+  const y = outputFor(args);
+  normalizeRows(args, args.x.array, y);
+  return options?.out ?? y;
+}
+
+/**
+ * addRmsNorm in plain JavaScript: residual ← round(x + residual), then
+ * RMSNorm of the updated residual (step 0 of the contract).
+ */
+export function addRmsNorm(x, residual, weight, options) {
+  if (residual === undefined) {
+    throw new TypeError('addRmsNorm: residual must be an array of x\'s dtype, got undefined');
   }
-  return y;
+  const args = resolveRmsNormArgs('addRmsNorm', x, weight, options, residual);
+  const xs = args.x.array;
+  const rs = args.residual.array;
+  for (let i = 0; i < xs.length; i++) {
+    rs[i] = narrow(fround(widen(xs, i, args.dtype) + widen(rs, i, args.dtype)), args.dtype);
+  }
+  const y = outputFor(args);
+  normalizeRows(args, rs, y);
+  return options?.out ?? y;
 }

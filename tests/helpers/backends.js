@@ -1,17 +1,17 @@
 // Runs one call on every implementation: the SIMD module, the scalar module
 // and the JS reference.
-import { init, rmsNorm } from '../../src/index.js';
-import { rmsNorm as referenceRmsNorm } from '../../src/reference/index.js';
+import * as wasm from '../../src/index.js';
+import * as reference from '../../src/reference/index.js';
 
 export const WASM_BACKENDS = ['simd', 'scalar'];
 
-/** Calls fn(rmsNorm) once per backend; returns { simd, scalar, reference }. */
+/** Calls fn(impl.rmsNorm, impl) once per implementation; returns { simd, scalar, reference }. */
 export async function onEveryBackend(fn) {
   const results = {};
   for (const backend of WASM_BACKENDS) {
-    await init({ backend });
-    results[backend] = fn(rmsNorm);
+    await wasm.init({ backend });
+    results[backend] = fn(wasm.rmsNorm, wasm);
   }
-  results.reference = fn(referenceRmsNorm);
+  results.reference = fn(reference.rmsNorm, reference);
   return results;
 }

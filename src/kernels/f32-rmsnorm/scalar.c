@@ -1,39 +1,26 @@
 /*
- * Scalar float32 RMSNorm: the baseline for engines without SIMD128. It walks
- * the same 16 lanes as the SIMD kernel, one value at a time, so both return
- * the same bits (lane layout and fold: ../rmsnorm_f32.h).
+ * Scalar RMSNorm: the baseline for engines without SIMD128. It is the
+ * contract one value at a time (the scalar_* helpers of rmsnorm_scalar.h),
+ * walking the same 16 lanes as the SIMD kernel, so both return the same bits.
  */
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../rmsnorm_f32.h"
+#include "../rmsnorm_scalar.h"
 
-static inline float block_sumsq(const float* x, size_t n, float scale, bool scaled) {
-  float acc[RMSNORM_LANES] = {0.0f};
-  for (size_t i = 0; i < n; i++) {
-    const float v = scaled ? x[i] * scale : x[i];
-    acc[i % RMSNORM_LANES] += v * v;
-  }
-  float v[4];
-  for (size_t j = 0; j < 4; j++) {
-    v[j] = (acc[j] + acc[j + 4]) + (acc[j + 8] + acc[j + 12]);
-  }
-  return (v[0] + v[2]) + (v[1] + v[3]);
+RMSNORM_INLINE float block_sumsq(const void* x, size_t n, int dtype) {
+  return scalar_block_sumsq(x, n, dtype, 1.0f, false);
 }
 
-static inline void scale_row(const float* x, const float* w, float* y, size_t dim,
-                             float scale, bool scaled, float inv) {
-  for (size_t i = 0; i < dim; i++) {
-    const float v = (scaled ? x[i] * scale : x[i]) * inv;
-    y[i] = w != NULL ? v * w[i] : v;
-  }
+RMSNORM_INLINE float block_add_sumsq(const void* x, void* r, size_t n, int dtype) {
+  return scalar_block_add_sumsq(x, r, n, dtype);
 }
 
-/* One after the other: the scalar loops gain nothing from interleaving. */
-static inline float block_sumsq_scaling(const float* xn, size_t n, const float* x,
-                                        const float* w, float* y, float inv) {
-  scale_row(x, w, y, n, 1.0f, false, inv);
-  return block_sumsq(xn, n, 1.0f, false);
+RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t dim, float inv,
+                             float weight_offset, int dtype, int weight_dtype, bool offset,
+                             int cast_mode) {
+  scalar_write_row(src, w, y, 0, dim, inv, 1.0f, false, weight_offset, dtype, weight_dtype,
+                   offset, cast_mode);
 }
 
 #define RMSNORM_F32_KERNEL rmsnorm_f32__scalar

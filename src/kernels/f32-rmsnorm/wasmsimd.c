@@ -1,156 +1,196 @@
 /*
- * SIMD128 float32 RMSNorm: 16 values a step in four f32x4 accumulators
- * (u16_acc4). vacc0 holds lanes 0-3, vacc1 lanes 4-7, vacc2 lanes 8-11 and
- * vacc3 lanes 12-15 of the contract's 16 lanes (../rmsnorm_f32.h), so the
- * vector adds are the lane adds, and the fold below is the contract's fold.
+ * SIMD128 RMSNorm: 16 values a step in four f32x4 accumulators (u16_acc4).
+ * vacc0 holds lanes 0-3, vacc1 lanes 4-7, vacc2 lanes 8-11 and vacc3 lanes
+ * 12-15 of the contract's 16 lanes (../rmsnorm_f32.h), so the vector adds are
+ * the lane adds, and the fold below is the contract's fold. 16-bit storage is
+ * widened on load and narrowed on store (../float16_wasmsimd.h).
  */
 #include <stdbool.h>
 #include <stddef.h>
-#include <string.h>
+#include <stdint.h>
 
-#include "../rmsnorm_f32.h"
+#include "../float16_wasmsimd.h"
+#include "../rmsnorm_scalar.h"
 #include "../simd128.h"
 
-static inline v128_t square(v128_t vx, v128_t vscale, bool scaled) {
-  if (scaled) {
-    vx = wasm_f32x4_mul(vx, vscale);
+/* Values i..i+15 of a row of `dtype`, widened to float32, as four f32x4. */
+RMSNORM_INLINE void load16(const void* x, size_t i, int dtype, v128_t v[4]) {
+  if (dtype == RMSNORM_F32) {
+    const float* p = (const float*) x + i;
+    v[0] = wasm_v128_load(p);
+    v[1] = wasm_v128_load(p + 4);
+    v[2] = wasm_v128_load(p + 8);
+    v[3] = wasm_v128_load(p + 12);
+    return;
   }
-  return wasm_f32x4_mul(vx, vx);
+  const uint16_t* p = (const uint16_t*) x + i;
+  const v128_t vh[2] = {wasm_v128_load(p), wasm_v128_load(p + 8)};
+  for (int k = 0; k < 2; k++) {
+    const v128_t vlo = wasm_u32x4_extend_low_u16x8(vh[k]);
+    const v128_t vhi = wasm_u32x4_extend_high_u16x8(vh[k]);
+    v[2 * k] = dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vlo) : f16x4_to_f32x4(vlo);
+    v[2 * k + 1] = dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vhi) : f16x4_to_f32x4(vhi);
+  }
 }
 
-/* The contract's 16 lanes of one block, four to a vector. */
-struct lanes16 {
-  v128_t vacc0, vacc1, vacc2, vacc3;
-};
-
-static inline struct lanes16 lanes16_zero(void) {
-  const v128_t vzero = wasm_f32x4_splat(0.0f);
-  return (struct lanes16){vzero, vzero, vzero, vzero};
+/* Values i..i+3, widened. */
+RMSNORM_INLINE v128_t load4(const void* x, size_t i, int dtype) {
+  if (dtype == RMSNORM_F32) {
+    return wasm_v128_load((const float*) x + i);
+  }
+  const v128_t vh = wasm_u32x4_load16x4((const uint16_t*) x + i);
+  return dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vh) : f16x4_to_f32x4(vh);
 }
 
-/* Lane j += square(x[j]) for the 16 values at x. */
-static inline struct lanes16 lanes16_step(struct lanes16 acc, const float* x, v128_t vscale,
-                                          bool scaled) {
-  acc.vacc0 = wasm_f32x4_add(acc.vacc0, square(wasm_v128_load(x), vscale, scaled));
-  acc.vacc1 = wasm_f32x4_add(acc.vacc1, square(wasm_v128_load(x + 4), vscale, scaled));
-  acc.vacc2 = wasm_f32x4_add(acc.vacc2, square(wasm_v128_load(x + 8), vscale, scaled));
-  acc.vacc3 = wasm_f32x4_add(acc.vacc3, square(wasm_v128_load(x + 12), vscale, scaled));
-  return acc;
+/* The 16-bit patterns of four float32 values, in u32 lanes. */
+RMSNORM_INLINE v128_t narrow4(v128_t v, int dtype) {
+  return dtype == RMSNORM_BF16 ? f32x4_to_bf16x4(v) : f32x4_to_f16x4(v);
 }
 
-/* The last 1..15 values, zero-padded to a full step: the padding adds +0 to
- * its lanes, which changes nothing, and nothing past x[n) is read. */
-static inline struct lanes16 lanes16_tail(struct lanes16 acc, const float* x, size_t n,
-                                          v128_t vscale, bool scaled) {
-  float vtail[RMSNORM_LANES] = {0.0f};
-  memcpy(vtail, x, n * sizeof(float));
-  return lanes16_step(acc, vtail, vscale, scaled);
+/* v rounded to `dtype`, still as float32 (identity for float32). */
+RMSNORM_INLINE v128_t round4(v128_t v, int dtype) {
+  if (dtype == RMSNORM_F32) {
+    return v;
+  }
+  const v128_t vh = narrow4(v, dtype);
+  return dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vh) : f16x4_to_f32x4(vh);
+}
+
+/* Stores four float32 values, rounded to `dtype`, as values i..i+3. */
+RMSNORM_INLINE void store4(void* y, size_t i, v128_t v, int dtype) {
+  if (dtype == RMSNORM_F32) {
+    wasm_v128_store((float*) y + i, v);
+    return;
+  }
+  const v128_t vh = narrow4(v, dtype);
+  wasm_v128_store64_lane((uint16_t*) y + i, wasm_u16x8_narrow_i32x4(vh, vh), 0);
+}
+
+/* Stores sixteen float32 values, rounded to `dtype`, as values i..i+15. */
+RMSNORM_INLINE void store16(void* y, size_t i, const v128_t v[4], int dtype) {
+  if (dtype == RMSNORM_F32) {
+    for (int k = 0; k < 4; k++) {
+      wasm_v128_store((float*) y + i + 4 * k, v[k]);
+    }
+    return;
+  }
+  for (int k = 0; k < 2; k++) {
+    /* u16 patterns in u32 lanes: the saturating narrow keeps them as they are */
+    const v128_t vh = wasm_u16x8_narrow_i32x4(narrow4(v[2 * k], dtype), narrow4(v[2 * k + 1], dtype));
+    wasm_v128_store((uint16_t*) y + i + 8 * k, vh);
+  }
+}
+
+RMSNORM_INLINE void accumulate_squares(v128_t vacc[4], const v128_t v[4]) {
+  for (int k = 0; k < 4; k++) {
+    vacc[k] = wasm_f32x4_add(vacc[k], wasm_f32x4_mul(v[k], v[k]));
+  }
 }
 
 /* v_j = (L_j + L_j+4) + (L_j+8 + L_j+12), then (v0 + v2) + (v1 + v3). */
-static inline float lanes16_fold(struct lanes16 acc) {
-  const v128_t vsum = wasm_f32x4_add(wasm_f32x4_add(acc.vacc0, acc.vacc1),
-                                     wasm_f32x4_add(acc.vacc2, acc.vacc3));
+RMSNORM_INLINE float fold_accumulators(const v128_t vacc[4]) {
+  const v128_t vsum = wasm_f32x4_add(wasm_f32x4_add(vacc[0], vacc[1]), wasm_f32x4_add(vacc[2], vacc[3]));
   const v128_t vpair = wasm_f32x4_add(vsum, wasm_i32x4_shuffle(vsum, vsum, 2, 3, 0, 1));
   const v128_t vtotal = wasm_f32x4_add(vpair, wasm_i32x4_shuffle(vpair, vpair, 1, 0, 3, 2));
   return wasm_f32x4_extract_lane(vtotal, 0);
 }
 
-static inline float block_sumsq(const float* x, size_t n, float scale, bool scaled) {
-  const v128_t vscale = wasm_f32x4_splat(scale);
-  struct lanes16 acc = lanes16_zero();
+/* Both block sums: the plain one (r == NULL) and the fused residual add. The
+ * last 1..15 values go through a zero-padded float32 step: the padding adds
+ * +0 to its lanes, which changes nothing, and nothing past n is touched. */
+RMSNORM_INLINE float block_sumsq_impl(const void* x, void* r, size_t n, int dtype, bool add) {
+  v128_t vacc[4];
+  for (int k = 0; k < 4; k++) {
+    vacc[k] = wasm_f32x4_splat(0.0f);
+  }
   size_t i = 0;
   for (; i + RMSNORM_LANES <= n; i += RMSNORM_LANES) {
-    acc = lanes16_step(acc, x + i, vscale, scaled);
+    v128_t v[4];
+    load16(x, i, dtype, v);
+    if (add) {
+      v128_t vr[4];
+      load16(r, i, dtype, vr);
+      for (int k = 0; k < 4; k++) {
+        v[k] = round4(wasm_f32x4_add(v[k], vr[k]), dtype);
+      }
+      store16(r, i, v, dtype);
+    }
+    accumulate_squares(vacc, v);
   }
   if (i < n) {
-    acc = lanes16_tail(acc, x + i, n - i, vscale, scaled);
-  }
-  return lanes16_fold(acc);
-}
-
-/* Outputs x[0..4): ((x [* scale]) * inv) [* w]. w is only read when weighted. */
-static inline v128_t normalize4(const float* x, const float* w, v128_t vscale, bool scaled,
-                                v128_t vinv, bool weighted) {
-  v128_t vy = wasm_v128_load(x);
-  if (scaled) {
-    vy = wasm_f32x4_mul(vy, vscale);
-  }
-  vy = wasm_f32x4_mul(vy, vinv);
-  return weighted ? wasm_f32x4_mul(vy, wasm_v128_load(w)) : vy;
-}
-
-/* Outputs y[0..16). All loads come before the stores, so y == x is safe. */
-static inline void normalize16(const float* x, const float* w, float* y, v128_t vscale,
-                               bool scaled, v128_t vinv, bool weighted) {
-  const v128_t vy0 = normalize4(x, w, vscale, scaled, vinv, weighted);
-  const v128_t vy1 = normalize4(x + 4, w + 4, vscale, scaled, vinv, weighted);
-  const v128_t vy2 = normalize4(x + 8, w + 8, vscale, scaled, vinv, weighted);
-  const v128_t vy3 = normalize4(x + 12, w + 12, vscale, scaled, vinv, weighted);
-  wasm_v128_store(y, vy0);
-  wasm_v128_store(y + 4, vy1);
-  wasm_v128_store(y + 8, vy2);
-  wasm_v128_store(y + 12, vy3);
-}
-
-/* The loops advance the pointers rather than index them: clang then gives
- * each access of a step a constant offset from one address (x + 4 is
- * `v128.load offset=16`), where an index it knows to be a multiple of 16
- * becomes `(i << 2) | 16` plus a base, one more add per access for V8. */
-static inline void scale_row_impl(const float* x, const float* w, float* y, size_t dim,
-                                  float scale, bool scaled, float inv, bool weighted) {
-  const v128_t vscale = wasm_f32x4_splat(scale);
-  const v128_t vinv = wasm_f32x4_splat(inv);
-  const float* const xend = x + dim;
-  for (; xend - x >= 16; x += 16, y += 16) {
-    normalize16(x, w, y, vscale, scaled, vinv, weighted);
-    if (weighted) {
-      w += 16;
+    float vtail[RMSNORM_LANES] = {0.0f};
+    for (size_t j = 0; i + j < n; j++) {
+      float value = load_f32(x, i + j, dtype);
+      if (add) {
+        value = round_to(value + load_f32(r, i + j, dtype), dtype);
+        store_f32(r, i + j, value, dtype);
+      }
+      vtail[j] = value;
     }
+    v128_t v[4];
+    load16(vtail, 0, RMSNORM_F32, v);
+    accumulate_squares(vacc, v);
   }
-  for (; xend - x >= 4; x += 4, y += 4) {
-    wasm_v128_store(y, normalize4(x, w, vscale, scaled, vinv, weighted));
-    if (weighted) {
-      w += 4;
-    }
-  }
-  for (size_t i = 0; x + i < xend; i++) {
-    const float v = (scaled ? x[i] * scale : x[i]) * inv;
-    y[i] = weighted ? v * w[i] : v;
-  }
+  return fold_accumulators(vacc);
 }
 
-static inline void scale_row(const float* x, const float* w, float* y, size_t dim,
-                             float scale, bool scaled, float inv) {
-  if (w != NULL) {
-    scale_row_impl(x, w, y, dim, scale, scaled, inv, true);
-  } else {
-    scale_row_impl(x, w, y, dim, scale, scaled, inv, false);
-  }
+RMSNORM_INLINE float block_sumsq(const void* x, size_t n, int dtype) {
+  return block_sumsq_impl(x, NULL, n, dtype, false);
 }
 
-static inline float block_sumsq_scaling_impl(const float* xn, size_t n, const float* x,
-                                             const float* w, float* y, float inv,
-                                             bool weighted) {
-  const v128_t vone = wasm_f32x4_splat(1.0f);
+RMSNORM_INLINE float block_add_sumsq(const void* x, void* r, size_t n, int dtype) {
+  return block_sumsq_impl(x, r, n, dtype, true);
+}
+
+/* Step 4 for four values v = x * inv (see scalar_finish). */
+RMSNORM_INLINE v128_t finish4(v128_t v, const void* w, size_t i, v128_t voffset, int dtype,
+                              int weight_dtype, bool offset, int cast_mode) {
+  if (weight_dtype == RMSNORM_NO_WEIGHT) {
+    return v;
+  }
+  v128_t vw = load4(w, i, weight_dtype);
+  if (offset) {
+    vw = wasm_f32x4_add(voffset, vw);
+  }
+  if (cast_mode == RMSNORM_CAST_LLAMA) {
+    v = round4(v, dtype);
+  }
+  return wasm_f32x4_mul(v, vw);
+}
+
+/* The 1..3 values a row's vector loop leaves over, with every choice made at
+ * run time: one shared copy instead of one per specialization. */
+static __attribute__((noinline)) void write_tail(const void* src, const void* w, void* y,
+                                                 size_t start, size_t end, float inv,
+                                                 float weight_offset, int dtype,
+                                                 int weight_dtype, bool offset, int cast_mode) {
+  scalar_write_row(src, w, y, start, end, inv, 1.0f, false, weight_offset, dtype, weight_dtype,
+                   offset, cast_mode);
+}
+
+RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t dim, float inv,
+                              float weight_offset, int dtype, int weight_dtype, bool offset,
+                              int cast_mode) {
   const v128_t vinv = wasm_f32x4_splat(inv);
-  struct lanes16 acc = lanes16_zero();
+  const v128_t voffset = wasm_f32x4_splat(weight_offset);
   size_t i = 0;
-  for (; i + RMSNORM_LANES <= n; i += RMSNORM_LANES) {
-    acc = lanes16_step(acc, xn + i, vone, false);
-    normalize16(x + i, weighted ? w + i : w, y + i, vone, false, vinv, weighted);
+  /* All loads of a step come before its stores, so y == src is safe. */
+  for (; i + 16 <= dim; i += 16) {
+    v128_t v[4];
+    load16(src, i, dtype, v);
+    for (int k = 0; k < 4; k++) {
+      v[k] = finish4(wasm_f32x4_mul(v[k], vinv), w, i + 4 * k, voffset, dtype, weight_dtype,
+                     offset, cast_mode);
+    }
+    store16(y, i, v, dtype);
   }
-  if (i < n) {
-    acc = lanes16_tail(acc, xn + i, n - i, vone, false);
-    scale_row(x + i, weighted ? w + i : w, y + i, n - i, 1.0f, false, inv);
+  for (; i + 4 <= dim; i += 4) {
+    const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
+    store4(y, i, finish4(v, w, i, voffset, dtype, weight_dtype, offset, cast_mode), dtype);
   }
-  return lanes16_fold(acc);
-}
-
-static inline float block_sumsq_scaling(const float* xn, size_t n, const float* x,
-                                        const float* w, float* y, float inv) {
-  return w != NULL ? block_sumsq_scaling_impl(xn, n, x, w, y, inv, true)
-                   : block_sumsq_scaling_impl(xn, n, x, w, y, inv, false);
+  if (i < dim) {
+    write_tail(src, w, y, i, dim, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
+  }
 }
 
 #define RMSNORM_F32_KERNEL rmsnorm_f32__wasmsimd_u16_acc4

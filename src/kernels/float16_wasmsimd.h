@@ -1,0 +1,56 @@
+/*
+ * bfloat16 / float16 <-> float32 for four SIMD128 lanes at a time: the same
+ * conversions as float16.h (which explains the rounding), with selects in
+ * place of branches. 16-bit values travel in the low half of u32 lanes.
+ */
+#ifndef RMSNORM_FLOAT16_WASMSIMD_H
+#define RMSNORM_FLOAT16_WASMSIMD_H
+
+#include "simd128.h"
+
+static inline v128_t bf16x4_to_f32x4(v128_t vh) {
+  return wasm_i32x4_shl(vh, 16);
+}
+
+static inline v128_t f32x4_to_bf16x4(v128_t vx) {
+  const v128_t vabs = wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF));
+  const v128_t vnan = wasm_u32x4_gt(vabs, wasm_i32x4_splat(0x7F800000));
+  const v128_t vodd = wasm_v128_and(wasm_u32x4_shr(vx, 16), wasm_i32x4_splat(1));
+  const v128_t vbias = wasm_i32x4_add(wasm_i32x4_splat(0x7FFF), vodd);
+  const v128_t vrounded = wasm_u32x4_shr(wasm_i32x4_add(vx, vbias), 16);
+  return wasm_v128_bitselect(wasm_i32x4_splat(0x7FC0), vrounded, vnan);
+}
+
+static inline v128_t f16x4_to_f32x4(v128_t vh) {
+  const v128_t vsign = wasm_i32x4_shl(wasm_v128_and(vh, wasm_i32x4_splat(0x8000)), 16);
+  const v128_t vmag = wasm_v128_and(vh, wasm_i32x4_splat(0x7FFF));
+  const v128_t vsubnormal =
+      wasm_f32x4_mul(wasm_f32x4_convert_i32x4(vmag), wasm_f32x4_splat(0x1p-24f));
+  const v128_t vnormal = wasm_i32x4_add(wasm_i32x4_shl(vmag, 13), wasm_i32x4_splat(112 << 23));
+  const v128_t vinfnan = wasm_i32x4_add(vnormal, wasm_i32x4_splat(112 << 23));
+  v128_t vbits = wasm_v128_bitselect(vinfnan, vnormal, wasm_i32x4_ge(vmag, wasm_i32x4_splat(0x7C00)));
+  vbits = wasm_v128_bitselect(vsubnormal, vbits, wasm_i32x4_lt(vmag, wasm_i32x4_splat(0x0400)));
+  return wasm_v128_or(vbits, vsign);
+}
+
+static inline v128_t f32x4_to_f16x4(v128_t vx) {
+  const v128_t vsign = wasm_v128_and(wasm_u32x4_shr(vx, 16), wasm_i32x4_splat(0x8000));
+  const v128_t vabs = wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF));
+  /* subnormal: round(|x| * 2^24) by adding 2^23 in float32 */
+  const v128_t vmagic = wasm_f32x4_splat(0x1p23f);
+  const v128_t vsubnormal = wasm_i32x4_sub(
+      wasm_f32x4_add(wasm_f32x4_mul(vabs, wasm_f32x4_splat(0x1p24f)), vmagic), vmagic);
+  /* normal: rebias, round off 13 bits, clamp overflow to Inf */
+  const v128_t vrebiased = wasm_i32x4_sub(vabs, wasm_i32x4_splat(112 << 23));
+  const v128_t vodd = wasm_v128_and(wasm_u32x4_shr(vrebiased, 13), wasm_i32x4_splat(1));
+  const v128_t vbias = wasm_i32x4_add(wasm_i32x4_splat(0xFFF), vodd);
+  v128_t vnormal = wasm_u32x4_shr(wasm_i32x4_add(vrebiased, vbias), 13);
+  vnormal = wasm_u32x4_min(vnormal, wasm_i32x4_splat(0x7C00));
+  v128_t vbits = wasm_v128_bitselect(vsubnormal, vnormal,
+                                     wasm_u32x4_lt(vabs, wasm_i32x4_splat(0x38800000)));
+  vbits = wasm_v128_bitselect(wasm_i32x4_splat(0x7E00), vbits,
+                              wasm_u32x4_gt(vabs, wasm_i32x4_splat(0x7F800000)));
+  return wasm_v128_or(vbits, vsign);
+}
+
+#endif
