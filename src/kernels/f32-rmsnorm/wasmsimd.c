@@ -95,6 +95,23 @@ RMSNORM_INLINE float fold_accumulators(const v128_t vacc[4]) {
   return wasm_f32x4_extract_lane(vtotal, 0);
 }
 
+/* Values i..n-1 (1..15 of them) in one zero-padded float32 step. */
+RMSNORM_INLINE void accumulate_tail(v128_t vacc[4], const void* x, void* r, size_t i, size_t n,
+                                    int dtype, bool add) {
+  float vtail[RMSNORM_LANES] = {0.0f};
+  for (size_t j = 0; i + j < n; j++) {
+    float value = load_f32(x, i + j, dtype);
+    if (add) {
+      value = round_to(value + load_f32(r, i + j, dtype), dtype);
+      store_f32(r, i + j, value, dtype);
+    }
+    vtail[j] = value;
+  }
+  v128_t v[4];
+  load16(vtail, 0, RMSNORM_F32, v);
+  accumulate_squares(vacc, v);
+}
+
 /* Both block sums: the plain one (r == NULL) and the fused residual add. The
  * last 1..15 values go through a zero-padded float32 step: the padding adds
  * +0 to its lanes, which changes nothing, and nothing past n is touched. */
@@ -118,18 +135,7 @@ RMSNORM_INLINE float block_sumsq_impl(const void* x, void* r, size_t n, int dtyp
     accumulate_squares(vacc, v);
   }
   if (i < n) {
-    float vtail[RMSNORM_LANES] = {0.0f};
-    for (size_t j = 0; i + j < n; j++) {
-      float value = load_f32(x, i + j, dtype);
-      if (add) {
-        value = round_to(value + load_f32(r, i + j, dtype), dtype);
-        store_f32(r, i + j, value, dtype);
-      }
-      vtail[j] = value;
-    }
-    v128_t v[4];
-    load16(vtail, 0, RMSNORM_F32, v);
-    accumulate_squares(vacc, v);
+    accumulate_tail(vacc, x, r, i, n, dtype, add);
   }
   return fold_accumulators(vacc);
 }
@@ -168,29 +174,112 @@ static __attribute__((noinline)) void write_tail(const void* src, const void* w,
                    offset, cast_mode);
 }
 
+/* Step 4 for the 16 values at src, w, y. All loads come before the stores,
+ * so y == src is safe. */
+RMSNORM_INLINE void write16(const void* src, const void* w, void* y, v128_t vinv, v128_t voffset,
+                            int dtype, int weight_dtype, bool offset, int cast_mode) {
+  v128_t v[4];
+  load16(src, 0, dtype, v);
+  for (int k = 0; k < 4; k++) {
+    v[k] = finish4(wasm_f32x4_mul(v[k], vinv), w, 4 * k, voffset, dtype, weight_dtype, offset,
+                   cast_mode);
+  }
+  store16(y, 0, v, dtype);
+}
+
+/* The 16-value steps advance their pointers rather than index them: clang
+ * then gives every access of a step a constant offset from one address
+ * (`v128.load offset=16`), where an index it knows to be a multiple of 16
+ * becomes `(i << 2) | 16` plus a base, one more add per access in V8's code.
+ * This cursor holds the pointers of one row position. */
+struct cursor {
+  const char* next;
+  const char* src;
+  const char* w;
+  char* y;
+};
+
+RMSNORM_INLINE struct cursor cursor_at(const void* next, const void* src, const void* w, void* y,
+                                       size_t i, int dtype, int weight_dtype) {
+  const size_t size = dtype_size(dtype);
+  return (struct cursor){
+      .next = next == NULL ? NULL : (const char*) next + i * size,
+      .src = (const char*) src + i * size,
+      .w = weight_dtype == RMSNORM_NO_WEIGHT ? NULL : (const char*) w + i * dtype_size(weight_dtype),
+      .y = (char*) y + i * size,
+  };
+}
+
+RMSNORM_INLINE void cursor_step16(struct cursor* c, int dtype, int weight_dtype) {
+  const size_t size = dtype_size(dtype);
+  if (c->next != NULL) {
+    c->next += 16 * size;
+  }
+  c->src += 16 * size;
+  if (weight_dtype != RMSNORM_NO_WEIGHT) {
+    c->w += 16 * dtype_size(weight_dtype);
+  }
+  c->y += 16 * size;
+}
+
+/* Step 4 for values i..end-1, fewer than 16 of them. */
+RMSNORM_INLINE void write_rest(const void* src, const void* w, void* y, size_t i, size_t end,
+                               float inv, float weight_offset, int dtype, int weight_dtype,
+                               bool offset, int cast_mode) {
+  const v128_t vinv = wasm_f32x4_splat(inv);
+  const v128_t voffset = wasm_f32x4_splat(weight_offset);
+  for (; i + 4 <= end; i += 4) {
+    const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
+    store4(y, i, finish4(v, w, i, voffset, dtype, weight_dtype, offset, cast_mode), dtype);
+  }
+  if (i < end) {
+    write_tail(src, w, y, i, end, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
+  }
+}
+
 RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t dim, float inv,
                               float weight_offset, int dtype, int weight_dtype, bool offset,
                               int cast_mode) {
   const v128_t vinv = wasm_f32x4_splat(inv);
   const v128_t voffset = wasm_f32x4_splat(weight_offset);
+  struct cursor c = cursor_at(NULL, src, w, y, 0, dtype, weight_dtype);
   size_t i = 0;
-  /* All loads of a step come before its stores, so y == src is safe. */
-  for (; i + 16 <= dim; i += 16) {
-    v128_t v[4];
-    load16(src, i, dtype, v);
+  for (; i + 16 <= dim; i += 16, cursor_step16(&c, dtype, weight_dtype)) {
+    write16(c.src, c.w, c.y, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+  }
+  write_rest(src, w, y, i, dim, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
+}
+
+RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, const void* w,
+                                         void* y, size_t start, size_t n, float inv,
+                                         float weight_offset, int dtype, int weight_dtype,
+                                         bool offset, int cast_mode) {
+  const v128_t vinv = wasm_f32x4_splat(inv);
+  const v128_t voffset = wasm_f32x4_splat(weight_offset);
+  v128_t vacc[4];
+  for (int k = 0; k < 4; k++) {
+    vacc[k] = wasm_f32x4_splat(0.0f);
+  }
+  struct cursor c = cursor_at(next, src, w, y, start, dtype, weight_dtype);
+  const size_t end = start + n;
+  size_t i = start;
+  /* Four values of each stream at a time, so that few vectors are live: the
+   * four accumulators, two constants and a handful of temporaries fit the 16
+   * registers of x86-64 without spills. */
+  for (; i + RMSNORM_LANES <= end; i += RMSNORM_LANES, cursor_step16(&c, dtype, weight_dtype)) {
     for (int k = 0; k < 4; k++) {
-      v[k] = finish4(wasm_f32x4_mul(v[k], vinv), w, i + 4 * k, voffset, dtype, weight_dtype,
-                     offset, cast_mode);
+      const v128_t vn = load4(c.next, 4 * k, dtype);
+      vacc[k] = wasm_f32x4_add(vacc[k], wasm_f32x4_mul(vn, vn));
+      const v128_t v = wasm_f32x4_mul(load4(c.src, 4 * k, dtype), vinv);
+      store4(c.y, 4 * k, finish4(v, c.w, 4 * k, voffset, dtype, weight_dtype, offset, cast_mode),
+             dtype);
     }
-    store16(y, i, v, dtype);
   }
-  for (; i + 4 <= dim; i += 4) {
-    const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
-    store4(y, i, finish4(v, w, i, voffset, dtype, weight_dtype, offset, cast_mode), dtype);
+  if (i < end) {
+    accumulate_tail(vacc, next, NULL, i, end, dtype, false);
+    write_rest(src, w, y, i, end, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
   }
-  if (i < dim) {
-    write_tail(src, w, y, i, dim, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
-  }
+  return fold_accumulators(vacc);
 }
 
 #define RMSNORM_F32_KERNEL rmsnorm_f32__wasmsimd_u16_acc4
