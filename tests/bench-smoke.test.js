@@ -10,18 +10,31 @@ import { measureShape } from './bench/measure.js';
 import { ROWS } from './bench/rows/index.js';
 import { runBench, shapeTable } from './bench/run.js';
 import { rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import { bfloat16ToNumber, numberToBfloat16 } from '../src/reference/float16.js';
 import { assertSameBits } from './helpers/bits.js';
 import { rmsNorm64 } from './helpers/oracle.js';
 
-// Rows computed by our kernel source, which must match the reference's bits.
-const OURS = ['reference', 'scalar-zero-copy', 'scalar-copying', 'simd-zero-copy', 'simd-copying', 'simd-export', 'native'];
+// Rows computed by our kernel source must match the reference's bits: what
+// each one computes, through the JS reference.
+const F32_ROWS = ['reference', 'scalar-zero-copy', 'scalar-copying', 'simd-zero-copy', 'simd-copying', 'simd-export', 'native'];
+function referenceOf(id, shape, expected) {
+  const { x, w, eps } = shape;
+  if (F32_ROWS.includes(id)) return referenceRmsNorm(x, w, { eps });
+  if (id === 'simd-add-rmsnorm' || id === 'simd-add-then-rmsnorm') return referenceRmsNorm(expected.input, w, { eps });
+  if (id === 'simd-bf16') {
+    const bf16 = (a) => Uint16Array.from(a, numberToBfloat16);
+    const y = referenceRmsNorm(bf16(x), bf16(w), { eps, dtype: 'bfloat16', weightDtype: 'bfloat16' });
+    return Float32Array.from(y, bfloat16ToNumber);
+  }
+  return null; // the peers: their own summation orders
+}
 
 async function outputOf(row, shape) {
   const instance = await row.setup(shape);
   try {
     await instance.prepare?.();
     await instance.call();
-    return Float32Array.from(await instance.output());
+    return { y: Float32Array.from(await instance.output()), expected: instance.expected ?? {} };
   } finally {
     await instance.dispose?.();
   }
@@ -30,21 +43,22 @@ async function outputOf(row, shape) {
 for (const [rows, dim] of [[3, 40], [2, 300]]) {
   test(`every bench row computes RMSNorm on ${rows}×${dim}`, async () => {
     const shape = makeShape(rows, dim);
-    const y64 = rmsNorm64(shape.x, shape.w, dim, shape.eps);
-    const ours = referenceRmsNorm(shape.x, shape.w, { eps: shape.eps });
     for (const row of ROWS) {
-      const y = await outputOf(row, shape);
+      const { y, expected } = await outputOf(row, shape);
       const what = `${row.id} rows=${rows} dim=${dim} seed=${shape.seed}`;
       assert.equal(y.length, rows * dim, `${what}: length`);
       if (row.expects === 'copy') {
         assertSameBits(y, shape.x, `${what} (a copy of x)`);
         continue;
       }
+      const y64 = rmsNorm64(expected.input ?? shape.x, expected.weight ?? shape.w, dim, shape.eps);
+      const tolerance = expected.tolerance ?? 1e-5;
       for (let i = 0; i < y.length; i++) {
         const err = Math.abs(y[i] - y64[i]);
-        assert.ok(err <= 1e-5 * Math.abs(y64[i]) + 1e-6, `${what}: index ${i} is ${y[i]}, the oracle says ${y64[i]}`);
+        assert.ok(err <= tolerance * Math.abs(y64[i]) + 1e-6, `${what}: index ${i} is ${y[i]}, the oracle says ${y64[i]}`);
       }
-      if (OURS.includes(row.id)) assertSameBits(y, ours, `${what} vs the JS reference`);
+      const ours = referenceOf(row.id, shape, expected);
+      if (ours !== null) assertSameBits(y, ours, `${what} vs the JS reference`);
     }
   });
 }

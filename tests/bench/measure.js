@@ -25,7 +25,9 @@ async function checkedInstance(row, shape) {
   await instance.prepare?.();
   await instance.call();
   const y = await instance.output();
-  const problem = row.expects === 'copy' ? copyMismatch(shape, y) : oracleMismatch(shape, y);
+  const problem = row.expects === 'copy'
+    ? copyMismatch(shape, y)
+    : oracleMismatch(shape, y, instance.expected ?? {});
   if (problem !== null) {
     await instance.dispose?.();
     throw new Error(`${row.name}: wrong answer, ${problem}`);

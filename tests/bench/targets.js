@@ -36,6 +36,14 @@ export function evaluateTargets(results) {
       const v = (bytes('simd-zero-copy') / bytes('memory-copy')) * ratio('memory-copy', 'simd-zero-copy');
       add(`4. ${label}: SIMD zero-copy bandwidth ÷ memory.copy`, v, '≥ 0.75', v >= 0.75);
     }
+    if (key === '2048x4096' && has('simd-zero-copy', 'simd-bf16')) {
+      const v = ratio('simd-zero-copy', 'simd-bf16');
+      add(`6. ${label}: bfloat16 I/O × faster than float32`, v, '≥ 1.6', v >= 1.6);
+    }
+    if (key === '2048x4096' && has('simd-add-rmsnorm', 'simd-add-then-rmsnorm')) {
+      const v = ratio('simd-add-then-rmsnorm', 'simd-add-rmsnorm');
+      add(`6. ${label}: addRmsNorm × faster than add then rmsNorm`, v, '≥ 1.3', v >= 1.3);
+    }
     if (key === '1x896' && has('simd-copying', 'simd-zero-copy')) {
       const v = ratio('simd-copying', 'simd-zero-copy');
       add(`5. ${label}: copying API time ÷ zero-copy`, v, '≤ 1.3', v <= 1.3);
