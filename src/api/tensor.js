@@ -13,6 +13,7 @@ export class Tensor {
   #length;
   #dtype;
   #view = null;
+  #viewBuffer = null; // the buffer #view was made on (read once, not per access)
 
   /** @internal Use alloc(). */
   constructor(kernels, byteOffset, length, dtype) {
@@ -28,10 +29,19 @@ export class Tensor {
   get array() {
     if (this.#kernels === null) throw new TypeError('Tensor: this tensor has been freed');
     const buffer = this.#kernels.memory.buffer;
-    if (this.#view === null || this.#view.buffer !== buffer) {
+    if (this.#viewBuffer !== buffer) {
       this.#view = new ARRAY_TYPE_OF[this.#dtype](buffer, this.#byteOffset, this.#length);
+      this.#viewBuffer = buffer;
     }
     return this.#view;
+  }
+
+  /** @internal Where the tensor lies, as src/api/validate.js's spanOf gives
+   * it for arrays, without reading the typed-array getters. Call after
+   * `array`, which brings the view's buffer up to date. */
+  get span() {
+    const start = this.#byteOffset;
+    return { buffer: this.#viewBuffer, start, end: start + this.#length * ARRAY_TYPE_OF[this.#dtype].BYTES_PER_ELEMENT };
   }
 
   get dtype() { return this.#dtype; }
@@ -49,5 +59,6 @@ export class Tensor {
     this.#kernels.exports.free(this.#byteOffset);
     this.#kernels = null;
     this.#view = null;
+    this.#viewBuffer = null;
   }
 }
