@@ -3,3 +3,4 @@ export { init } from './api/runtime.js';
 export { rmsNorm, addRmsNorm } from './api/rmsnorm.js';
 export { alloc } from './api/alloc.js';
 export { Tensor } from './api/tensor.js';
+export { bindMemory } from './api/bind.js';

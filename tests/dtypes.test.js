@@ -103,23 +103,26 @@ test('addRmsNorm: residual <- round(x + residual), then rmsNorm of it, on every 
       const x = make(2);
       const residual0 = make(5);
       const w = dtype === 'float32' ? uniformArray(rand, dim, 0.5, 1.5) : uniform16(rand, dim, dtype, 0.5, 1.5);
-      const what = `addRmsNorm dtype=${dtype} rows=${rows} dim=${dim} seed=${seed}`;
-      const results = await onEveryBackend((rmsNorm, api) => {
-        const residual = residual0.slice();
-        const y = api.addRmsNorm(x, residual, w, { dtype });
-        // Two separate steps on the same backend: add, then rmsNorm.
-        const added = residual0.map((r, i) => narrow(Math.fround(widen(x, i, dtype) + widen(residual0, i, dtype)), dtype));
-        assertSameBitsAs(dtype, residual, added, `${what}: residual`);
-        assertSameBitsAs(dtype, y, rmsNorm(added, w, { dtype }), `${what}: fused vs apart`);
-        // In place, as vLLM's fused_add_rms_norm writes into its input.
-        const xCopy = x.slice();
-        const residual2 = residual0.slice();
-        api.addRmsNorm(xCopy, residual2, w, { dtype, out: xCopy });
-        assertSameBitsAs(dtype, xCopy, y, `${what}: out = x`);
-        return y;
-      });
-      assertSameBitsAs(dtype, results.simd, results.reference, `${what}: simd vs reference`);
-      assertSameBitsAs(dtype, results.scalar, results.reference, `${what}: scalar vs reference`);
+      for (const [castMode, weightOffset] of [['llama', undefined], ['gemma', undefined], ['llama', 1], ['gemma', 1]]) {
+        const options = { dtype, castMode, weightOffset };
+        const what = `addRmsNorm dtype=${dtype} rows=${rows} dim=${dim} castMode=${castMode} weightOffset=${weightOffset} seed=${seed}`;
+        const results = await onEveryBackend((rmsNorm, api) => {
+          const residual = residual0.slice();
+          const y = api.addRmsNorm(x, residual, w, options);
+          // Two separate steps on the same backend: add, then rmsNorm.
+          const added = residual0.map((r, i) => narrow(Math.fround(widen(x, i, dtype) + widen(residual0, i, dtype)), dtype));
+          assertSameBitsAs(dtype, residual, added, `${what}: residual`);
+          assertSameBitsAs(dtype, y, rmsNorm(added, w, options), `${what}: fused vs apart`);
+          // In place, as vLLM's fused_add_rms_norm writes into its input.
+          const xCopy = x.slice();
+          const residual2 = residual0.slice();
+          api.addRmsNorm(xCopy, residual2, w, { ...options, out: xCopy });
+          assertSameBitsAs(dtype, xCopy, y, `${what}: out = x`);
+          return y;
+        });
+        assertSameBitsAs(dtype, results.simd, results.reference, `${what}: simd vs reference`);
+        assertSameBitsAs(dtype, results.scalar, results.reference, `${what}: scalar vs reference`);
+      }
     }
   }
 });
@@ -200,5 +203,32 @@ test('why the float32 upcast is load-bearing: bfloat16 throughout changes a fift
     for (let i = 0; i < x.length; i++) differ += upcast[i] !== throughout[i];
     assert.ok(firstDifference16(upcast, throughout, 'bfloat16') >= 0);
     assert.ok(differ / x.length >= 0.2, `dim=${dim}: only ${(100 * differ / x.length).toFixed(1)}% differ`);
+  }
+});
+
+test('16-bit: NaN and infinite weights, and outputs that overflow to Inf, match the reference', async () => {
+  for (const dtype of DTYPES16) {
+    for (const dim of [7, 64, 300]) {
+      const rand = prng(dim + 3);
+      const x = normal16(rand, 3 * dim, dtype, 3);
+      const wf = uniformArray(rand, dim, 0.5, 1.5);
+      wf[1] = NaN;
+      wf[dim - 1] = Infinity;
+      const w16 = new Uint16Array(dim).map((_, i) => narrow(wf[i], dtype));
+      // bfloat16 shares float32's range; float16 overflows past 65504.
+      const huge = new Float32Array(dim).fill(dtype === 'float16' ? 1e9 : 3e38);
+      for (const castMode of ['llama', 'gemma']) {
+        const what = `dtype=${dtype} dim=${dim} castMode=${castMode}`;
+        const y = await assertAllAgree(dtype, (rmsNorm) => rmsNorm(x, wf, { dtype, castMode }), `${what} NaN/Inf float32 weight`);
+        assert.ok(Number.isNaN(widen(y, 1, dtype)), `${what}: a NaN weight gives NaN`);
+        await assertAllAgree(dtype, (rmsNorm) => rmsNorm(x, w16, { dtype, castMode }), `${what} NaN/Inf 16-bit weight`);
+        const big = await assertAllAgree(dtype, (rmsNorm) => rmsNorm(x, huge, { dtype, castMode }), `${what} overflowing outputs`);
+        const values = Array.from(big, (_, i) => widen(big, i, dtype));
+        assert.ok(!values.some(Number.isNaN), `${what}: overflow must not give NaN`);
+        const infinite = values.filter((v) => !Number.isFinite(v)).length;
+        const expected = dtype === 'float16' ? 0.9 : 0.05;
+        assert.ok(infinite / values.length >= expected, `${what}: only ${infinite} of ${values.length} outputs overflowed`);
+      }
+    }
   }
 });

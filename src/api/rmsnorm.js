@@ -5,11 +5,9 @@
 
 import { activeKernels } from './runtime.js';
 import { ARRAY_TYPE_OF } from './tensor.js';
-import { resolveRmsNormArgs } from './validate.js';
+import { resolveAddRmsNormArgs, resolveRmsNormArgs } from './validate.js';
 
-function run(fn, x, residual, weight, options) {
-  const kernels = activeKernels(fn);
-  const args = resolveRmsNormArgs(fn, x, weight, options, residual);
+function run(kernels, fn, args, options) {
   const y = args.out ?? { array: new ARRAY_TYPE_OF[args.dtype](args.x.array.length), tensor: undefined };
   if (args.rows > 0) kernels.rmsNorm(fn, args, y);
   return options?.out ?? y.array;
@@ -22,7 +20,8 @@ function run(fn, x, residual, weight, options) {
  * @returns {Float32Array|Uint16Array|import('./tensor.js').Tensor} options.out, or a new array
  */
 export function rmsNorm(x, weight, options) {
-  return run('rmsNorm', x, undefined, weight, options);
+  const kernels = activeKernels('rmsNorm');
+  return run(kernels, 'rmsNorm', resolveRmsNormArgs('rmsNorm', x, weight, options), options);
 }
 
 /**
@@ -31,8 +30,6 @@ export function rmsNorm(x, weight, options) {
  * @returns {Float32Array|Uint16Array|import('./tensor.js').Tensor} options.out, or a new array
  */
 export function addRmsNorm(x, residual, weight, options) {
-  if (residual === undefined) {
-    throw new TypeError('addRmsNorm: residual must be an array of x\'s dtype, got undefined');
-  }
-  return run('addRmsNorm', x, residual, weight, options);
+  const kernels = activeKernels('addRmsNorm');
+  return run(kernels, 'addRmsNorm', resolveAddRmsNormArgs('addRmsNorm', x, residual, weight, options), options);
 }

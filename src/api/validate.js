@@ -203,11 +203,22 @@ const CAST_MODES = ['llama', 'gemma'];
 const RMSNORM_OPTIONS = ['eps', 'dim', 'out', 'dtype', 'weightDtype', 'castMode', 'weightOffset', 'shape', 'axis'];
 
 /**
- * Checks rmsNorm(x, weight, options) — or, with a residual,
- * addRmsNorm(x, residual, weight, options) — and resolves it to the kernel's
- * terms. Arrays come back as typed arrays, with the tensors they came from.
+ * Checks rmsNorm(x, weight, options) and resolves it to the kernel's terms.
+ * Arrays come back as { array, tensor } (tensor: the Tensor it came from).
  */
-export function resolveRmsNormArgs(fn, x, weight, options, residual = undefined) {
+export function resolveRmsNormArgs(fn, x, weight, options) {
+  return resolveArgs(fn, x, undefined, weight, options);
+}
+
+/** Checks addRmsNorm(x, residual, weight, options) likewise. */
+export function resolveAddRmsNormArgs(fn, x, residual, weight, options) {
+  if (residual === undefined) {
+    throw new TypeError(`${fn}: residual must be an array of x's dtype, got undefined`);
+  }
+  return resolveArgs(fn, x, residual, weight, options);
+}
+
+function resolveArgs(fn, x, residual, weight, options) {
   const opts = checkOptionNames(fn, options, RMSNORM_OPTIONS);
   const dtype = oneOf(fn, 'options.dtype', opts.dtype, DTYPES, 'float32');
   const xs = resolveArray(fn, 'x', x, dtype);

@@ -6,19 +6,46 @@
 #ifndef RMSNORM_FLOAT16_WASMSIMD_H
 #define RMSNORM_FLOAT16_WASMSIMD_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "simd128.h"
 
 static inline v128_t bf16x4_to_f32x4(v128_t vh) {
   return wasm_i32x4_shl(vh, 16);
 }
 
-static inline v128_t f32x4_to_bf16x4(v128_t vx) {
-  const v128_t vabs = wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF));
-  const v128_t vnan = wasm_u32x4_gt(vabs, wasm_i32x4_splat(0x7F800000));
+/* Halves 0-3 (or 4-7) of eight bfloat16 values, widened: interleaving with
+ * zeros puts each pattern in the high half of a 32-bit lane, one instruction. */
+static inline v128_t bf16x8_low_to_f32x4(v128_t vh) {
+  return wasm_i16x8_shuffle(wasm_i16x8_splat(0), vh, 0, 8, 1, 9, 2, 10, 3, 11);
+}
+static inline v128_t bf16x8_high_to_f32x4(v128_t vh) {
+  return wasm_i16x8_shuffle(wasm_i16x8_splat(0), vh, 4, 12, 5, 13, 6, 14, 7, 15);
+}
+
+/* x + the rounding bias: its high 16 bits are x rounded to bfloat16, except
+ * for NaN lanes. `finite`: the caller knows no lane is NaN, which spares the
+ * NaN select (a large part of the cost). */
+static inline v128_t bf16_rounded_bits(v128_t vx, bool finite) {
   const v128_t vodd = wasm_v128_and(wasm_u32x4_shr(vx, 16), wasm_i32x4_splat(1));
-  const v128_t vbias = wasm_i32x4_add(wasm_i32x4_splat(0x7FFF), vodd);
-  const v128_t vrounded = wasm_u32x4_shr(wasm_i32x4_add(vx, vbias), 16);
-  return wasm_v128_bitselect(wasm_i32x4_splat(0x7FC0), vrounded, vnan);
+  v128_t vrounded = wasm_i32x4_add(vx, wasm_i32x4_add(wasm_i32x4_splat(0x7FFF), vodd));
+  if (!finite) {
+    /* |x| < 2^31, so a signed compare serves (one instruction, unlike unsigned) */
+    const v128_t vabs = wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF));
+    const v128_t vnan = wasm_i32x4_gt(vabs, wasm_i32x4_splat(0x7F800000));
+    vrounded = wasm_v128_bitselect(wasm_i32x4_splat(0x7FC00000), vrounded, vnan);
+  }
+  return vrounded;
+}
+
+static inline v128_t f32x4_to_bf16x4(v128_t vx, bool finite) {
+  return wasm_u32x4_shr(bf16_rounded_bits(vx, finite), 16);
+}
+
+/* x rounded to bfloat16 and widened back, without the round trip. */
+static inline v128_t f32x4_round_bf16(v128_t vx, bool finite) {
+  return wasm_v128_and(bf16_rounded_bits(vx, finite), wasm_i32x4_splat((int32_t) 0xFFFF0000));
 }
 
 static inline v128_t f16x4_to_f32x4(v128_t vh) {
@@ -33,7 +60,7 @@ static inline v128_t f16x4_to_f32x4(v128_t vh) {
   return wasm_v128_or(vbits, vsign);
 }
 
-static inline v128_t f32x4_to_f16x4(v128_t vx) {
+static inline v128_t f32x4_to_f16x4(v128_t vx, bool finite) {
   const v128_t vsign = wasm_v128_and(wasm_u32x4_shr(vx, 16), wasm_i32x4_splat(0x8000));
   const v128_t vabs = wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF));
   /* subnormal: round(|x| * 2^24) by adding 2^23 in float32 */
@@ -47,9 +74,11 @@ static inline v128_t f32x4_to_f16x4(v128_t vx) {
   v128_t vnormal = wasm_u32x4_shr(wasm_i32x4_add(vrebiased, vbias), 13);
   vnormal = wasm_u32x4_min(vnormal, wasm_i32x4_splat(0x7C00));
   v128_t vbits = wasm_v128_bitselect(vsubnormal, vnormal,
-                                     wasm_u32x4_lt(vabs, wasm_i32x4_splat(0x38800000)));
-  vbits = wasm_v128_bitselect(wasm_i32x4_splat(0x7E00), vbits,
-                              wasm_u32x4_gt(vabs, wasm_i32x4_splat(0x7F800000)));
+                                     wasm_i32x4_lt(vabs, wasm_i32x4_splat(0x38800000)));
+  if (!finite) {
+    vbits = wasm_v128_bitselect(wasm_i32x4_splat(0x7E00), vbits,
+                                wasm_i32x4_gt(vabs, wasm_i32x4_splat(0x7F800000)));
+  }
   return wasm_v128_or(vbits, vsign);
 }
 

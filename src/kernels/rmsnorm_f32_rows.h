@@ -115,6 +115,17 @@ static uint32_t max_abs_bits(const void* x, size_t dim, int dtype) {
   return m;
 }
 
+/* Whether every weight is finite: the vector writers may assume their
+ * outputs are not NaN only then (see wasmsimd.c). */
+static bool all_finite(const void* w, size_t dim, int weight_dtype) {
+  for (size_t i = 0; i < dim; i++) {
+    if (!(fabsf(load_f32(w, i, weight_dtype)) <= FLT_MAX)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /* The rescue path: only rows whose plain sum of squares overflowed, came out
  * tiny, or is NaN get here, so it runs the generic scalar code. */
 static void rescue_row(const void* src, const void* w, void* y, size_t dim, float eps,
@@ -144,7 +155,10 @@ static void rescue_row(const void* src, const void* w, void* y, size_t dim, floa
 /* ---- specializations ------------------------------------------------------
  * Each combination of storage type, weight type, offset and cast mode gets
  * its own copy of the loops with those choices folded in at compile time; the
- * kernel picks the two it needs once per call. */
+ * kernel picks the two it needs once per call. The choice is made with
+ * switches, not tables of function pointers: a table would be data in linear
+ * memory, and the imported-memory build must not own any bytes of the
+ * memory it is given (see bindMemory in src/api/bind.js). */
 
 typedef float (*row_sumsq_fn)(const void* x, void* r, size_t dim);
 typedef void (*row_writer_fn)(const void* src, const void* w, void* y, size_t dim, float inv,
@@ -152,10 +166,6 @@ typedef void (*row_writer_fn)(const void* src, const void* w, void* y, size_t di
 /* Writes the row and returns the plain sum of squares of row `next`. */
 typedef float (*row_writer_summing_fn)(const void* next, const void* src, const void* w, void* y,
                                        size_t dim, float inv, float weight_offset);
-struct row_writer {
-  row_writer_fn write;
-  row_writer_summing_fn write_summing;
-};
 
 #define DEFINE_ROW_SUMSQ(NAME, DTYPE, MODE)                        \
   static float NAME(const void* x, void* r, size_t dim) {          \
@@ -168,58 +178,75 @@ DEFINE_ROW_SUMSQ(add_sumsq_f32, RMSNORM_F32, SUM_ADD_RESIDUAL)
 DEFINE_ROW_SUMSQ(add_sumsq_bf16, RMSNORM_BF16, SUM_ADD_RESIDUAL)
 DEFINE_ROW_SUMSQ(add_sumsq_f16, RMSNORM_F16, SUM_ADD_RESIDUAL)
 
-static const row_sumsq_fn row_sumsq_fns[3][2] = {
-    [RMSNORM_F32] = {sumsq_f32, add_sumsq_f32},
-    [RMSNORM_BF16] = {sumsq_bf16, add_sumsq_bf16},
-    [RMSNORM_F16] = {sumsq_f16, add_sumsq_f16},
-};
+static row_sumsq_fn select_sumsq(int dtype, bool add_residual) {
+  switch (dtype) {
+    case RMSNORM_BF16: return add_residual ? add_sumsq_bf16 : sumsq_bf16;
+    case RMSNORM_F16: return add_residual ? add_sumsq_f16 : sumsq_f16;
+    default: return add_residual ? add_sumsq_f32 : sumsq_f32;
+  }
+}
 
 #define DEFINE_WRITER(NAME, DTYPE, WEIGHT_DTYPE, OFFSET, CAST)                                \
   static void NAME(const void* src, const void* w, void* y, size_t dim, float inv,           \
                    float weight_offset) {                                                    \
     write_row(src, w, y, dim, inv, weight_offset, DTYPE, WEIGHT_DTYPE, OFFSET, CAST);        \
-  }                                                                                          \
-  static float NAME##_summing(const void* next, const void* src, const void* w, void* y,     \
-                              size_t dim, float inv, float weight_offset) {                  \
-    return row_sumsq_writing(next, src, w, y, dim, inv, weight_offset, DTYPE, WEIGHT_DTYPE,  \
-                             OFFSET, CAST);                                                  \
   }
-#define WRITER(NAME) {NAME, NAME##_summing}
-/* The four (offset, cast mode) variants of one (storage, weight) pair. */
+/* The four (offset, cast mode) variants of one (storage, weight) pair, and
+ * the choice among them. */
 #define DEFINE_WRITERS(PREFIX, DTYPE, WEIGHT_DTYPE)                                          \
   DEFINE_WRITER(PREFIX##_gemma, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_GEMMA)              \
   DEFINE_WRITER(PREFIX##_llama, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_LLAMA)              \
   DEFINE_WRITER(PREFIX##_offset_gemma, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_GEMMA)        \
-  DEFINE_WRITER(PREFIX##_offset_llama, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_LLAMA)
-#define WRITERS(PREFIX)                                                                      \
-  {{WRITER(PREFIX##_gemma), WRITER(PREFIX##_llama)},                                         \
-   {WRITER(PREFIX##_offset_gemma), WRITER(PREFIX##_offset_llama)}}
+  DEFINE_WRITER(PREFIX##_offset_llama, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_LLAMA)        \
+  static row_writer_fn PREFIX(bool offset, bool llama) {                                     \
+    return offset ? (llama ? PREFIX##_offset_llama : PREFIX##_offset_gemma)                  \
+                  : (llama ? PREFIX##_llama : PREFIX##_gemma);                               \
+  }
 
 DEFINE_WRITER(write_f32_unweighted, RMSNORM_F32, RMSNORM_NO_WEIGHT, false, RMSNORM_CAST_GEMMA)
 DEFINE_WRITER(write_bf16_unweighted, RMSNORM_BF16, RMSNORM_NO_WEIGHT, false, RMSNORM_CAST_GEMMA)
 DEFINE_WRITER(write_f16_unweighted, RMSNORM_F16, RMSNORM_NO_WEIGHT, false, RMSNORM_CAST_GEMMA)
 /* float32 storage: both cast modes are the same computation. */
-DEFINE_WRITER(write_f32_f32, RMSNORM_F32, RMSNORM_F32, false, RMSNORM_CAST_GEMMA)
+DEFINE_WRITER(write_f32_f32_plain, RMSNORM_F32, RMSNORM_F32, false, RMSNORM_CAST_GEMMA)
 DEFINE_WRITER(write_f32_f32_offset, RMSNORM_F32, RMSNORM_F32, true, RMSNORM_CAST_GEMMA)
 DEFINE_WRITERS(write_bf16_f32, RMSNORM_BF16, RMSNORM_F32)
 DEFINE_WRITERS(write_bf16_bf16, RMSNORM_BF16, RMSNORM_BF16)
 DEFINE_WRITERS(write_f16_f32, RMSNORM_F16, RMSNORM_F32)
 DEFINE_WRITERS(write_f16_f16, RMSNORM_F16, RMSNORM_F16)
 
-/* [storage][weight: float32 or the storage type][offset][cast mode] */
-static const struct row_writer weighted_writers[3][2][2][2] = {
-    [RMSNORM_F32] = {{{WRITER(write_f32_f32), WRITER(write_f32_f32)},
-                      {WRITER(write_f32_f32_offset), WRITER(write_f32_f32_offset)}},
-                     {{WRITER(write_f32_f32), WRITER(write_f32_f32)},
-                      {WRITER(write_f32_f32_offset), WRITER(write_f32_f32_offset)}}},
-    [RMSNORM_BF16] = {WRITERS(write_bf16_f32), WRITERS(write_bf16_bf16)},
-    [RMSNORM_F16] = {WRITERS(write_f16_f32), WRITERS(write_f16_f16)},
-};
-static const struct row_writer unweighted_writers[3] = {
-    [RMSNORM_F32] = WRITER(write_f32_unweighted),
-    [RMSNORM_BF16] = WRITER(write_bf16_unweighted),
-    [RMSNORM_F16] = WRITER(write_f16_unweighted),
-};
+/* The writers that also sum the next row: float32 storage only, the
+ * memory-bound case; the 16-bit writers would double their code for less. */
+#define DEFINE_SUMMING_WRITER(NAME, WEIGHT_DTYPE, OFFSET)                                    \
+  static float NAME(const void* next, const void* src, const void* w, void* y, size_t dim,   \
+                    float inv, float weight_offset) {                                        \
+    return row_sumsq_writing(next, src, w, y, dim, inv, weight_offset, RMSNORM_F32,           \
+                             WEIGHT_DTYPE, OFFSET, RMSNORM_CAST_GEMMA);                      \
+  }
+DEFINE_SUMMING_WRITER(write_f32_unweighted_summing, RMSNORM_NO_WEIGHT, false)
+DEFINE_SUMMING_WRITER(write_f32_f32_plain_summing, RMSNORM_F32, false)
+DEFINE_SUMMING_WRITER(write_f32_f32_offset_summing, RMSNORM_F32, true)
+
+/* NULL where rows are written one at a time. */
+static row_writer_summing_fn select_summing_writer(int dtype, int weight_dtype, bool offset) {
+  if (dtype != RMSNORM_F32) return NULL;
+  if (weight_dtype == RMSNORM_NO_WEIGHT) return write_f32_unweighted_summing;
+  return offset ? write_f32_f32_offset_summing : write_f32_f32_plain_summing;
+}
+
+static row_writer_fn select_writer(int dtype, int weight_dtype, bool offset, bool llama) {
+  const bool float32_weight = weight_dtype == RMSNORM_F32;
+  switch (dtype) {
+    case RMSNORM_BF16:
+      if (weight_dtype == RMSNORM_NO_WEIGHT) return write_bf16_unweighted;
+      return float32_weight ? write_bf16_f32(offset, llama) : write_bf16_bf16(offset, llama);
+    case RMSNORM_F16:
+      if (weight_dtype == RMSNORM_NO_WEIGHT) return write_f16_unweighted;
+      return float32_weight ? write_f16_f32(offset, llama) : write_f16_f16(offset, llama);
+    default:
+      if (weight_dtype == RMSNORM_NO_WEIGHT) return write_f32_unweighted;
+      return offset ? write_f32_f32_offset : write_f32_f32_plain;
+  }
+}
 
 void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, size_t rows,
                         size_t dim, float eps, int dtype, int weight_dtype, int cast_mode,
@@ -233,39 +260,44 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
   }
   const bool offset = w != NULL && weight_offset != 0.0f;
   const bool llama = cast_mode == RMSNORM_CAST_LLAMA;
-  const row_sumsq_fn sumsq_of = row_sumsq_fns[dtype][residual != NULL];
-  const struct row_writer writer = w == NULL
-      ? unweighted_writers[dtype]
-      : weighted_writers[dtype][weight_dtype != RMSNORM_F32][offset][llama];
+  const int cast = llama ? RMSNORM_CAST_LLAMA : RMSNORM_CAST_GEMMA;
+  const row_sumsq_fn sumsq_of = select_sumsq(dtype, residual != NULL);
+  /* A weight holding NaN or Inf is valid input but no model's: its rows take
+   * the scalar writer, so that the vector writers need not handle NaN. */
+  const bool vector_writer = dtype == RMSNORM_F32 || w == NULL || all_finite(w, dim, weight_dtype);
+  const row_writer_fn write = select_writer(dtype, weight_dtype, offset, llama);
   const size_t row_bytes = dim * dtype_size(dtype);
   /* Without a residual, row r+1's sum of squares is taken while row r is
    * written (row_sumsq_writing); y == x is safe, as row r's stores never
    * touch row r+1. With a residual the sum pass writes too: one row at a time. */
-  const bool pipelined = residual == NULL;
-  float sumsq = pipelined && rows > 0 ? sumsq_of(x, NULL, dim) : 0.0f;
+  const row_writer_summing_fn write_summing =
+      residual == NULL && vector_writer ? select_summing_writer(dtype, weight_dtype, offset) : NULL;
+  float sumsq = write_summing != NULL && rows > 0 ? sumsq_of(x, NULL, dim) : 0.0f;
   for (size_t r = 0; r < rows; r++) {
     const char* xr = (const char*) x + r * row_bytes;
     char* rr = residual != NULL ? (char*) residual + r * row_bytes : NULL;
     char* yr = (char*) y + r * row_bytes;
     /* With a residual, the row to normalize is the updated residual. */
     const void* src = rr != NULL ? (const void*) rr : (const void*) xr;
-    if (!pipelined) {
+    if (write_summing == NULL) {
       sumsq = sumsq_of(xr, rr, dim);
     }
     const bool plain = sumsq >= RMSNORM_TINY_SUM && sumsq <= FLT_MAX;
-    const bool has_next = pipelined && r + 1 < rows;
-    if (plain && has_next) {
-      sumsq = writer.write_summing(xr + row_bytes, src, w, yr, dim, inv_rms(sumsq, dim, eps),
-                                   weight_offset);
+    const bool sum_next = write_summing != NULL && r + 1 < rows;
+    if (plain && sum_next) {
+      sumsq = write_summing(xr + row_bytes, src, w, yr, dim, inv_rms(sumsq, dim, eps),
+                            weight_offset);
       continue;
     }
-    if (plain) {
-      writer.write(src, w, yr, dim, inv_rms(sumsq, dim, eps), weight_offset);
+    if (!plain) {
+      rescue_row(src, w, yr, dim, eps, sumsq, weight_offset, dtype, weight_dtype, offset, cast);
+    } else if (vector_writer) {
+      write(src, w, yr, dim, inv_rms(sumsq, dim, eps), weight_offset);
     } else {
-      rescue_row(src, w, yr, dim, eps, sumsq, weight_offset, dtype, weight_dtype, offset,
-                 llama ? RMSNORM_CAST_LLAMA : RMSNORM_CAST_GEMMA);
+      scalar_write_row(src, w, yr, 0, dim, inv_rms(sumsq, dim, eps), 1.0f, false, weight_offset,
+                       dtype, weight_dtype, offset, cast);
     }
-    if (has_next) {
+    if (sum_next) {
       sumsq = sumsq_of(xr + row_bytes, NULL, dim);
     }
   }

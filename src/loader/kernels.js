@@ -20,9 +20,12 @@ const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
 const align16 = (n) => Math.ceil(n / 16) * 16;
 
 export class WasmKernels {
-  constructor(exports) {
+  /** `memory`: the module's own (exported) memory, or the one it imports
+   * (bindMemory), in which case nothing may be staged: no allocator. */
+  constructor(exports, memory = exports.memory) {
     this.exports = exports;
-    this.memory = exports.memory;
+    this.memory = memory;
+    this.bound = memory !== exports.memory;
     this.views = null; // { buffer, float32, uint16 } over all of memory
     this.scratchPtr = 0;
     this.scratchBytes = 0;
@@ -79,7 +82,11 @@ export class WasmKernels {
       }
       return tensor.byteOffset;
     }
-    return span.buffer === memoryBuffer ? span.start : -1;
+    if (span.buffer === memoryBuffer) return span.start;
+    if (this.bound) {
+      throw new TypeError(`${fn}: ${name} must be a view of the bound WebAssembly.Memory's buffer (bindMemory copies nothing)`);
+    }
+    return -1;
   }
 
   /**

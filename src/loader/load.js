@@ -16,11 +16,16 @@ const bytesCache = new Map();
 export function moduleBytes(backend) {
   let bytes = bytesCache.get(backend);
   if (bytes === undefined) {
-    const binary = atob(base64ByBackend[backend]);
-    bytes = new Uint8Array(binary.length);
-    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    bytes = decodeBase64(base64ByBackend[backend]);
     bytesCache.set(backend, bytes);
   }
+  return bytes;
+}
+
+function decodeBase64(base64) {
+  const binary = atob(base64);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return bytes;
 }
 
@@ -38,6 +43,20 @@ export function compileBackend(backend) {
   if (module === undefined) {
     module = WebAssembly.compile(moduleBytes(backend));
     compiled.set(backend, module);
+  }
+  return module;
+}
+
+let importedBase64 = null;
+const importedCompiled = new Map();
+/** The kernels-only build that imports its memory (bindMemory), compiled once.
+ * Loaded on first use only: most users never need its bytes. */
+export function compileImportedMemoryBackend(backend) {
+  let module = importedCompiled.get(backend);
+  if (module === undefined) {
+    importedBase64 ??= import('./modules-imported.generated.js');
+    module = importedBase64.then((modules) => WebAssembly.compile(decodeBase64(modules[backend])));
+    importedCompiled.set(backend, module);
   }
   return module;
 }

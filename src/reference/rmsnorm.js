@@ -10,7 +10,7 @@
 // than 2*24+2 bits), so there is no double rounding.
 
 import { ARRAY_TYPE_OF } from '../api/tensor.js';
-import { resolveRmsNormArgs } from '../api/validate.js';
+import { resolveAddRmsNormArgs, resolveRmsNormArgs } from '../api/validate.js';
 import { narrow, roundTo, widen } from './float16.js';
 
 const fround = Math.fround;
@@ -144,10 +144,7 @@ export function rmsNorm(x, weight, options) {
  * RMSNorm of the updated residual (step 0 of the contract).
  */
 export function addRmsNorm(x, residual, weight, options) {
-  if (residual === undefined) {
-    throw new TypeError('addRmsNorm: residual must be an array of x\'s dtype, got undefined');
-  }
-  const args = resolveRmsNormArgs('addRmsNorm', x, weight, options, residual);
+  const args = resolveAddRmsNormArgs('addRmsNorm', x, residual, weight, options);
   const xs = args.x.array;
   const rs = args.residual.array;
   for (let i = 0; i < xs.length; i++) {

@@ -26,10 +26,13 @@ RMSNORM_INLINE void load16(const void* x, size_t i, int dtype, v128_t v[4]) {
   const uint16_t* p = (const uint16_t*) x + i;
   const v128_t vh[2] = {wasm_v128_load(p), wasm_v128_load(p + 8)};
   for (int k = 0; k < 2; k++) {
-    const v128_t vlo = wasm_u32x4_extend_low_u16x8(vh[k]);
-    const v128_t vhi = wasm_u32x4_extend_high_u16x8(vh[k]);
-    v[2 * k] = dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vlo) : f16x4_to_f32x4(vlo);
-    v[2 * k + 1] = dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vhi) : f16x4_to_f32x4(vhi);
+    if (dtype == RMSNORM_BF16) {
+      v[2 * k] = bf16x8_low_to_f32x4(vh[k]);
+      v[2 * k + 1] = bf16x8_high_to_f32x4(vh[k]);
+    } else {
+      v[2 * k] = f16x4_to_f32x4(wasm_u32x4_extend_low_u16x8(vh[k]));
+      v[2 * k + 1] = f16x4_to_f32x4(wasm_u32x4_extend_high_u16x8(vh[k]));
+    }
   }
 }
 
@@ -42,32 +45,39 @@ RMSNORM_INLINE v128_t load4(const void* x, size_t i, int dtype) {
   return dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vh) : f16x4_to_f32x4(vh);
 }
 
+/* The rounding below takes `finite` (a compile-time constant): true where
+ * no lane can be NaN, which spares the NaN handling. Rows on the vector
+ * path are finite (their sum of squares is), so x * inv is finite; times a
+ * finite weight it may overflow to Inf, which the conversions round
+ * correctly, but not become NaN. The kernel checks the weight once per call
+ * (rmsnorm_f32_rows.h) and sends rows to the scalar writer if it is not. */
+
 /* The 16-bit patterns of four float32 values, in u32 lanes. */
-RMSNORM_INLINE v128_t narrow4(v128_t v, int dtype) {
-  return dtype == RMSNORM_BF16 ? f32x4_to_bf16x4(v) : f32x4_to_f16x4(v);
+RMSNORM_INLINE v128_t narrow4(v128_t v, int dtype, bool finite) {
+  return dtype == RMSNORM_BF16 ? f32x4_to_bf16x4(v, finite) : f32x4_to_f16x4(v, finite);
 }
 
 /* v rounded to `dtype`, still as float32 (identity for float32). */
-RMSNORM_INLINE v128_t round4(v128_t v, int dtype) {
-  if (dtype == RMSNORM_F32) {
-    return v;
+RMSNORM_INLINE v128_t round4(v128_t v, int dtype, bool finite) {
+  switch (dtype) {
+    case RMSNORM_BF16: return f32x4_round_bf16(v, finite);
+    case RMSNORM_F16: return f16x4_to_f32x4(f32x4_to_f16x4(v, finite));
+    default: return v;
   }
-  const v128_t vh = narrow4(v, dtype);
-  return dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vh) : f16x4_to_f32x4(vh);
 }
 
 /* Stores four float32 values, rounded to `dtype`, as values i..i+3. */
-RMSNORM_INLINE void store4(void* y, size_t i, v128_t v, int dtype) {
+RMSNORM_INLINE void store4(void* y, size_t i, v128_t v, int dtype, bool finite) {
   if (dtype == RMSNORM_F32) {
     wasm_v128_store((float*) y + i, v);
     return;
   }
-  const v128_t vh = narrow4(v, dtype);
+  const v128_t vh = narrow4(v, dtype, finite);
   wasm_v128_store64_lane((uint16_t*) y + i, wasm_u16x8_narrow_i32x4(vh, vh), 0);
 }
 
 /* Stores sixteen float32 values, rounded to `dtype`, as values i..i+15. */
-RMSNORM_INLINE void store16(void* y, size_t i, const v128_t v[4], int dtype) {
+RMSNORM_INLINE void store16(void* y, size_t i, const v128_t v[4], int dtype, bool finite) {
   if (dtype == RMSNORM_F32) {
     for (int k = 0; k < 4; k++) {
       wasm_v128_store((float*) y + i + 4 * k, v[k]);
@@ -76,7 +86,8 @@ RMSNORM_INLINE void store16(void* y, size_t i, const v128_t v[4], int dtype) {
   }
   for (int k = 0; k < 2; k++) {
     /* u16 patterns in u32 lanes: the saturating narrow keeps them as they are */
-    const v128_t vh = wasm_u16x8_narrow_i32x4(narrow4(v[2 * k], dtype), narrow4(v[2 * k + 1], dtype));
+    const v128_t vh = wasm_u16x8_narrow_i32x4(narrow4(v[2 * k], dtype, finite),
+                                              narrow4(v[2 * k + 1], dtype, finite));
     wasm_v128_store((uint16_t*) y + i + 8 * k, vh);
   }
 }
@@ -128,9 +139,9 @@ RMSNORM_INLINE float block_sumsq_impl(const void* x, void* r, size_t n, int dtyp
       v128_t vr[4];
       load16(r, i, dtype, vr);
       for (int k = 0; k < 4; k++) {
-        v[k] = round4(wasm_f32x4_add(v[k], vr[k]), dtype);
+        v[k] = round4(wasm_f32x4_add(v[k], vr[k]), dtype, false);
       }
-      store16(r, i, v, dtype);
+      store16(r, i, v, dtype, false);
     }
     accumulate_squares(vacc, v);
   }
@@ -159,7 +170,7 @@ RMSNORM_INLINE v128_t finish4(v128_t v, const void* w, size_t i, v128_t voffset,
     vw = wasm_f32x4_add(voffset, vw);
   }
   if (cast_mode == RMSNORM_CAST_LLAMA) {
-    v = round4(v, dtype);
+    v = round4(v, dtype, true);
   }
   return wasm_f32x4_mul(v, vw);
 }
@@ -174,80 +185,32 @@ static __attribute__((noinline)) void write_tail(const void* src, const void* w,
                    offset, cast_mode);
 }
 
-/* Step 4 for the 16 values at src, w, y. All loads come before the stores,
- * so y == src is safe. */
-RMSNORM_INLINE void write16(const void* src, const void* w, void* y, v128_t vinv, v128_t voffset,
-                            int dtype, int weight_dtype, bool offset, int cast_mode) {
-  v128_t v[4];
-  load16(src, 0, dtype, v);
-  for (int k = 0; k < 4; k++) {
-    v[k] = finish4(wasm_f32x4_mul(v[k], vinv), w, 4 * k, voffset, dtype, weight_dtype, offset,
-                   cast_mode);
-  }
-  store16(y, 0, v, dtype);
-}
-
-/* The 16-value steps advance their pointers rather than index them: clang
- * then gives every access of a step a constant offset from one address
- * (`v128.load offset=16`), where an index it knows to be a multiple of 16
- * becomes `(i << 2) | 16` plus a base, one more add per access in V8's code.
- * This cursor holds the pointers of one row position. */
-struct cursor {
-  const char* next;
-  const char* src;
-  const char* w;
-  char* y;
-};
-
-RMSNORM_INLINE struct cursor cursor_at(const void* next, const void* src, const void* w, void* y,
-                                       size_t i, int dtype, int weight_dtype) {
-  const size_t size = dtype_size(dtype);
-  return (struct cursor){
-      .next = next == NULL ? NULL : (const char*) next + i * size,
-      .src = (const char*) src + i * size,
-      .w = weight_dtype == RMSNORM_NO_WEIGHT ? NULL : (const char*) w + i * dtype_size(weight_dtype),
-      .y = (char*) y + i * size,
-  };
-}
-
-RMSNORM_INLINE void cursor_step16(struct cursor* c, int dtype, int weight_dtype) {
-  const size_t size = dtype_size(dtype);
-  if (c->next != NULL) {
-    c->next += 16 * size;
-  }
-  c->src += 16 * size;
-  if (weight_dtype != RMSNORM_NO_WEIGHT) {
-    c->w += 16 * dtype_size(weight_dtype);
-  }
-  c->y += 16 * size;
-}
-
-/* Step 4 for values i..end-1, fewer than 16 of them. */
-RMSNORM_INLINE void write_rest(const void* src, const void* w, void* y, size_t i, size_t end,
-                               float inv, float weight_offset, int dtype, int weight_dtype,
-                               bool offset, int cast_mode) {
-  const v128_t vinv = wasm_f32x4_splat(inv);
-  const v128_t voffset = wasm_f32x4_splat(weight_offset);
-  for (; i + 4 <= end; i += 4) {
-    const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
-    store4(y, i, finish4(v, w, i, voffset, dtype, weight_dtype, offset, cast_mode), dtype);
-  }
-  if (i < end) {
-    write_tail(src, w, y, i, end, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
-  }
-}
-
 RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t dim, float inv,
                               float weight_offset, int dtype, int weight_dtype, bool offset,
                               int cast_mode) {
   const v128_t vinv = wasm_f32x4_splat(inv);
   const v128_t voffset = wasm_f32x4_splat(weight_offset);
-  struct cursor c = cursor_at(NULL, src, w, y, 0, dtype, weight_dtype);
   size_t i = 0;
-  for (; i + 16 <= dim; i += 16, cursor_step16(&c, dtype, weight_dtype)) {
-    write16(c.src, c.w, c.y, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+  /* All loads of a step come before its stores, so y == src is safe.
+   * float16 conversions are long enough that the loop overhead of 4-wide
+   * steps does not matter; unrolling them four times would only quadruple
+   * the eight float16 writers' code. */
+  for (; dtype != RMSNORM_F16 && i + 16 <= dim; i += 16) {
+    v128_t v[4];
+    load16(src, i, dtype, v);
+    for (int k = 0; k < 4; k++) {
+      v[k] = finish4(wasm_f32x4_mul(v[k], vinv), w, i + 4 * k, voffset, dtype, weight_dtype,
+                     offset, cast_mode);
+    }
+    store16(y, i, v, dtype, true);
   }
-  write_rest(src, w, y, i, dim, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
+  for (; i + 4 <= dim; i += 4) {
+    const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
+    store4(y, i, finish4(v, w, i, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
+  }
+  if (i < dim) {
+    write_tail(src, w, y, i, dim, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
+  }
 }
 
 RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, const void* w,
@@ -260,24 +223,43 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   for (int k = 0; k < 4; k++) {
     vacc[k] = wasm_f32x4_splat(0.0f);
   }
-  struct cursor c = cursor_at(next, src, w, y, start, dtype, weight_dtype);
   const size_t end = start + n;
   size_t i = start;
+  /* The steps advance pointers rather than index from the bases: clang then
+   * gives each access of a step a constant offset from one address
+   * (`v128.load offset=16`), where an index it knows to be a multiple of 16
+   * becomes `(i << 2) | 16` plus a base, one more add per access in V8's code
+   * (a tenth of the time of this loop at 32 x 1024). */
+  const size_t step = RMSNORM_LANES * dtype_size(dtype);
+  const size_t weight_step = weight_dtype == RMSNORM_NO_WEIGHT ? 0 : RMSNORM_LANES * dtype_size(weight_dtype);
+  const char* pn = (const char*) next + start * dtype_size(dtype);
+  const char* ps = (const char*) src + start * dtype_size(dtype);
+  const char* pw = weight_step == 0 ? NULL : (const char*) w + i * dtype_size(weight_dtype);
+  char* py = (char*) y + start * dtype_size(dtype);
   /* Four values of each stream at a time, so that few vectors are live: the
    * four accumulators, two constants and a handful of temporaries fit the 16
-   * registers of x86-64 without spills. */
-  for (; i + RMSNORM_LANES <= end; i += RMSNORM_LANES, cursor_step16(&c, dtype, weight_dtype)) {
-    for (int k = 0; k < 4; k++) {
-      const v128_t vn = load4(c.next, 4 * k, dtype);
+   * registers of x86-64 without spills (V8 allocates them in program order). */
+  for (; i + RMSNORM_LANES <= end; i += RMSNORM_LANES, pn += step, ps += step, py += step) {
+    for (size_t k = 0; k < 4; k++) {
+      const v128_t vn = load4(pn, 4 * k, dtype);
       vacc[k] = wasm_f32x4_add(vacc[k], wasm_f32x4_mul(vn, vn));
-      const v128_t v = wasm_f32x4_mul(load4(c.src, 4 * k, dtype), vinv);
-      store4(c.y, 4 * k, finish4(v, c.w, 4 * k, voffset, dtype, weight_dtype, offset, cast_mode),
-             dtype);
+      const v128_t v = wasm_f32x4_mul(load4(ps, 4 * k, dtype), vinv);
+      store4(py, 4 * k, finish4(v, pw, 4 * k, voffset, dtype, weight_dtype, offset, cast_mode),
+             dtype, true);
+    }
+    if (weight_step != 0) {
+      pw += weight_step;
     }
   }
   if (i < end) {
     accumulate_tail(vacc, next, NULL, i, end, dtype, false);
-    write_rest(src, w, y, i, end, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
+    for (; i + 4 <= end; i += 4) {
+      const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
+      store4(y, i, finish4(v, w, i, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
+    }
+    if (i < end) {
+      write_tail(src, w, y, i, end, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
+    }
   }
   return fold_accumulators(vacc);
 }

@@ -1,0 +1,196 @@
+// Zero-copy tensors (alloc) and kernels on an engine's own memory (bindMemory).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { addRmsNorm, alloc, bindMemory, init, rmsNorm } from '../src/index.js';
+import { activeKernels } from '../src/api/runtime.js';
+import { assertSameBitsAs } from './helpers/bits.js';
+import { normal16, uniform16 } from './helpers/float16-data.js';
+import { normalArray, prng, uniformArray } from './helpers/random.js';
+
+test('alloc before init throws a clear Error', () => {
+  assert.throws(() => alloc(4), { name: 'Error', message: /alloc: call `await init\(\)`/ });
+});
+
+function data(dtype, rand, n, sigma) {
+  return dtype === 'float32' ? normalArray(rand, n, sigma) : normal16(rand, n, dtype, sigma);
+}
+function weights(dtype, rand, n) {
+  return dtype === 'float32' ? uniformArray(rand, n, 0.5, 1.5) : uniform16(rand, n, dtype, 0.5, 1.5);
+}
+function tensorOf(values, dtype) {
+  const t = alloc(values.length, dtype);
+  t.array.set(values);
+  return t;
+}
+
+/** Counts calls to the instance's scratch allocator while fn runs. */
+function countStaging(fn) {
+  const kernels = activeKernels('test');
+  const original = kernels.scratch;
+  let calls = 0;
+  kernels.scratch = (...args) => { calls++; return original.apply(kernels, args); };
+  try { fn(); } finally { kernels.scratch = original; }
+  return calls;
+}
+
+for (const backend of ['simd', 'scalar']) {
+  test(`${backend}: the zero-copy path writes exactly what the copying path writes, and stages nothing`, async () => {
+    await init({ backend });
+    for (const dtype of ['float32', 'bfloat16', 'float16']) {
+      const rows = 5;
+      const dim = 300;
+      const rand = prng(dtype.length);
+      const x = data(dtype, rand, rows * dim, 3);
+      const r0 = data(dtype, rand, rows * dim, 2);
+      const w = weights(dtype, rand, dim);
+      const what = `${backend} ${dtype} rows=${rows} dim=${dim}`;
+
+      const copied = rmsNorm(x, w, { dtype });
+      const [tx, tw, ty] = [tensorOf(x, dtype), tensorOf(w, dtype), alloc(x.length, dtype)];
+      const staged = countStaging(() => assert.equal(rmsNorm(tx, tw, { dtype, out: ty }), ty));
+      assert.equal(staged, 0, `${what}: tensors must not be staged`);
+      assertSameBitsAs(dtype, ty.array, copied, `${what}: tensors vs copies`);
+      // Views of the module's memory are zero-copy too.
+      const viewOut = alloc(x.length, dtype);
+      assert.equal(countStaging(() => rmsNorm(tx.array, tw.array, { dtype, out: viewOut.array })), 0);
+      assertSameBitsAs(dtype, viewOut.array, copied, `${what}: views vs copies`);
+      // Mixed: a tensor x with a plain weight and a plain result.
+      assertSameBitsAs(dtype, rmsNorm(tx, w, { dtype }), copied, `${what}: mixed`);
+
+      const rCopy = r0.slice();
+      const fusedCopied = addRmsNorm(x, rCopy, w, { dtype });
+      const tr = tensorOf(r0, dtype);
+      const fusedOut = alloc(x.length, dtype);
+      assert.equal(countStaging(() => addRmsNorm(tx, tr, tw, { dtype, out: fusedOut })), 0);
+      assertSameBitsAs(dtype, fusedOut.array, fusedCopied, `${what}: addRmsNorm y`);
+      assertSameBitsAs(dtype, tr.array, rCopy, `${what}: addRmsNorm residual`);
+      for (const t of [tx, tw, ty, viewOut, tr, fusedOut]) t.free();
+    }
+  });
+
+  test(`${backend}: tensor views stay valid when the memory grows between two uses`, async () => {
+    await init({ backend });
+    const dim = 64;
+    const rand = prng(3);
+    const x = tensorOf(normalArray(rand, 4 * dim, 2), 'float32');
+    const w = tensorOf(uniformArray(rand, dim, 0.5, 1.5), 'float32');
+    const y = alloc(4 * dim);
+    rmsNorm(x, w, { out: y });
+    const first = y.array.slice();
+    const oldView = y.array;
+    const memory = activeKernels('test').memory;
+    const before = memory.buffer.byteLength;
+    const big = alloc(16 * 2 ** 20); // 64 MiB: the memory must grow
+    assert.ok(memory.buffer.byteLength > before, 'memory grew');
+    assert.equal(oldView.length, 0, 'the old view was detached by the growth');
+    y.array.fill(0);
+    rmsNorm(x, w, { out: y });
+    assertSameBitsAs('float32', y.array, first, 'after growth');
+    for (const t of [x, w, y, big]) t.free();
+  });
+
+  test(`${backend}: freed and foreign tensors are rejected by name, and nothing is written`, async () => {
+    await init({ backend });
+    const x = tensorOf(new Float32Array([1, 2, 3, 4]), 'float32');
+    const out = alloc(4);
+    out.array.fill(7);
+    x.free();
+    x.free(); // idempotent
+    assert.ok(x.freed);
+    assert.throws(() => rmsNorm(x, null, { dim: 4, out }), { name: 'TypeError', message: /rmsNorm: x is a freed tensor/ });
+    assert.throws(() => x.array, { name: 'TypeError', message: /freed/ });
+    assert.deepEqual(Array.from(out.array), [7, 7, 7, 7]);
+    const other = backend === 'simd' ? 'scalar' : 'simd';
+    await init({ backend: other });
+    assert.throws(() => rmsNorm(new Float32Array(4), null, { dim: 4, out }), {
+      name: 'TypeError', message: /rmsNorm: options\.out is a tensor of another instance's memory/,
+    });
+    await init({ backend });
+    assert.deepEqual(Array.from(out.array), [7, 7, 7, 7]);
+    out.free();
+  });
+}
+
+test('alloc rejects bad arguments', async () => {
+  await init();
+  assert.throws(() => alloc(-1), { name: 'RangeError', message: /alloc: length must be a non-negative integer/ });
+  assert.throws(() => alloc(1.5), { name: 'RangeError', message: /alloc: length/ });
+  assert.throws(() => alloc('4'), { name: 'TypeError', message: /alloc: length must be a number/ });
+  assert.throws(() => alloc(4, 'int8'), { name: 'TypeError', message: /alloc: dtype must be 'float32' or 'bfloat16' or 'float16'/ });
+  assert.throws(() => alloc(2 ** 31), { name: 'RangeError', message: /alloc: needs 8589934592 bytes of wasm memory/ });
+  const bf = alloc(4, 'bfloat16');
+  assert.throws(() => rmsNorm(bf, null, { dim: 4, dtype: 'float16' }), { name: 'TypeError', message: /x must be a Uint16Array \(float16 bit patterns\) for dtype 'float16', got bfloat16 Tensor\(4\)/ });
+  bf.free();
+});
+
+// An engine's own memory: a WebAssembly.Memory the test creates, holding
+// activations at addresses the "engine" chose.
+for (const backend of ['simd', 'scalar']) {
+  test(`${backend}: bindMemory runs the kernels on a foreign memory, touching only outputs and the lent scratch`, async () => {
+    await init({ backend });
+    const memory = new WebAssembly.Memory({ initial: 16 }); // 1 MiB, no maximum
+    const bytes = new Uint8Array(memory.buffer);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 131 + 7) & 0xff; // a pattern to detect stray writes
+    const scratch = { byteOffset: 0x1000, byteLength: 0x2000 };
+    const bound = await bindMemory(memory, { scratch, backend });
+    assert.equal(bound.backend, backend);
+    assert.ok(bytes.every((b, i) => b === ((i * 131 + 7) & 0xff)), 'binding wrote nothing');
+
+    for (const dtype of ['float32', 'bfloat16', 'float16']) {
+      const size = dtype === 'float32' ? 4 : 2;
+      const Type = dtype === 'float32' ? Float32Array : Uint16Array;
+      const rows = 3;
+      const dim = 257;
+      const rand = prng(size + 40);
+      const xs = data(dtype, rand, rows * dim, 3);
+      const rs = data(dtype, rand, rows * dim, 2);
+      const ws = weights(dtype, rand, dim);
+      // The engine's layout: x and y not 16-byte aligned.
+      const at = { x: 0x10004, w: 0x30000, r: 0x40000, y: 0x50008 };
+      const view = (byteOffset, n) => new Type(memory.buffer, byteOffset, n);
+      view(at.x, xs.length).set(xs);
+      view(at.w, dim).set(ws);
+      view(at.r, rs.length).set(rs);
+      const snapshot = bytes.slice();
+
+      const y = view(at.y, xs.length);
+      assert.equal(bound.rmsNorm(view(at.x, xs.length), view(at.w, dim), { dtype, out: y }), y);
+      assertSameBitsAs(dtype, y, rmsNorm(xs, ws, { dtype }), `${backend} ${dtype} bound rmsNorm`);
+      const yBytes = [at.y, at.y + xs.length * size];
+      for (let i = 0; i < bytes.length; i++) {
+        const inY = i >= yBytes[0] && i < yBytes[1];
+        const inScratch = i >= scratch.byteOffset && i < scratch.byteOffset + scratch.byteLength;
+        if (!inY && !inScratch && bytes[i] !== snapshot[i]) assert.fail(`${dtype}: byte ${i} outside the output changed`);
+      }
+
+      const residual = view(at.r, rs.length);
+      bound.addRmsNorm(view(at.x, xs.length), residual, view(at.w, dim), { dtype, out: y });
+      const rCopy = rs.slice();
+      assertSameBitsAs(dtype, y, addRmsNorm(xs, rCopy, ws, { dtype }), `${backend} ${dtype} bound addRmsNorm`);
+      assertSameBitsAs(dtype, residual, rCopy, `${backend} ${dtype} bound residual`);
+    }
+    // The engine grows its memory: the binding keeps working on the new buffer.
+    memory.grow(1);
+    const x = new Float32Array(memory.buffer, 0x10000, 4);
+    x.set([2, -4, 6, -8]);
+    const out = new Float32Array(memory.buffer, 0x10010, 4);
+    bound.rmsNorm(x, null, { dim: 4, out });
+    assert.deepEqual(Array.from(out, (v) => v.toFixed(2)), ['0.37', '-0.73', '1.10', '-1.46']);
+  });
+}
+
+test('bindMemory refuses arrays outside the memory, a missing out, and bad options', async () => {
+  const memory = new WebAssembly.Memory({ initial: 2, maximum: 4 });
+  await assert.rejects(bindMemory({}, { scratch: { byteOffset: 0, byteLength: 4096 } }), { name: 'TypeError', message: /bindMemory: memory must be a WebAssembly\.Memory/ });
+  await assert.rejects(bindMemory(memory), { name: 'TypeError', message: /options\.scratch must be/ });
+  await assert.rejects(bindMemory(memory, { scratch: { byteOffset: 8, byteLength: 4096 } }), { name: 'RangeError', message: /multiple of 16/ });
+  await assert.rejects(bindMemory(memory, { scratch: { byteOffset: 0, byteLength: 100 } }), { name: 'RangeError', message: /at least 4096/ });
+  await assert.rejects(bindMemory(memory, { scratch: { byteOffset: 2 ** 17 - 4096, byteLength: 8192 } }), { name: 'RangeError', message: /outside the memory/ });
+  await assert.rejects(bindMemory(memory, { scratch: { byteOffset: 0, byteLength: 4096 }, threads: 2 }), { name: 'TypeError', message: /unknown option 'threads'/ });
+  const bound = await bindMemory(memory, { scratch: { byteOffset: 0, byteLength: 4096 } });
+  const inside = new Float32Array(memory.buffer, 8192, 8);
+  const outside = new Float32Array(8);
+  assert.throws(() => bound.rmsNorm(outside, null, { dim: 4, out: inside }), { name: 'TypeError', message: /rmsNorm: x must be a view of the bound WebAssembly\.Memory's buffer/ });
+  assert.throws(() => bound.rmsNorm(inside, null, { dim: 4 }), { name: 'TypeError', message: /rmsNorm: options\.out is required on a bound memory/ });
+  assert.throws(() => bound.addRmsNorm(inside, undefined, null, { dim: 4, out: outside }), { name: 'TypeError', message: /addRmsNorm: residual must be/ });
+});
