@@ -28,8 +28,11 @@ export class Tensor {
    * `tensor.array` in a variable across kernel calls or allocations). */
   get array() {
     if (this.#kernels === null) throw new TypeError('Tensor: this tensor has been freed');
-    const buffer = this.#kernels.memory.buffer;
-    if (this.#viewBuffer !== buffer) {
+    // memory.grow() detaches the old buffer, and a view of a detached buffer
+    // has length 0: checking that is cheap, where reading memory.buffer costs
+    // ~20 ns on every kernel call. (A zero-length view is simply rebuilt.)
+    if (this.#view === null || this.#view.length !== this.#length || this.#length === 0) {
+      const buffer = this.#kernels.memory.buffer;
       this.#view = new ARRAY_TYPE_OF[this.#dtype](buffer, this.#byteOffset, this.#length);
       this.#viewBuffer = buffer;
     }

@@ -100,7 +100,10 @@ export class WasmKernels {
     const { rows, dim, dtype, x, residual, weight } = args;
     const size = BYTES[dtype];
     const rowBytes = dim * size;
-    const memoryBuffer = this.memory.buffer;
+    // Tensors know their address: memory.buffer (~20 ns) is read only for arrays.
+    const anyArray = !x.tensor || (residual !== undefined && !residual.tensor) ||
+      (weight !== null && !weight.tensor) || (y.span !== undefined && !y.tensor);
+    const memoryBuffer = anyArray ? this.memory.buffer : null;
     const xAt = this.addressOf(fn, 'x', x, memoryBuffer);
     const rAt = residual === undefined ? 0 : this.addressOf(fn, 'residual', residual, memoryBuffer);
     const wAt = weight === null ? 0 : this.addressOf(fn, 'weight', weight, memoryBuffer);
