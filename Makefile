@@ -14,9 +14,10 @@ PORT ?= 8080
 
 KERNEL_HEADERS := $(wildcard src/kernels/*.h)
 # Each module links the exported ABI and exactly one kernel per operation.
-SIMD_SOURCES := src/abi/exports.c src/kernels/f32-rmsnorm/wasmsimd.c
-SCALAR_SOURCES := src/abi/exports.c src/kernels/f32-rmsnorm/scalar.c
-EXPORTS := _rmsnorm,_malloc,_free
+KERNEL_DIRS := src/kernels/f32-rmsnorm src/kernels/f32-layernorm src/kernels/f32-norm-backward
+SIMD_SOURCES := src/abi/exports.c $(addsuffix /wasmsimd.c,$(KERNEL_DIRS))
+SCALAR_SOURCES := src/abi/exports.c $(addsuffix /scalar.c,$(KERNEL_DIRS))
+EXPORTS := _rmsnorm,_rmsnorm_rstd,_layernorm_f32,_rmsnorm_backward_f32,_layernorm_backward_f32,_malloc,_free
 
 # Strict IEEE float32: no FMA contraction, no fast-math (the numerics contract
 # in src/kernels/rmsnorm_f32.h). A standalone module with our own loader:

@@ -46,7 +46,7 @@ function cases() {
     ['eps beyond float32', [x(), w(), { eps: 1e39 }], RangeError, /options\.eps must be a finite float32/],
     ['eps is a string', [x(), w(), { eps: '1e-6' }], TypeError, /options\.eps must be a number/],
     ['eps is a BigInt', [x(), w(), { eps: 1n }], TypeError, /options\.eps must be a number, got bigint/],
-    ['unknown option', [x(), w(), { epsilon: 1e-5 }], TypeError, /unknown option 'epsilon' \(allowed: eps, dim, out, dtype, weightDtype, castMode, weightOffset, shape, axis\)/],
+    ['unknown option', [x(), w(), { epsilon: 1e-5 }], TypeError, /unknown option 'epsilon' \(allowed: eps, dim, out, dtype, weightDtype, castMode, weightOffset, shape, axis, rstd\)/],
     ['options is a number', [x(), w(), 1e-5], TypeError, /options must be an object, got number/],
     ['options is null', [x(), w(), null], TypeError, /options must be an object, got null/],
     ['out is a Float64Array', [x(), w(), { out: new Float64Array(8) }], TypeError, /options\.out must be a Float32Array/],

@@ -8,12 +8,15 @@
 #include <emscripten/emscripten.h>
 #include <stdint.h>
 
+#include "../kernels/layernorm_f32.h"
+#include "../kernels/norm_backward_f32.h"
 #include "../kernels/rmsnorm_f32.h"
 
+/* Picks the kernel of this module's instruction set. */
 #if defined(__wasm_simd128__)
-#define RMSNORM_KERNEL rmsnorm_f32__wasmsimd_u16_acc4
+#define KERNEL(name) name##__wasmsimd_u16_acc4
 #else
-#define RMSNORM_KERNEL rmsnorm_f32__scalar
+#define KERNEL(name) name##__scalar
 #endif
 
 /* RMSNorm, or with `residual` (non-NULL) the fused residual add + RMSNorm.
@@ -24,6 +27,33 @@ EMSCRIPTEN_KEEPALIVE
 void rmsnorm(const void* x, void* residual, const void* w, void* y, uint32_t rows,
              uint32_t dim, float eps, int32_t dtype, int32_t weight_dtype, int32_t cast_mode,
              float weight_offset) {
-  RMSNORM_KERNEL(x, residual, w, y, rows, dim, eps, dtype, weight_dtype, cast_mode,
-                 weight_offset);
+  KERNEL(rmsnorm_f32)(x, residual, w, y, rows, dim, eps, dtype, weight_dtype, cast_mode,
+                      weight_offset);
+}
+
+/* Step 5 of rmsnorm_f32.h alone: the per-row rstd of x (dtype as above),
+ * for rmsNorm's `rstd` option and the backward pass. */
+EMSCRIPTEN_KEEPALIVE
+void rmsnorm_rstd(const void* x, float* rstd, uint32_t rows, uint32_t dim, float eps,
+                  int32_t dtype) {
+  KERNEL(rmsnorm_rstd_f32)(x, rstd, rows, dim, eps, dtype);
+}
+
+EMSCRIPTEN_KEEPALIVE
+void layernorm_f32(const float* x, const float* w, const float* b, float* y, float* mean,
+                   float* rstd, uint32_t rows, uint32_t dim, float eps) {
+  KERNEL(layernorm_f32)(x, w, b, y, mean, rstd, rows, dim, eps);
+}
+
+EMSCRIPTEN_KEEPALIVE
+void rmsnorm_backward_f32(const float* dy, const float* x, const float* w, const float* rstd,
+                          float* dx, float* dw, uint32_t rows, uint32_t dim) {
+  KERNEL(rmsnorm_backward_f32)(dy, x, w, rstd, dx, dw, rows, dim);
+}
+
+EMSCRIPTEN_KEEPALIVE
+void layernorm_backward_f32(const float* dy, const float* x, const float* w, const float* mean,
+                            const float* rstd, float* dx, float* dw, float* db, uint32_t rows,
+                            uint32_t dim) {
+  KERNEL(layernorm_backward_f32)(dy, x, w, mean, rstd, dx, dw, db, rows, dim);
 }

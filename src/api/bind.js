@@ -66,6 +66,10 @@ export async function bindMemory(memory, options) {
     if (args.out === undefined) {
       throw new TypeError(`${fn}: options.out is required on a bound memory (a view of it to write into)`);
     }
+    if (args.rstd !== undefined) {
+      // The bound modules export the forward kernel only, and own no memory to stage in.
+      throw new TypeError(`${fn}: options.rstd is not available on a bound memory`);
+    }
     if (args.rows > 0) kernels.rmsNorm(fn, args, args.out);
     return opts.out;
   };

@@ -3,20 +3,33 @@
 // place; other arrays are copied in and the result copied out
 // (WasmKernels.rmsNorm in src/loader/kernels.js).
 
+import { DTYPE_CODE } from '../loader/kernels.js';
+import { runRowsStaged } from '../loader/staging.js';
 import { activeKernels } from './runtime.js';
 import { ARRAY_TYPE_OF } from './tensor.js';
 import { resolveAddRmsNormArgs, resolveRmsNormArgs } from './validate.js';
 
 function run(kernels, fn, args, options) {
   const y = args.out ?? { array: new ARRAY_TYPE_OF[args.dtype](args.x.array.length), tensor: undefined };
+  // options.rstd: step 5 of the contract for the row normalized, by its own
+  // pass over x before y is written (out may be x), or over the updated
+  // residual afterwards.
+  if (args.rstd !== undefined && args.residual === undefined) rowRstd(kernels, fn, args, args.x);
   if (args.rows > 0) kernels.rmsNorm(fn, args, y);
+  if (args.rstd !== undefined && args.residual !== undefined) rowRstd(kernels, fn, args, args.residual);
   return options?.out ?? y.array;
+}
+
+function rowRstd(kernels, fn, { rows, dim, eps, dtype, rstd }, source) {
+  runRowsStaged(kernels, fn, rows, dim,
+    [{ name: 'x', per: 'row', arg: source, dir: 'in', dtype }, { name: 'options.rstd', per: 'stat', arg: rstd, dir: 'out' }],
+    ([xPtr, rstdPtr], n) => kernels.exports.rmsnorm_rstd(xPtr, rstdPtr, n, dim, eps, DTYPE_CODE[dtype]));
 }
 
 /**
  * RMSNorm over the last dimension: y = x / sqrt(mean(x²) + eps) · weight.
  * See the README for the options (eps, dim, out, dtype, weightDtype,
- * castMode, weightOffset, shape, axis) and the errors.
+ * castMode, weightOffset, shape, axis, rstd) and the errors.
  * @returns {Float32Array|Uint16Array|import('./tensor.js').Tensor} options.out, or a new array
  */
 export function rmsNorm(x, weight, options) {

@@ -200,7 +200,7 @@ export function sameView({ span: a }, { span: b }) {
 
 export const RMSNORM_DEFAULT_EPS = 1e-6;
 const CAST_MODES = ['llama', 'gemma'];
-const RMSNORM_OPTIONS = ['eps', 'dim', 'out', 'dtype', 'weightDtype', 'castMode', 'weightOffset', 'shape', 'axis'];
+const RMSNORM_OPTIONS = ['eps', 'dim', 'out', 'dtype', 'weightDtype', 'castMode', 'weightOffset', 'shape', 'axis', 'rstd'];
 
 /**
  * Checks rmsNorm(x, weight, options) and resolves it to the kernel's terms.
@@ -254,8 +254,162 @@ function resolveArgs(fn, x, residual, weight, options) {
   if (rs !== undefined && (overlaps(rs, xs) || (ws.array !== null && overlaps(rs, ws)))) {
     throw new RangeError(`${fn}: residual must not overlap x or weight`);
   }
+  const [rstd] = resolveStatsOut(fn, { rstd: opts.rstd }, rows,
+    [['x', xs.array], ['weight', ws.array], ['residual', rs?.array], ['options.out', os?.array]]);
   return {
     rows, dim, eps, dtype, castMode, weightOffset, weightDtype: ws.weightDtype,
-    x: xs, residual: rs, weight: ws.array === null ? null : ws, out: os,
+    x: xs, residual: rs, weight: ws.array === null ? null : ws, out: os, rstd,
   };
+}
+
+// ---- LayerNorm and the backward passes ----------------------------------
+// float32 only. Arrays come back as { array, tensor } like rmsNorm's.
+
+function requireLength(fn, name, array, length, what) {
+  if (array.length !== length) {
+    throw new RangeError(`${fn}: ${name}.length (${array.length}) must equal ${what} (${length})`);
+  }
+}
+
+/** Throws unless `array` (an output) overlaps none of `others` ([name, array|null|undefined] pairs). */
+function requireNoOverlap(fn, name, array, others) {
+  for (const [otherName, other] of others) {
+    if (other && other !== array && overlaps(array, other)) {
+      throw new RangeError(`${fn}: ${name} must not overlap ${otherName}`);
+    }
+  }
+}
+
+/** weight or bias: a float32 array or tensor, or null. */
+function resolveParameter(fn, name, value) {
+  if (value === undefined) {
+    throw new TypeError(`${fn}: ${name} must be a Float32Array or null (for no ${name}), got undefined`);
+  }
+  if (value === null) return { array: null, tensor: undefined };
+  const resolved = resolveArray(fn, name, value, 'float32');
+  if (resolved.array.length === 0) throw new RangeError(`${fn}: ${name} must not be empty (dim = 0)`);
+  return resolved;
+}
+
+/**
+ * rows × dim from options.dim or options.shape/axis (as rmsNorm's), where
+ * dim defaults to the length of the first parameter given; every parameter
+ * given must have dim values.
+ */
+function resolveParameterShape(fn, opts, parameters, length) {
+  const given = parameters.filter(([, p]) => p.array !== null);
+  const implicit = opts.dim === undefined && opts.shape === undefined;
+  if (implicit && given.length === 0) {
+    throw new TypeError(`${fn}: options.dim is required when ${parameters.map(([n]) => n).join(' and ')} are null`);
+  }
+  const { rows, dim } = resolveShape(fn, implicit ? { ...opts, dim: given[0][1].array.length } : opts, null, length);
+  const what = opts.shape !== undefined ? 'the product of the normalized dims of options.shape'
+    : implicit ? `${given[0][0]}.length` : 'options.dim';
+  for (const [name, p] of given) requireLength(fn, name, p.array, dim, what);
+  return { rows, dim };
+}
+
+/**
+ * Per-row statistics the caller asks for as outputs (rmsNorm's rstd,
+ * layerNorm's mean and rstd): each a Float32Array or tensor of `rows`
+ * values that overlaps neither `others` nor each other. Returned in the
+ * order of `stats`, undefined where not given.
+ */
+function resolveStatsOut(fn, stats, rows, others) {
+  const resolved = [];
+  for (const [key, value] of Object.entries(stats)) {
+    if (value === undefined) {
+      resolved.push(undefined);
+      continue;
+    }
+    const name = `options.${key}`;
+    const stat = resolveArray(fn, name, value, 'float32');
+    requireLength(fn, name, stat.array, rows, 'the number of rows');
+    requireNoOverlap(fn, name, stat.array, others);
+    others = [...others, [name, stat.array]];
+    resolved.push(stat);
+  }
+  return resolved;
+}
+
+/** Statistics passed in to a backward pass: float32, `rows` values each. */
+function resolveStatsIn(fn, stats, rows) {
+  return Object.entries(stats).map(([key, value]) => {
+    if (value === undefined) return undefined;
+    const stat = resolveArray(fn, `options.${key}`, value, 'float32');
+    requireLength(fn, `options.${key}`, stat.array, rows, 'the number of rows');
+    return stat;
+  });
+}
+
+/** An output of x's length that may be `inPlaceOf` itself and overlaps nothing else. */
+function resolveRowsOut(fn, name, value, length, inPlaceOf, others) {
+  if (value === undefined) return undefined;
+  const out = resolveArray(fn, name, value, 'float32');
+  requireLength(fn, name, out.array, length, 'x.length');
+  const [sourceName, source] = inPlaceOf;
+  if (!sameView(out.array, source) && overlaps(out.array, source)) {
+    throw new RangeError(`${fn}: ${name} must be ${sourceName} itself or not overlap ${sourceName}`);
+  }
+  requireNoOverlap(fn, name, out.array, others);
+  return out;
+}
+
+const LAYERNORM_OPTIONS = ['eps', 'dim', 'shape', 'axis', 'out', 'mean', 'rstd'];
+export const LAYERNORM_DEFAULT_EPS = 1e-5;
+
+/** Checks layerNorm(x, weight, bias, options) and resolves it to the kernel's terms. */
+export function resolveLayerNormArgs(fn, x, weight, bias, options) {
+  const opts = checkOptionNames(fn, options, LAYERNORM_OPTIONS);
+  const xs = resolveArray(fn, 'x', x, 'float32');
+  const ws = resolveParameter(fn, 'weight', weight);
+  const bs = resolveParameter(fn, 'bias', bias);
+  const eps = resolveFloat32(fn, 'options.eps', opts.eps, LAYERNORM_DEFAULT_EPS, { nonNegative: true });
+  const { rows, dim } = resolveParameterShape(fn, opts, [['weight', ws], ['bias', bs]], xs.array.length);
+  const params = [['weight', ws.array], ['bias', bs.array]];
+  const out = resolveRowsOut(fn, 'options.out', opts.out, xs.array.length, ['x', xs.array], params);
+  const [mean, rstd] = resolveStatsOut(fn, { mean: opts.mean, rstd: opts.rstd }, rows,
+    [['x', xs.array], ...params, ['options.out', out?.array]]);
+  return { rows, dim, eps, x: xs, weight: ws, bias: bs, out, mean, rstd };
+}
+
+function resolveBackwardInputs(fn, dy, x) {
+  const xs = resolveArray(fn, 'x', x, 'float32');
+  const dys = resolveArray(fn, 'dy', dy, 'float32');
+  requireLength(fn, 'dy', dys.array, xs.array.length, 'x.length');
+  return { xs, dys };
+}
+
+const RMSNORM_BACKWARD_OPTIONS = ['eps', 'dim', 'shape', 'axis', 'rstd', 'dx'];
+
+/** Checks rmsNormBackward(dy, x, weight, options). */
+export function resolveRmsNormBackwardArgs(fn, dy, x, weight, options) {
+  const opts = checkOptionNames(fn, options, RMSNORM_BACKWARD_OPTIONS);
+  const { xs, dys } = resolveBackwardInputs(fn, dy, x);
+  const ws = resolveParameter(fn, 'weight', weight);
+  const eps = resolveFloat32(fn, 'options.eps', opts.eps, RMSNORM_DEFAULT_EPS, { nonNegative: true });
+  const { rows, dim } = resolveParameterShape(fn, opts, [['weight', ws]], xs.array.length);
+  const dx = resolveRowsOut(fn, 'options.dx', opts.dx, xs.array.length, ['dy', dys.array],
+    [['x', xs.array], ['weight', ws.array]]);
+  const [rstd] = resolveStatsIn(fn, { rstd: opts.rstd }, rows);
+  return { rows, dim, eps, dy: dys, x: xs, weight: ws, rstd, dx };
+}
+
+const LAYERNORM_BACKWARD_OPTIONS = ['eps', 'dim', 'shape', 'axis', 'mean', 'rstd', 'dx'];
+
+/** Checks layerNormBackward(dy, x, weight, bias, options); mean and rstd come together or not at all. */
+export function resolveLayerNormBackwardArgs(fn, dy, x, weight, bias, options) {
+  const opts = checkOptionNames(fn, options, LAYERNORM_BACKWARD_OPTIONS);
+  const { xs, dys } = resolveBackwardInputs(fn, dy, x);
+  const ws = resolveParameter(fn, 'weight', weight);
+  const bs = resolveParameter(fn, 'bias', bias);
+  const eps = resolveFloat32(fn, 'options.eps', opts.eps, LAYERNORM_DEFAULT_EPS, { nonNegative: true });
+  const { rows, dim } = resolveParameterShape(fn, opts, [['weight', ws], ['bias', bs]], xs.array.length);
+  const dx = resolveRowsOut(fn, 'options.dx', opts.dx, xs.array.length, ['dy', dys.array],
+    [['x', xs.array], ['weight', ws.array], ['bias', bs.array]]);
+  const [mean, rstd] = resolveStatsIn(fn, { mean: opts.mean, rstd: opts.rstd }, rows);
+  if ((mean === undefined) !== (rstd === undefined)) {
+    throw new TypeError(`${fn}: options.mean and options.rstd must be given together`);
+  }
+  return { rows, dim, eps, dy: dys, x: xs, weight: ws, bias: bs, mean, rstd, dx };
 }

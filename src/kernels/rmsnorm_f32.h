@@ -45,12 +45,16 @@
  *      no weight: y_i = round(v_i)
  *    For float32 storage round() is the identity, so both modes are
  *    y_i = (x_i * inv) * w'_i.
+ * 5. rstd = inv: the per-row statistic the backward pass reads
+ *    (norm_backward_f32.h); rmsNorm returns it on request.
  *
  * Rows whose S is outside [RMSNORM_TINY_SUM, FLT_MAX] take the rescue path
  * (see rmsnorm_f32_rows.h): if the row is finite and not all zero, it is
  * redone on z_i = x_i * 2^k, where 2^k brings max|x| into [1, 2) (k clamped
  * to [-126, 126]), with eps_z = (eps * 2^k) * 2^k; the output then uses
- * v_i = (x_i * 2^k) * inv_z in step 4. Scaling by a power of two is exact, so
+ * v_i = (x_i * 2^k) * inv_z in step 4 and rstd = inv_z * 2^k in step 5 (which
+ * overflows to +Inf if 1/rms is beyond float32, e.g. subnormal rows with
+ * eps = 0; y is right all the same). Scaling by a power of two is exact, so
  * the rescued row is what the formula gives in unbounded-range arithmetic:
  * values near 3.4e38, 1e-30 or subnormals still come out with RMS 1.
  * If eps_z overflows, eps dominates the row so completely that the plain
@@ -95,5 +99,10 @@ void rmsnorm_f32__scalar(const void* x, void* residual, const void* w, void* y, 
 void rmsnorm_f32__wasmsimd_u16_acc4(const void* x, void* residual, const void* w, void* y,
                                     size_t rows, size_t dim, float eps, int dtype,
                                     int weight_dtype, int cast_mode, float weight_offset);
+/* Step 5 alone: rstd[r] for each of the rows of x (dtype as above). */
+void rmsnorm_rstd_f32__scalar(const void* x, float* rstd, size_t rows, size_t dim, float eps,
+                              int dtype);
+void rmsnorm_rstd_f32__wasmsimd_u16_acc4(const void* x, float* rstd, size_t rows, size_t dim,
+                                         float eps, int dtype);
 
 #endif

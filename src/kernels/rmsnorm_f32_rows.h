@@ -20,7 +20,8 @@
  *       block_sumsq of next[start..start+n) and, in the same loop, write_row's
  *       step 4 for values start..start+n of the current row (src, w, y).
  *
- * and names the kernel it defines with RMSNORM_F32_KERNEL. The scalar_*
+ * and names the kernels it defines with RMSNORM_F32_KERNEL (the forward pass)
+ * and RMSNORM_F32_RSTD_KERNEL (step 5, the per-row rstd, alone). The scalar_*
  * helpers of rmsnorm_scalar.h serve for the rare rescue rows.
  */
 #include <assert.h>
@@ -29,6 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "f32_rowsum.h"
 #include "float16.h"
 #include "rmsnorm_f32.h"
 
@@ -38,35 +40,12 @@
 
 enum sum_mode { SUM_PLAIN, SUM_ADD_RESIDUAL, SUM_SCALED };
 
-/* Step 1 for a whole row: block sums added pairwise with a binary-counter
- * stack (after block k, merge while k+1 is even, then fold what is left from
- * the top), which is exactly the contract's split-at-a-power-of-two tree.
- * 64 levels cover any size_t. */
-struct block_sums {
-  float stack[64];
-  size_t depth;
-  size_t blocks;
-};
-
-RMSNORM_INLINE void push_block_sum(struct block_sums* sums, float s) {
-  for (size_t c = ++sums->blocks; (c & 1) == 0; c >>= 1) {
-    s = sums->stack[--sums->depth] + s;
-  }
-  sums->stack[sums->depth++] = s;
-}
-
-RMSNORM_INLINE float total_of_block_sums(struct block_sums* sums) {
-  float total = sums->stack[--sums->depth];
-  while (sums->depth > 0) {
-    total = sums->stack[--sums->depth] + total;
-  }
-  return total;
-}
-
+/* Step 1 for a whole row: block sums added pairwise (f32_rowsum.h). */
 RMSNORM_INLINE float row_sumsq(const void* x, void* r, size_t dim, int dtype, int mode,
                                float scale) {
   const size_t size = dtype_size(dtype);
-  struct block_sums sums = {.depth = 0, .blocks = 0};
+  f32_pairwise sums;
+  f32_pairwise_init(&sums);
   for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
     const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
     const void* xb = (const char*) x + start * size;
@@ -76,9 +55,9 @@ RMSNORM_INLINE float row_sumsq(const void* x, void* r, size_t dim, int dtype, in
       case SUM_ADD_RESIDUAL: s = block_add_sumsq(xb, (char*) r + start * size, n, dtype); break;
       default: s = scalar_block_sumsq(xb, n, dtype, scale, true); break;
     }
-    push_block_sum(&sums, s);
+    f32_pairwise_push(&sums, s);
   }
-  return total_of_block_sums(&sums);
+  return f32_pairwise_total(&sums);
 }
 
 /* Step 1 for row `next` while step 4 writes the current row (src -> y), block
@@ -90,13 +69,14 @@ RMSNORM_INLINE float row_sumsq_writing(const void* next, const void* src, const 
                                        void* y, size_t dim, float inv, float weight_offset,
                                        int dtype, int weight_dtype, bool offset,
                                        int cast_mode) {
-  struct block_sums sums = {.depth = 0, .blocks = 0};
+  f32_pairwise sums;
+  f32_pairwise_init(&sums);
   for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
     const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
-    push_block_sum(&sums, block_sumsq_writing(next, src, w, y, start, n, inv, weight_offset,
-                                              dtype, weight_dtype, offset, cast_mode));
+    f32_pairwise_push(&sums, block_sumsq_writing(next, src, w, y, start, n, inv, weight_offset,
+                                                 dtype, weight_dtype, offset, cast_mode));
   }
-  return total_of_block_sums(&sums);
+  return f32_pairwise_total(&sums);
 }
 
 /* Steps 2 and 3. */
@@ -105,14 +85,19 @@ static inline float inv_rms(float sumsq, size_t dim, float eps) {
   return 1.0f / sqrtf(ms + eps);
 }
 
-/* max |x_i| as bits: ordered like the magnitudes, with any NaN above +Inf. */
-static uint32_t max_abs_bits(const void* x, size_t dim, int dtype) {
-  uint32_t m = 0;
-  for (size_t i = 0; i < dim; i++) {
-    const uint32_t a = f32_bits(load_f32(x, i, dtype)) & UINT32_C(0x7FFFFFFF);
-    m = a > m ? a : m;
+/* The rescue path: only rows whose plain sum of squares overflowed, came out
+ * tiny, or is NaN get here, so it runs the generic scalar code. Returns the
+ * row's inv, and sets *scale to 2^k when the row was rescued (else 1). */
+static float rescue_inv(const void* src, size_t dim, float eps, float plain_sumsq, int dtype,
+                        float* scale) {
+  const float s = rescue_scale(max_abs_bits(src, dim, dtype));
+  const float eps_scaled = (eps * s) * s;
+  if (s != 0.0f && eps_scaled <= FLT_MAX) {
+    *scale = s;
+    return inv_rms(row_sumsq(src, NULL, dim, dtype, SUM_SCALED, s), dim, eps_scaled);
   }
-  return m;
+  *scale = 1.0f;
+  return inv_rms(plain_sumsq, dim, eps);
 }
 
 /* Whether every weight is finite: the vector writers may assume their
@@ -126,30 +111,14 @@ static bool all_finite(const void* w, size_t dim, int weight_dtype) {
   return true;
 }
 
-/* The rescue path: only rows whose plain sum of squares overflowed, came out
- * tiny, or is NaN get here, so it runs the generic scalar code. */
+
 static void rescue_row(const void* src, const void* w, void* y, size_t dim, float eps,
                        float plain_sumsq, float weight_offset, int dtype, int weight_dtype,
                        bool offset, int cast_mode) {
-  float scale = 1.0f;
-  bool scaled = false;
-  float inv = inv_rms(plain_sumsq, dim, eps);
-  const uint32_t m = max_abs_bits(src, dim, dtype);
-  if (m != 0 && m < UINT32_C(0x7F800000)) {
-    /* 2^k with max|x| * 2^k in [1, 2): k = 127 - biased exponent, clamped so
-     * that 2^k is a normal float32. */
-    int k = 127 - (int) (m >> 23);
-    k = k > 126 ? 126 : (k < -126 ? -126 : k);
-    const float s = f32_from_bits((uint32_t) (k + 127) << 23);
-    const float eps_scaled = (eps * s) * s;
-    if (eps_scaled <= FLT_MAX) {
-      scale = s;
-      scaled = true;
-      inv = inv_rms(row_sumsq(src, NULL, dim, dtype, SUM_SCALED, s), dim, eps_scaled);
-    }
-  }
-  scalar_write_row(src, w, y, 0, dim, inv, scale, scaled, weight_offset, dtype, weight_dtype,
-                   offset, cast_mode);
+  float scale;
+  const float inv = rescue_inv(src, dim, eps, plain_sumsq, dtype, &scale);
+  scalar_write_row(src, w, y, 0, dim, inv, scale, scale != 1.0f, weight_offset, dtype,
+                   weight_dtype, offset, cast_mode);
 }
 
 /* ---- specializations ------------------------------------------------------
@@ -299,6 +268,29 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
     }
     if (sum_next) {
       sumsq = sumsq_of(xr + row_bytes, NULL, dim);
+    }
+  }
+}
+
+/* Step 5 alone: rstd = inv, or inv_z * 2^k for a rescued row. rmsNorm's
+ * `rstd` option and the backward pass get it here, from the same row_sumsq
+ * and rescue_inv as the forward pass, so it is the forward's to the bit. */
+void RMSNORM_F32_RSTD_KERNEL(const void* x, float* rstd, size_t rows, size_t dim, float eps,
+                             int dtype) {
+  assert(dim >= 1);
+  assert(eps >= 0.0f && eps <= FLT_MAX);
+  assert(dtype >= RMSNORM_F32 && dtype <= RMSNORM_F16);
+  const row_sumsq_fn sumsq_of = select_sumsq(dtype, false);
+  const size_t row_bytes = dim * dtype_size(dtype);
+  for (size_t r = 0; r < rows; r++) {
+    const char* xr = (const char*) x + r * row_bytes;
+    const float sumsq = sumsq_of(xr, NULL, dim);
+    if (sumsq >= RMSNORM_TINY_SUM && sumsq <= FLT_MAX) {
+      rstd[r] = inv_rms(sumsq, dim, eps);
+    } else {
+      float scale;
+      const float inv = rescue_inv(xr, dim, eps, sumsq, dtype, &scale);
+      rstd[r] = inv * scale;
     }
   }
 }

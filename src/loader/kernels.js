@@ -15,7 +15,7 @@ const MAX_ALLOC_BYTES = 2 ** 32 - 2 ** 24;
 // zero-copy time at 2048 x 4096 float32 and these 1.35x (npm run bench).
 export const CHUNK_BYTES = 2 ** 18;
 
-const DTYPE_CODE = { float32: 0, bfloat16: 1, float16: 2 };
+export const DTYPE_CODE = { float32: 0, bfloat16: 1, float16: 2 };
 const CAST_CODE = { gemma: 0, llama: 1 };
 const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
 const align16 = (n) => Math.ceil(n / 16) * 16;

@@ -1,2 +1,4 @@
 // rmsnorm-wasm/reference: the independent JS implementation, no wasm.
 export { rmsNorm, addRmsNorm } from './rmsnorm.js';
+export { layerNorm } from './layernorm.js';
+export { rmsNormBackward, layerNormBackward } from './backward.js';

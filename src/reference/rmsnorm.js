@@ -11,42 +11,20 @@
 
 import { ARRAY_TYPE_OF } from '../api/tensor.js';
 import { resolveAddRmsNormArgs, resolveRmsNormArgs } from '../api/validate.js';
+import { blockedSum } from './blocked-sum.js';
 import { narrow, roundTo, widen } from './float16.js';
 
 const fround = Math.fround;
-const LANES = 16;
-const BLOCK = 256;
-const TINY_SUM = 2 ** -64;
-const FLT_MAX = 3.4028234663852886e38;
+export const TINY_SUM = 2 ** -64;
+export const FLT_MAX = 3.4028234663852886e38;
 
-// Step 1, inside one block: 16 lanes of running sums of squares, folded.
-function blockSumOfSquares(row, start, end, scale) {
-  const lanes = new Array(LANES).fill(0);
-  for (let i = start; i < end; i++) {
-    const v = scale === 1 ? row[i] : fround(row[i] * scale);
-    const lane = (i - start) % LANES;
-    lanes[lane] = fround(lanes[lane] + fround(v * v));
-  }
-  const v = [0, 1, 2, 3].map((j) =>
-    fround(fround(lanes[j] + lanes[j + 4]) + fround(lanes[j + 8] + lanes[j + 12])));
-  return fround(fround(v[0] + v[2]) + fround(v[1] + v[3]));
-}
-
-// Step 1, across blocks: pairwise, split at the largest power of two below n.
-function pairwiseSum(blockSums, lo, hi) {
-  const n = hi - lo;
-  if (n === 1) return blockSums[lo];
-  let p = 1;
-  while (p * 2 < n) p *= 2;
-  return fround(pairwiseSum(blockSums, lo, lo + p) + pairwiseSum(blockSums, lo + p, hi));
-}
-
+// Step 1: the blocked sum (./blocked-sum.js) of the squares, of x_i or of
+// the rescue path's x_i * scale.
 function rowSumOfSquares(row, scale) {
-  const blockSums = [];
-  for (let start = 0; start < row.length; start += BLOCK) {
-    blockSums.push(blockSumOfSquares(row, start, Math.min(row.length, start + BLOCK), scale));
-  }
-  return pairwiseSum(blockSums, 0, blockSums.length);
+  return blockedSum(row.length, (i) => {
+    const v = scale === 1 ? row[i] : fround(row[i] * scale);
+    return fround(v * v);
+  });
 }
 
 // Steps 2 and 3.
@@ -57,7 +35,7 @@ function inverseRms(sumOfSquares, dim, eps) {
 
 // The power of two 2^k that brings max|x| into [1, 2), k clamped to
 // [-126, 126]; null when the row holds a NaN or an infinity, or is all zeros.
-function rescueScale(row) {
+export function rescueScale(row) {
   let maxAbs = 0;
   for (const v of row) {
     const a = Math.abs(v);
@@ -120,7 +98,10 @@ function normalizeRows(args, source, y) {
   const row = new Array(dim);
   for (let r = 0; r < rows; r++) {
     for (let i = 0; i < dim; i++) row[i] = widen(source, r * dim + i, dtype);
-    writeRow(row, weights, y, r * dim, rowScaling(row, eps), dtype, castMode);
+    const scaling = rowScaling(row, eps);
+    writeRow(row, weights, y, r * dim, scaling, dtype, castMode);
+    // Step 5, on request.
+    if (args.rstd !== undefined) args.rstd.array[r] = fround(scaling.inv * scaling.scale);
   }
 }
 

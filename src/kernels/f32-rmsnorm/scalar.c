@@ -34,4 +34,5 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
 }
 
 #define RMSNORM_F32_KERNEL rmsnorm_f32__scalar
+#define RMSNORM_F32_RSTD_KERNEL rmsnorm_rstd_f32__scalar
 #include "../rmsnorm_f32_rows.h"

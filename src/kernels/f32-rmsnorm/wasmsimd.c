@@ -265,4 +265,5 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
 }
 
 #define RMSNORM_F32_KERNEL rmsnorm_f32__wasmsimd_u16_acc4
+#define RMSNORM_F32_RSTD_KERNEL rmsnorm_rstd_f32__wasmsimd_u16_acc4
 #include "../rmsnorm_f32_rows.h"

@@ -1,0 +1,80 @@
+/*
+ * Pieces every row driver shares (RMSNorm, LayerNorm and their backward
+ * passes), so that each rule of the numerics contract in rmsnorm_f32.h is
+ * implemented once:
+ *
+ *   f32_pairwise_*      the pairwise sum of a row's block sums (step 1)
+ *   max_abs_bits        max |x_i| of a row, as bits
+ *   rescue_scale        the power of two 2^k of the rescue paths
+ *
+ * (The fold of a block's 16 lanes is fold_lanes in rmsnorm_scalar.h.) Every
+ * blocked sum in this package is step 1 applied to some per-value term t_i:
+ * blocks of RMSNORM_BLOCK values, value i of a block to lane (i mod 16),
+ * acc = acc + t_i from +0 in index order, the fold, the block sums added
+ * pairwise.
+ */
+#ifndef RMSNORM_F32_ROWSUM_H
+#define RMSNORM_F32_ROWSUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "float16.h"
+
+/* The pairwise sum of block sums B_0..B_{n-1}, fed one block at a time with
+ * a binary-counter stack: after block k, merge while k+1 is even, then fold
+ * what is left from the top. This is exactly the contract's tree (split at
+ * the largest power of two below n). 64 levels cover any size_t. */
+typedef struct {
+  float stack[64];
+  size_t depth;
+  size_t count;
+} f32_pairwise;
+
+static inline void f32_pairwise_init(f32_pairwise* p) {
+  p->depth = 0;
+  p->count = 0;
+}
+
+static inline void f32_pairwise_push(f32_pairwise* p, float block_sum) {
+  p->count++;
+  for (size_t c = p->count; (c & 1) == 0; c >>= 1) {
+    block_sum = p->stack[--p->depth] + block_sum;
+  }
+  p->stack[p->depth++] = block_sum;
+}
+
+/* The row's sum; at least one block must have been pushed. */
+static inline float f32_pairwise_total(const f32_pairwise* p) {
+  size_t depth = p->depth;
+  float total = p->stack[--depth];
+  while (depth > 0) {
+    total = p->stack[--depth] + total;
+  }
+  return total;
+}
+
+/* max |x_i| as bits: ordered like the magnitudes, with any NaN above +Inf. */
+static inline uint32_t max_abs_bits(const void* x, size_t dim, int dtype) {
+  uint32_t m = 0;
+  for (size_t i = 0; i < dim; i++) {
+    const uint32_t a = f32_bits(load_f32(x, i, dtype)) & UINT32_C(0x7FFFFFFF);
+    m = a > m ? a : m;
+  }
+  return m;
+}
+
+/* The rescue scale of a row with max|x_i| = max_bits: 2^k with max|x| * 2^k
+ * in [1, 2), k = 127 - biased exponent clamped to [-126, 126] so that 2^k is
+ * a normal float32. 0 when the row holds a NaN or an infinity, or is all
+ * zeros (such rows keep the plain result). */
+static inline float rescue_scale(uint32_t max_bits) {
+  if (max_bits == 0 || max_bits >= UINT32_C(0x7F800000)) {
+    return 0.0f;
+  }
+  int k = 127 - (int) (max_bits >> 23);
+  k = k > 126 ? 126 : (k < -126 ? -126 : k);
+  return f32_from_bits((uint32_t) (k + 127) << 23);
+}
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * float32 backward passes of RMSNorm and LayerNorm: given dy (the gradient
+ * of the loss with respect to y), the gradients with respect to x, the weight
+ * and the bias.
+ *
+ * THE NUMERICS CONTRACT (backward)
+ * ================================
+ * The rules of rmsnorm_f32.h hold (binary32 round-to-nearest-even for every
+ * operation, no FMA, no fast-math, no flush-to-zero; NaN results compared as
+ * "a NaN"). Blocked sums are RMSNorm's step 1 on another term (256-value
+ * blocks, 16 lanes, fixed fold, pairwise cascade: f32_rowsum.h). The
+ * SIMD128 kernel, the scalar kernel and the JS reference
+ * (src/reference/backward.js) follow this order exactly.
+ *
+ * Each row reads its forward statistics: rstd for RMSNorm (rmsnorm_f32.h,
+ * step 5), mean and rstd for LayerNorm (layernorm_f32.h, step 7). The caller
+ * passes the ones the forward call returned, or recomputes them with the same
+ * kernels, which gives the same bits. With g_i = dy_i * w_i (g_i = dy_i
+ * without a weight):
+ *
+ * RMSNorm, from dx = r * (g - xhat * mean(g * xhat)):
+ *   1. xhat_i = x_i * rstd
+ *   2. C = blocked sum of g_i * xhat_i;  c = C / (float)dim
+ *   3. dx_i = (g_i - xhat_i * c) * rstd
+ *
+ * LayerNorm, from dx = r * (g - mean(g) - xhat * mean(g * xhat)):
+ *   1. xhat_i = (x_i - mean) * rstd
+ *   2. in one pass, G = blocked sum of g_i and C = blocked sum of
+ *      g_i * xhat_i (each in its own 16 lanes); a = G / dim, c = C / dim
+ *   3. dx_i = ((g_i - a) - xhat_i * c) * rstd
+ *
+ * Parameter gradients, both operations: dw_i = sum over rows of
+ * dy_i * xhat_i and (LayerNorm) db_i = sum over rows of dy_i, added in row
+ * order to the running float32 value, which starts at +0:
+ *     dw_i = ((0 + dy_0i * xhat_0i) + dy_1i * xhat_1i) + ...
+ * One fixed order, whatever the number of rows per call or per chunk: the
+ * kernels add into dw and db, and a caller that runs the rows in chunks keeps
+ * the running sums between them.
+ *
+ * There is no rescue path: the statistics already carry the row's scale
+ * (the forward pass rescued them), and the products above stay in range for
+ * any dy that is not itself near float32's limits. A NaN or infinity in dy,
+ * x or the statistics spreads as the formula says.
+ *
+ * Aliasing: dx may equal dy; no other overlap among dy, x, w, dx, dw, db.
+ */
+#ifndef NORM_BACKWARD_F32_H
+#define NORM_BACKWARD_F32_H
+
+#include <stddef.h>
+
+/* w may be NULL (then dw must be NULL too; otherwise dw holds dim running
+ * sums). rstd holds rows floats. rows may be 0; dim must be >= 1. */
+void rmsnorm_backward_f32__scalar(const float* dy, const float* x, const float* w,
+                                  const float* rstd, float* dx, float* dw, size_t rows,
+                                  size_t dim);
+void rmsnorm_backward_f32__wasmsimd_u16_acc4(const float* dy, const float* x, const float* w,
+                                             const float* rstd, float* dx, float* dw,
+                                             size_t rows, size_t dim);
+
+/* As above, plus mean (rows floats) and db (NULL, or dim running sums). */
+void layernorm_backward_f32__scalar(const float* dy, const float* x, const float* w,
+                                    const float* mean, const float* rstd, float* dx, float* dw,
+                                    float* db, size_t rows, size_t dim);
+void layernorm_backward_f32__wasmsimd_u16_acc4(const float* dy, const float* x, const float* w,
+                                               const float* mean, const float* rstd, float* dx,
+                                               float* dw, float* db, size_t rows, size_t dim);
+
+#endif
