@@ -57,7 +57,7 @@ class ArraySpan {
     return this.start + this.#array.length * this.#array.BYTES_PER_ELEMENT;
   }
 }
-const spanOf = (array) => new ArraySpan(array);
+export const spanOf = (array) => new ArraySpan(array);
 
 /**
  * A tensor argument resolved to its typed array; a freed tensor is an error.
@@ -189,13 +189,23 @@ function resolveShape(fn, opts, weight, length) {
 }
 
 /** Whether two resolved arguments share bytes (by their spans). */
-function overlaps({ span: a }, { span: b }) {
+function spansOverlap({ span: a }, { span: b }) {
   return a.buffer === b.buffer && a.start < b.end && b.start < a.end;
 }
 
 /** Whether two resolved arguments start at the same byte of the same buffer. */
-export function sameView({ span: a }, { span: b }) {
+export function sameStart({ span: a }, { span: b }) {
   return a.buffer === b.buffer && a.start === b.start;
+}
+
+/** Whether two typed arrays share bytes. */
+function overlaps(a, b) {
+  return spansOverlap({ span: spanOf(a) }, { span: spanOf(b) });
+}
+
+/** Whether two typed arrays start at the same byte of the same buffer. */
+function sameView(a, b) {
+  return sameStart({ span: spanOf(a) }, { span: spanOf(b) });
 }
 
 export const RMSNORM_DEFAULT_EPS = 1e-6;
@@ -241,20 +251,21 @@ function resolveArgs(fn, x, residual, weight, options) {
     if (out.length !== xs.array.length) {
       throw new RangeError(`${fn}: options.out.length (${out.length}) must equal x.length (${xs.array.length})`);
     }
-    if (!sameView(os, xs) && overlaps(os, xs)) {
+    if (!sameStart(os, xs) && spansOverlap(os, xs)) {
       throw new RangeError(`${fn}: options.out must be x itself or not overlap x`);
     }
-    if (ws.array !== null && overlaps(os, ws)) {
+    if (ws.array !== null && spansOverlap(os, ws)) {
       throw new RangeError(`${fn}: options.out must not overlap weight`);
     }
-    if (rs !== undefined && overlaps(os, rs)) {
+    if (rs !== undefined && spansOverlap(os, rs)) {
       throw new RangeError(`${fn}: options.out must not overlap residual`);
     }
   }
-  if (rs !== undefined && (overlaps(rs, xs) || (ws.array !== null && overlaps(rs, ws)))) {
+  if (rs !== undefined && (spansOverlap(rs, xs) || (ws.array !== null && spansOverlap(rs, ws)))) {
     throw new RangeError(`${fn}: residual must not overlap x or weight`);
   }
-  const [rstd] = resolveStatsOut(fn, { rstd: opts.rstd }, rows,
+  // Only when asked for: building the lists costs more than the rest of a small call.
+  const [rstd] = opts.rstd === undefined ? [undefined] : resolveStatsOut(fn, { rstd: opts.rstd }, rows,
     [['x', xs.array], ['weight', ws.array], ['residual', rs?.array], ['options.out', os?.array]]);
   return {
     rows, dim, eps, dtype, castMode, weightOffset, weightDtype: ws.weightDtype,

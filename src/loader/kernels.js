@@ -3,7 +3,7 @@
 // argument, what must be copied and what is already in wasm memory.
 
 import { Tensor } from '../api/tensor.js';
-import { sameView } from '../api/validate.js';
+import { sameStart, spanOf } from '../api/validate.js';
 
 // Largest single allocation we ask of a wasm32 module: malloc takes a 32-bit
 // size, and the whole address space is 4 GiB, part of it already in use.
@@ -76,14 +76,15 @@ export class WasmKernels {
 
   /** The byte address of a resolved argument already in this module's memory
    * (a tensor, or a view of `memoryBuffer`), or -1 when it must be copied in. */
-  addressOf(fn, name, { tensor, span }, memoryBuffer) {
+  addressOf(fn, name, { array, tensor, span }, memoryBuffer = this.memory.buffer) {
     if (tensor !== undefined) {
       if (tensor.kernels !== this) {
         throw new TypeError(`${fn}: ${name} is a tensor of another instance's memory (allocated under another backend?)`);
       }
       return tensor.byteOffset;
     }
-    if (span.buffer === memoryBuffer) return span.start;
+    const { buffer, start } = span ?? spanOf(array);
+    if (buffer === memoryBuffer) return start;
     if (this.bound) {
       throw new TypeError(`${fn}: ${name} must be a view of the bound WebAssembly.Memory's buffer (bindMemory copies nothing)`);
     }
@@ -109,7 +110,7 @@ export class WasmKernels {
     const rAt = residual === undefined ? 0 : this.addressOf(fn, 'residual', residual, memoryBuffer);
     const wAt = weight === null ? 0 : this.addressOf(fn, 'weight', weight, memoryBuffer);
     // y is options.out (resolved, with its span) or a new array (never x).
-    const inPlace = y.span !== undefined && sameView(y, x);
+    const inPlace = y.span !== undefined && sameStart(y, x);
     const yAt = inPlace ? xAt : y.span === undefined ? -1 : this.addressOf(fn, 'options.out', y, memoryBuffer);
 
     // Scratch layout: [weight][x rows][residual rows][y rows], each part only if needed.
