@@ -9,10 +9,10 @@ import { makeShape } from './bench/data.js';
 import { measureShape } from './bench/measure.js';
 import { ROWS } from './bench/rows/index.js';
 import { runBench, shapeTable } from './bench/run.js';
-import { rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import { layerNorm as referenceLayerNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { bfloat16ToNumber, numberToBfloat16 } from '../src/reference/float16.js';
 import { assertSameBits } from './helpers/bits.js';
-import { rmsNorm64 } from './helpers/oracle.js';
+import { layerNorm64, rmsNorm64 } from './helpers/oracle.js';
 
 // Rows computed by our kernel source must match the reference's bits: what
 // each one computes, through the JS reference.
@@ -21,6 +21,7 @@ function referenceOf(id, shape, expected) {
   const { x, w, eps } = shape;
   if (F32_ROWS.includes(id)) return referenceRmsNorm(x, w, { eps });
   if (id === 'simd-add-rmsnorm' || id === 'simd-add-then-rmsnorm') return referenceRmsNorm(expected.input, w, { eps });
+  if (id === 'simd-layernorm') return referenceLayerNorm(x, w, null, { eps });
   if (id === 'simd-bf16') {
     const bf16 = (a) => Uint16Array.from(a, numberToBfloat16);
     const y = referenceRmsNorm(bf16(x), bf16(w), { eps, dtype: 'bfloat16', weightDtype: 'bfloat16' });
@@ -51,7 +52,8 @@ for (const [rows, dim] of [[3, 40], [2, 300]]) {
         assertSameBits(y, shape.x, `${what} (a copy of x)`);
         continue;
       }
-      const y64 = rmsNorm64(expected.input ?? shape.x, expected.weight ?? shape.w, dim, shape.eps);
+      const oracle = expected.op === 'layerNorm' ? layerNorm64 : rmsNorm64;
+      const y64 = oracle(expected.input ?? shape.x, expected.weight ?? shape.w, dim, shape.eps);
       const tolerance = expected.tolerance ?? 1e-5;
       for (let i = 0; i < y.length; i++) {
         const err = Math.abs(y[i] - y64[i]);

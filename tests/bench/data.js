@@ -1,6 +1,6 @@
 // The inputs every row of one shape normalizes, the float64 oracle's answer,
 // and the check each row must pass before it is timed.
-import { rmsNorm64 } from '../helpers/oracle.js';
+import { layerNorm64, rmsNorm64 } from '../helpers/oracle.js';
 import { normalArray, prng, uniformArray } from '../helpers/random.js';
 
 export const EPS = Math.fround(1e-6);
@@ -18,13 +18,14 @@ export function makeShape(rows, dim) {
 /** Bytes an RMSNorm call moves: x read, y written, w read once. */
 export const normBytes = ({ rows, dim }) => FLOAT_BYTES * (2 * rows * dim + dim);
 
+const ORACLES = { rmsNorm: rmsNorm64, layerNorm: layerNorm64 };
 const oracleCache = new Map();
 /** The float64 oracle's answer for `input` (x by default) with the shape's w and eps. */
-function oracle(shape, input, weight) {
-  const key = `${shape.label}:${input === shape.x ? 'x' : 'other'}:${weight === shape.w ? 'w' : 'other'}`;
+function oracle(shape, input, weight, op) {
+  const key = `${shape.label}:${op}:${input === shape.x ? 'x' : 'other'}:${weight === shape.w ? 'w' : 'other'}`;
   let entry = oracleCache.get(key);
   if (entry?.input !== input || entry?.weight !== weight) {
-    entry = { input, weight, y64: rmsNorm64(input, weight, shape.dim, shape.eps) };
+    entry = { input, weight, y64: ORACLES[op](input, weight, shape.dim, shape.eps) };
     oracleCache.set(key, entry);
   }
   return entry.y64;
@@ -39,10 +40,13 @@ export const FLOAT32_TOLERANCE = 1e-4;
  * Why `y` is not RMSNorm of the shape (its first bad index, the shape and
  * seed), or null when every value is within `tolerance` (relative to the
  * output's largest value) of the float64 oracle. `input` and `weight` are
- * what the row actually normalized (x + residual, values rounded to 16 bits).
+ * what the row actually normalized (x + residual, values rounded to 16 bits),
+ * `op` the oracle's formula ('rmsNorm' or 'layerNorm').
  */
-export function oracleMismatch(shape, y, { input = shape.x, weight = shape.w, tolerance = FLOAT32_TOLERANCE } = {}) {
-  const y64 = oracle(shape, input, weight);
+export function oracleMismatch(shape, y, {
+  input = shape.x, weight = shape.w, tolerance = FLOAT32_TOLERANCE, op = 'rmsNorm',
+} = {}) {
+  const y64 = oracle(shape, input, weight, op);
   if (!(y instanceof Float32Array) || y.length !== y64.length) {
     return `${shape.label} seed=${shape.seed}: expected ${y64.length} floats, got ${y?.constructor?.name}(${y?.length})`;
   }

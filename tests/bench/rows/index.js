@@ -4,7 +4,7 @@ import { scalarCopying, scalarZeroCopy, simdCopying, simdExport, simdZeroCopy } 
 import { ortRmsNormalization, ortSimplifiedLayerNorm } from './onnxruntime.js';
 import { tfjs } from './tfjs.js';
 import { memoryCopy } from './memory-copy.js';
-import { simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16 } from './variants.js';
+import { simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm } from './variants.js';
 import { native } from './native.js';
 
 export const ROWS = [
@@ -12,5 +12,5 @@ export const ROWS = [
   scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdExport,
   ortRmsNormalization, ortSimplifiedLayerNorm, tfjs,
   native, memoryCopy,
-  simdBfloat16, simdAddRmsNorm, simdAddThenRmsNorm,
+  simdBfloat16, simdAddRmsNorm, simdAddThenRmsNorm, simdLayerNorm,
 ];

@@ -1,7 +1,8 @@
 // The rows of the other entry points, each on SIMD zero-copy tensors:
 // bfloat16 storage (x, weight and y in bfloat16) against float32, and the
-// fused residual add (addRmsNorm) against an add in JS followed by rmsNorm.
-import { addRmsNorm, alloc, init, rmsNorm } from '../../../src/index.js';
+// fused residual add (addRmsNorm) against an add in JS followed by rmsNorm,
+// and LayerNorm (no bias, the same eps) against RMSNorm.
+import { addRmsNorm, alloc, init, layerNorm, rmsNorm } from '../../../src/index.js';
 import { bfloat16ToNumber, numberToBfloat16 } from '../../../src/reference/float16.js';
 import { normalArray, prng } from '../../helpers/random.js';
 
@@ -80,3 +81,19 @@ function addRow(id, name, fused) {
 export const simdAddRmsNorm = addRow('simd-add-rmsnorm', 'SIMD wasm, zero-copy, addRmsNorm (fused)', true);
 export const simdAddThenRmsNorm = addRow('simd-add-then-rmsnorm',
   'SIMD wasm, zero-copy, add in JS then rmsNorm', false);
+
+export const simdLayerNorm = {
+  id: 'simd-layernorm',
+  name: 'SIMD wasm, zero-copy, layerNorm (no bias)',
+  async setup({ x, w, eps }) {
+    const { tensors: [xt, wt, yt], free } = await simdTensors('float32', [x, w], [x.length]);
+    const options = { eps, out: yt };
+    return {
+      call: () => layerNorm(xt, wt, null, options),
+      output: () => yt.array.slice(),
+      expected: { op: 'layerNorm' },
+      prepare: () => init({ backend: 'simd' }),
+      dispose: free,
+    };
+  },
+};
