@@ -10,6 +10,9 @@ const typedArrayTag = Object.getOwnPropertyDescriptor(
 
 const FLT_MAX = 3.4028234663852886e38;
 
+/** typedArrayKind of each dtype's array: a function's `name` is a slow read on every call. */
+const ARRAY_KIND_OF = Object.fromEntries(DTYPES.map((dtype) => [dtype, ARRAY_TYPE_OF[dtype].name]));
+
 /** The typed-array kind of `value` ('Float32Array', …), or undefined. Works across realms. */
 export function typedArrayKind(value) {
   return ArrayBuffer.isView(value) ? typedArrayTag.call(value) : undefined;
@@ -73,7 +76,7 @@ function unwrapTensor(fn, name, value) {
 /** An array argument holding `dtype` values (a typed array or a tensor). */
 function resolveArray(fn, name, value, dtype) {
   const { array, tensor } = unwrapTensor(fn, name, value);
-  if (typedArrayKind(array) !== ARRAY_TYPE_OF[dtype].name || (tensor && tensor.dtype !== dtype)) {
+  if (typedArrayKind(array) !== ARRAY_KIND_OF[dtype] || (tensor && tensor.dtype !== dtype)) {
     const what = dtype === 'float32' ? '' : ` for dtype '${dtype}'`;
     throw new TypeError(`${fn}: ${name} must be ${expectedArray(dtype)}${what}, got ${describe(value)}`);
   }
@@ -129,7 +132,7 @@ function resolveWeight(fn, weight, weightDtypeOption, dtype) {
   // By default a weight is what its array holds: a Uint16Array holds the storage dtype.
   const held = typedArrayKind(array) === 'Uint16Array' ? dtype : 'float32';
   const weightDtype = oneOf(fn, 'options.weightDtype', weightDtypeOption, allowed, held);
-  if (typedArrayKind(array) !== ARRAY_TYPE_OF[weightDtype].name || (tensor && tensor.dtype !== weightDtype)) {
+  if (typedArrayKind(array) !== ARRAY_KIND_OF[weightDtype] || (tensor && tensor.dtype !== weightDtype)) {
     const expected = weightDtypeOption === undefined
       ? allowed.map(expectedArray).join(' or ')
       : `${expectedArray(weightDtype)} for weightDtype '${weightDtype}'`;
