@@ -1,12 +1,23 @@
-// The demo page in a real browser: it loads the package without a bundler and
-// shows the worked example computed by the wasm kernel.
+// The tutorial page (web/) in a real browser: Debian's Chromium, headless,
+// driven by playwright-core, against the demo server on a free port. Every
+// page load fails on a console error or warning, an uncaught exception or a
+// failed request (tests/helpers/browser.js).
 import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { init, layerNorm, rmsNorm } from '../src/index.js';
 import { launchBrowser, openCheckedPage, startDemoServer } from './helpers/browser.js';
+import { precisionBatch } from '../web/panels/precision.js';
+
+const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
 
 let browser;
 let demo;
 before(async () => {
+  await init();
   demo = await startDemoServer();
   browser = await launchBrowser();
 });
@@ -15,11 +26,239 @@ after(async () => {
   demo?.server.close();
 });
 
-test('the demo page shows the worked example computed by the SIMD module', async () => {
-  const { page, problems } = await openCheckedPage(browser, demo.url());
-  await page.waitForSelector('#status[data-backend]');
-  const y = await Promise.all([0, 1, 2, 3].map((i) => page.textContent(`#y${i}`)));
-  assert.deepEqual(y, ['0.55', '-0.37', '1.10', '-2.92']);
-  assert.equal(await page.getAttribute('#status', 'data-backend'), 'simd');
-  assert.deepEqual(problems, []);
+/** The tutorial, once every panel has drawn its first result. */
+async function openTutorial(viewport = DESKTOP) {
+  const opened = await openCheckedPage(browser, demo.url(), viewport);
+  await opened.page.waitForSelector('body[data-ready]');
+  return opened;
+}
+
+const cellTexts = (page, selector) => page.$$eval(selector, (cells) => cells.map((c) => c.textContent));
+
+test('the worked example shows the blog\'s output, computed by the SIMD module', async () => {
+  const { page, problems } = await openTutorial();
+  try {
+    assert.deepEqual(await cellTexts(page, '#formula-y td'), ['0.55', '-0.37', '1.10', '-2.92']);
+    assert.equal(await page.getAttribute('#status', 'data-backend'), 'simd');
+    assert.equal(await page.locator('.math .katex').count(), 2, 'both formulas typeset by KaTeX');
+    const steps = await cellTexts(page, '#formula-steps li');
+    assert.equal(steps[1], 'Average the squares: mean(x²) = 30');
+    assert.equal(steps[3], 'Take the root: RMS = √30.000001 ≈ 5.477226');
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('editing x updates the output to what rmsNorm computes in Node, bit for bit', async () => {
+  const { page, problems } = await openTutorial();
+  try {
+    const text = '3, -1.5, 0.25, 7';
+    await page.fill('#formula-x', text);
+    await page.waitForSelector(`#formula-table[data-input^="${text}|"]`);
+    const expected = rmsNorm(new Float32Array([3, -1.5, 0.25, 7]), new Float32Array([1.5, 0.5, 1, 2]));
+    const shown = await page.$$eval('#formula-y td', (cells) => cells.map((c) => c.dataset.value));
+    shown.forEach((value, i) => {
+      assert.equal(Math.fround(Number(value)), expected[i], `x = (${text}), γ = (1.5, 0.5, 1, 2): y[${i}]`);
+    });
+    assert.deepEqual(await cellTexts(page, '#formula-y td'), [...expected].map((v) => v.toFixed(2)));
+
+    await page.click('#formula-ones');
+    await page.waitForSelector('#formula-table[data-input*="|1, 1, 1, 1|"]');
+    assert.match(await page.textContent('#formula-rms'), /RMS\(y\) = 1\.000000 ≈ 1\./);
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('bad input shows an inline message and keeps the last good result', async () => {
+  const { page, problems } = await openTutorial();
+  const message = page.locator('#formula .message');
+  try {
+    const good = await cellTexts(page, '#formula-y td');
+    assert.equal(await message.isHidden(), true);
+    const cases = [
+      ['#formula-x', 'two, -4, 6, -8', /x, value 1: “two” is not a number/],
+      ['#formula-x', '2, -4, 6', /x has 3 values but γ has 4/],
+      ['#formula-x', '', /x is empty/],
+      ['#formula-w', '1.5, 0.5, 1, abc', /γ, value 4: “abc” is not a number/],
+      ['#formula-eps', '-1', /ε must be at least 0/],
+    ];
+    for (const [field, text, expected] of cases) {
+      await page.fill(field, text);
+      await page.waitForFunction(() => !document.querySelector('#formula .message').hidden);
+      assert.match(await message.textContent(), expected, `${field} = "${text}"`);
+      assert.equal(await page.getAttribute(field, 'aria-invalid'), 'true', `${field} = "${text}" is marked invalid`);
+      assert.deepEqual(await cellTexts(page, '#formula-y td'), good, `${field} = "${text}" keeps the last result`);
+      await page.click('#formula-reset');
+      await page.waitForFunction(() => document.querySelector('#formula .message').hidden);
+    }
+    assert.deepEqual(await cellTexts(page, '#formula-y td'), good);
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('the precision panel: bfloat16 throughout misses the float64 oracle far more than the upcast; cast modes differ', async () => {
+  const { page, problems } = await openTutorial();
+  try {
+    for (const dim of [896, 64]) {
+      if (dim !== 896) {
+        await page.selectOption('#precision-dim', String(dim));
+        await page.waitForFunction((d) => document.getElementById('precision-summary').textContent.includes(`× ${d},`), dim);
+      }
+      const total = 8 * dim;
+      const wrong = await page.$$eval('#precision-table tbody tr', (rows) => rows.map((r) => Number(r.dataset.wrong)));
+      assert.equal(wrong.length, 3);
+      assert.ok(wrong[0] > 0.1 * total, `dim ${dim}: bfloat16 throughout misses ${wrong[0]} of ${total}`);
+      assert.ok(wrong[1] < 0.01 * total && wrong[2] < 0.01 * total, `dim ${dim}: the upcast misses ${wrong[1]} and ${wrong[2]} of ${total}`);
+
+      const seed = Number(await page.getAttribute('#precision-summary', 'data-seed'));
+      const { x, w } = precisionBatch(seed, dim);
+      const [llama, gemma] = ['llama', 'gemma'].map((castMode) => rmsNorm(x, w, { dtype: 'bfloat16', castMode, eps: 1e-6 }));
+      const differing = llama.filter((bits, i) => bits !== gemma[i]).length;
+      assert.ok(differing > 0.1 * total, `dim ${dim}, seed ${seed}: the cast modes differ in ${differing} of ${total}`);
+      assert.equal(Number(await page.getAttribute('#precision-summary', 'data-modes')), differing, `dim ${dim}, seed ${seed}`);
+    }
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('the LayerNorm panel: both kernels side by side, identical on a zero-mean row, timed on a picked shape', async () => {
+  const { page, problems } = await openTutorial();
+  try {
+    const both = (values) => {
+      const x = new Float32Array(values);
+      return [rmsNorm(x, null, { dim: x.length, eps: 1e-6 }), layerNorm(x, null, null, { dim: x.length, eps: 1e-6 })]
+        .map((y) => [...y].map((v) => v.toFixed(2)));
+    };
+    const [rms, ln] = both([2, -4, 6, -8]);
+    assert.deepEqual(await cellTexts(page, '#ln-rms-y td'), rms);
+    assert.deepEqual(await cellTexts(page, '#ln-ln-y td'), ln);
+    assert.ok(Number(await page.getAttribute('#ln-summary', 'data-largest')) > 0.1, 'mean -1: the outputs differ');
+
+    await page.click('#ln-toggle');
+    assert.equal(await page.getAttribute('#ln-toggle', 'aria-pressed'), 'true');
+    assert.match(await page.textContent('#ln-caption'), /LayerNorm/);
+
+    await page.click('#ln-center');
+    await page.waitForSelector('#ln-table[data-input="3, -3, 7, -7"]');
+    const [rms0, ln0] = both([3, -3, 7, -7]);
+    assert.deepEqual(rms0, ln0);
+    assert.deepEqual(await cellTexts(page, '#ln-ln-y td'), ln0);
+    assert.equal(await page.getAttribute('#ln-summary', 'data-largest'), '0', 'zero-mean row: identical outputs');
+
+    await page.selectOption('#ln-shape', '32x1024');
+    await page.click('#ln-time');
+    await page.waitForSelector('#ln-speed[data-ratio]', { timeout: 60_000 });
+    assert.equal(await page.locator('#ln-speed tbody tr').count(), 2);
+    assert.match(await page.textContent('#ln-speed-summary'), /RMSNorm takes [\d.]+× the time of LayerNorm/);
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('the bit-exactness panel reads 0 after each new batch', async () => {
+  const { page, problems } = await openTutorial();
+  try {
+    const seeds = new Set();
+    for (let batch = 2; batch <= 5; batch++) {
+      if (batch === 5) {
+        await page.focus('#bit-exact-new'); // the last press from the keyboard
+        await page.keyboard.press('Enter');
+      } else {
+        await page.click('#bit-exact-new');
+      }
+      await page.waitForSelector(`#bit-exact-summary[data-batch="${batch}"]`);
+      assert.equal(await page.textContent('#bit-exact-max'), '0', `batch ${batch}`);
+      const summary = await page.textContent('#bit-exact-summary');
+      seeds.add(summary.match(/seed (\d+)/)[1]);
+      // SIMD vs scalar, SIMD vs reference, scalar vs reference: 0 of 576 each.
+      assert.deepEqual(await cellTexts(page, '#bit-exact-pairs tbody td:last-child'), Array(3).fill('0 of 576'));
+    }
+    assert.equal(seeds.size, 4, 'every press draws a new batch');
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('the drift panel: RMSNorm keeps the residual stream\'s scale; the slider works by keyboard', async () => {
+  const { page, problems } = await openTutorial();
+  try {
+    const summary = page.locator('#drift-summary');
+    const plain = Number(await summary.getAttribute('data-plain'));
+    const normed = Number(await summary.getAttribute('data-normed'));
+    assert.ok(plain > 1000 * normed, `after 28 blocks: ${plain} without vs ${normed} with RMSNorm`);
+    assert.ok(normed > 1 && normed < 20, `with RMSNorm the RMS grows slowly: ${normed}`);
+    assert.equal(await page.locator('#drift-chart polyline').count(), 2);
+
+    await page.focus('#drift-blocks');
+    await page.keyboard.press('ArrowLeft');
+    await page.waitForFunction(() => document.getElementById('drift-summary').textContent.includes('After 27 blocks'));
+    assert.equal(await page.textContent('#drift-blocks-out'), '27');
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('the square-and-eps panel: NaN from the raw mean, zeros with eps inside, NaN with eps = 0', async () => {
+  const { page, problems } = await openTutorial();
+  try {
+    const x = new Float32Array([0.5, -1.25, 0.25, 0.375]);
+    const y = rmsNorm(x, null, { dim: 4 });
+    assert.equal(await page.textContent('#square-kernel-y'), [...y].map((v) => v.toFixed(2)).join(', '));
+    assert.match(await page.textContent('#square-table'), /NaN, NaN, NaN, NaN/);
+    assert.equal(await page.textContent('#eps-inside-y'), '0, 0, 0, 0');
+    assert.equal(await page.textContent('#eps-none-y'), 'NaN, NaN, NaN, NaN');
+
+    await page.selectOption('#eps-scale', '1');
+    await page.waitForSelector('#eps-table[data-scale="1"]');
+    const ones = rmsNorm(new Float32Array([1, -1, 1, -1]), null, { dim: 4 });
+    assert.equal(await page.textContent('#eps-inside-y'), [...ones].map((v) => v.toFixed(2)).join(', '));
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('the benchmark on its smallest setting draws a bar per contender, each checked first', async () => {
+  const { page, problems } = await openTutorial();
+  try {
+    await page.selectOption('#speed-shape', '1x896');
+    await page.click('#speed-run');
+    await page.waitForSelector('#speed-chart rect', { timeout: 60_000 });
+    const bars = await page.locator('#speed-chart rect.bar').count();
+    assert.ok(bars >= 3, `${bars} bars`);
+    const checks = await cellTexts(page, '#speed-table tbody td:last-child');
+    assert.deepEqual(checks, ['within 1e-5', 'bit-exact', 'bit-exact', 'bit-exact', 'bit-exact']);
+    assert.equal(await page.$eval('#speed-progress', (p) => p.value === p.max), true);
+    assert.match(await page.textContent('#speed-summary'), /backend: simd/);
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('full-page screenshots at desktop and phone width, with nothing wider than the screen', async () => {
+  await mkdir(ARTIFACTS, { recursive: true });
+  for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
+    const { page, problems } = await openTutorial(viewport);
+    try {
+      await page.click('#speed-run');
+      await page.waitForSelector('#speed-chart rect', { timeout: 60_000 });
+      const [scrollWidth, innerWidth] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+      assert.ok(scrollWidth <= innerWidth, `${name}: page is ${scrollWidth}px wide on a ${innerWidth}px screen`);
+      await page.screenshot({ path: `${ARTIFACTS}tutorial-${name}.png`, fullPage: true });
+      assert.deepEqual(problems, []);
+    } finally {
+      await page.context().close();
+    }
+  }
 });

@@ -1,14 +1,50 @@
-// The demo page: the worked example from the seeds, computed by this
-// package's wasm kernel in the browser.
-import { init, rmsNorm } from '../src/index.js';
+// The tutorial page: typesets the formulas, loads the package's wasm
+// kernels, and mounts each panel. Every RMSNorm result on the page comes
+// from ../src/index.js (the kernels) or ../src/reference/index.js.
+
+import { render as renderTex } from '../node_modules/katex/dist/katex.mjs';
+import { loadKernels } from './lib/kernels.js';
+import { mountFormula } from './panels/formula.js';
+import { mountDrift } from './panels/drift.js';
+import { mountSquareEps } from './panels/square-eps.js';
+import { mountLayerNorm } from './panels/layernorm.js';
+import { mountPrecision } from './panels/precision.js';
+import { mountBitExact } from './panels/bit-exact.js';
+import { mountSpeed } from './panels/speed.js';
+
+const PANELS = [
+  ['formula', mountFormula],
+  ['drift', mountDrift],
+  ['square-eps', mountSquareEps],
+  ['layernorm', mountLayerNorm],
+  ['precision', mountPrecision],
+  ['bit-exact', mountBitExact],
+  ['speed', mountSpeed],
+];
+
+for (const node of document.querySelectorAll('.math[data-tex]')) {
+  renderTex(node.dataset.tex, node, { displayMode: true, throwOnError: true });
+}
 
 const status = document.getElementById('status');
 try {
-  const { backend } = await init();
-  const y = rmsNorm(new Float32Array([2, -4, 6, -8]), new Float32Array([1.5, 0.5, 1, 2]));
-  y.forEach((v, i) => { document.getElementById(`y${i}`).textContent = v.toFixed(2); });
-  status.textContent = `Computed by the ${backend === 'simd' ? 'SIMD128' : 'scalar'} WebAssembly module (backend: ${backend}).`;
+  const backend = await loadKernels();
+  status.textContent = backend === 'simd'
+    ? 'Your browser runs the SIMD128 WebAssembly module (backend: simd).'
+    : 'Your browser has no WebAssembly SIMD128, so it runs the scalar module (backend: scalar).';
   status.dataset.backend = backend;
+  await Promise.all(PANELS.map(async ([id, mount]) => {
+    const section = document.getElementById(id);
+    try {
+      await mount(section);
+    } catch (err) {
+      const message = section.querySelector('.message');
+      message.textContent = `This panel could not start: ${err.message}`;
+      message.hidden = false;
+    }
+  }));
+  document.body.dataset.ready = 'true';
 } catch (err) {
-  status.textContent = `Could not run the kernel: ${err.message}`;
+  status.textContent = `Could not load the WebAssembly kernels: ${err.message}`;
+  status.classList.add('bad');
 }
