@@ -1,4 +1,6 @@
-// Seeded random numbers, so a batch the page shows can be named by its seed.
+// Seeded random numbers, so a batch the page shows can be named by its seed,
+// and a failing test replayed from its seed (tests/helpers/random.js
+// re-exports these).
 
 /** mulberry32: a small 32-bit PRNG; returns floats in [0, 1). */
 export function prng(seed) {
@@ -12,13 +14,16 @@ export function prng(seed) {
   };
 }
 
-/** n float32 values ~ N(0, sigma²) (Box-Muller). */
+/** A standard normal sample (Box-Muller). */
+export function gaussian(rand) {
+  const u = rand() || 2 ** -32;
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rand());
+}
+
+/** n float32 values ~ N(0, sigma²). */
 export function normalArray(rand, n, sigma = 1) {
   const a = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    const u = rand() || 2 ** -32;
-    a[i] = sigma * Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rand());
-  }
+  for (let i = 0; i < n; i++) a[i] = sigma * gaussian(rand);
   return a;
 }
 
