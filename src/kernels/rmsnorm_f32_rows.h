@@ -183,23 +183,49 @@ DEFINE_WRITERS(write_bf16_bf16, RMSNORM_BF16, RMSNORM_BF16)
 DEFINE_WRITERS(write_f16_f32, RMSNORM_F16, RMSNORM_F32)
 DEFINE_WRITERS(write_f16_f16, RMSNORM_F16, RMSNORM_F16)
 
-/* The writers that also sum the next row: float32 storage only, the
- * memory-bound case; the 16-bit writers would double their code for less. */
-#define DEFINE_SUMMING_WRITER(NAME, WEIGHT_DTYPE, OFFSET)                                    \
+/* The writers that also sum the next row: float32 and bfloat16 storage, the
+ * memory-bound cases (float16's conversions make it compute-bound anyway, and
+ * its writers would double their code for nothing). */
+#define DEFINE_SUMMING_WRITER(NAME, DTYPE, WEIGHT_DTYPE, OFFSET, CAST)                       \
   static float NAME(const void* next, const void* src, const void* w, void* y, size_t dim,   \
                     float inv, float weight_offset) {                                        \
-    return row_sumsq_writing(next, src, w, y, dim, inv, weight_offset, RMSNORM_F32,           \
-                             WEIGHT_DTYPE, OFFSET, RMSNORM_CAST_GEMMA);                      \
+    return row_sumsq_writing(next, src, w, y, dim, inv, weight_offset, DTYPE, WEIGHT_DTYPE,   \
+                             OFFSET, CAST);                                                  \
   }
-DEFINE_SUMMING_WRITER(write_f32_unweighted_summing, RMSNORM_NO_WEIGHT, false)
-DEFINE_SUMMING_WRITER(write_f32_f32_plain_summing, RMSNORM_F32, false)
-DEFINE_SUMMING_WRITER(write_f32_f32_offset_summing, RMSNORM_F32, true)
+#define DEFINE_SUMMING_WRITERS(PREFIX, DTYPE, WEIGHT_DTYPE)                                       \
+  DEFINE_SUMMING_WRITER(PREFIX##_gemma, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_GEMMA)           \
+  DEFINE_SUMMING_WRITER(PREFIX##_llama, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_LLAMA)           \
+  DEFINE_SUMMING_WRITER(PREFIX##_offset_gemma, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_GEMMA)     \
+  DEFINE_SUMMING_WRITER(PREFIX##_offset_llama, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_LLAMA)     \
+  static row_writer_summing_fn PREFIX(bool offset, bool llama) {                                  \
+    return offset ? (llama ? PREFIX##_offset_llama : PREFIX##_offset_gemma)                       \
+                  : (llama ? PREFIX##_llama : PREFIX##_gemma);                                    \
+  }
+DEFINE_SUMMING_WRITER(write_f32_unweighted_summing, RMSNORM_F32, RMSNORM_NO_WEIGHT, false,
+                      RMSNORM_CAST_GEMMA)
+DEFINE_SUMMING_WRITER(write_f32_f32_plain_summing, RMSNORM_F32, RMSNORM_F32, false,
+                      RMSNORM_CAST_GEMMA)
+DEFINE_SUMMING_WRITER(write_f32_f32_offset_summing, RMSNORM_F32, RMSNORM_F32, true,
+                      RMSNORM_CAST_GEMMA)
+DEFINE_SUMMING_WRITER(write_bf16_unweighted_summing, RMSNORM_BF16, RMSNORM_NO_WEIGHT, false,
+                      RMSNORM_CAST_GEMMA)
+DEFINE_SUMMING_WRITERS(write_bf16_f32_summing, RMSNORM_BF16, RMSNORM_F32)
+DEFINE_SUMMING_WRITERS(write_bf16_bf16_summing, RMSNORM_BF16, RMSNORM_BF16)
 
 /* NULL where rows are written one at a time. */
-static row_writer_summing_fn select_summing_writer(int dtype, int weight_dtype, bool offset) {
-  if (dtype != RMSNORM_F32) return NULL;
-  if (weight_dtype == RMSNORM_NO_WEIGHT) return write_f32_unweighted_summing;
-  return offset ? write_f32_f32_offset_summing : write_f32_f32_plain_summing;
+static row_writer_summing_fn select_summing_writer(int dtype, int weight_dtype, bool offset,
+                                                   bool llama) {
+  switch (dtype) {
+    case RMSNORM_F32:
+      if (weight_dtype == RMSNORM_NO_WEIGHT) return write_f32_unweighted_summing;
+      return offset ? write_f32_f32_offset_summing : write_f32_f32_plain_summing;
+    case RMSNORM_BF16:
+      if (weight_dtype == RMSNORM_NO_WEIGHT) return write_bf16_unweighted_summing;
+      return weight_dtype == RMSNORM_F32 ? write_bf16_f32_summing(offset, llama)
+                                         : write_bf16_bf16_summing(offset, llama);
+    default:
+      return NULL;
+  }
 }
 
 static row_writer_fn select_writer(int dtype, int weight_dtype, bool offset, bool llama) {
@@ -240,7 +266,8 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
    * written (row_sumsq_writing); y == x is safe, as row r's stores never
    * touch row r+1. With a residual the sum pass writes too: one row at a time. */
   const row_writer_summing_fn write_summing =
-      residual == NULL && vector_writer ? select_summing_writer(dtype, weight_dtype, offset) : NULL;
+      residual == NULL && vector_writer ? select_summing_writer(dtype, weight_dtype, offset, llama)
+                                         : NULL;
   float sumsq = write_summing != NULL && rows > 0 ? sumsq_of(x, NULL, dim) : 0.0f;
   for (size_t r = 0; r < rows; r++) {
     const char* xr = (const char*) x + r * row_bytes;
