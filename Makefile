@@ -2,11 +2,13 @@
 #   make test   installs what is missing (Emscripten, npm packages), builds, runs every test
 #   make demo   installs, builds, and serves web/ on localhost
 #   make build  only the modules
+#   make bench  builds, then the benchmark against the peers (npm run bench)
 
 SHELL := /bin/bash
 # Debian's emcc needs NODE_PATH to find acorn with the system Node.
 export NODE_PATH := /usr/share/nodejs
 EMCC ?= emcc
+CC_NATIVE ?= clang
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 PORT ?= 8080
 
@@ -45,7 +47,7 @@ define name_backend
 	printf '%b%s%s' "$$(printf '\\x00\\x%02x\\x%02x' $$((1 + $${#name} + $${#backend})) $${#name})" "$$name" "$$backend" >> $@
 endef
 
-.PHONY: all build deps test demo clean
+.PHONY: all build deps test demo clean bench bench-native
 all: build
 build: $(EMBEDDED)
 
@@ -57,6 +59,7 @@ deps: node_modules/.package-lock.json
 	command -v $(EMCC) >/dev/null || missing="$$missing emscripten"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	[ -f /usr/include/simde/wasm/simd128.h ] || missing="$$missing libsimde-dev"; \
+	command -v $(CC_NATIVE) >/dev/null || missing="$$missing clang"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; \
@@ -110,7 +113,18 @@ src/loader/modules-imported.generated.js: $(IMPORTED_MODULES)
 build/:
 	mkdir -p $@
 
-test: deps build
+# The benchmark's native row: the SIMD kernel source built for the host with
+# SIMDe, 128-bit SSE4.2 without FMA, under the same strict float32 flags.
+NATIVE_CFLAGS := -O3 -march=x86-64-v2 -std=c11 -Wall -Wextra -Werror -ffp-contract=off -DNDEBUG
+NATIVE_BENCH := build/rmsnorm-native-bench
+bench-native: $(NATIVE_BENCH)
+$(NATIVE_BENCH): tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c $(KERNEL_HEADERS) | build/
+	$(CC_NATIVE) $(NATIVE_CFLAGS) tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c -lm -o $@
+
+bench: deps build bench-native
+	node tests/bench/run.js
+
+test: deps build bench-native
 	npm test
 
 demo: deps build
