@@ -68,21 +68,21 @@ deps: node_modules/.package-lock.json
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
-build/rmsnorm-simd.wasm: $(SIMD_SOURCES) $(KERNEL_HEADERS) | build/
+build/rmsnorm-simd.wasm: $(SIMD_SOURCES) $(KERNEL_HEADERS) Makefile | build/
 	$(EMCC) $(CFLAGS) -msimd128 $(LDFLAGS) $(SIMD_SOURCES) -o $@
 	$(call name_backend,simd)
 
 # The baseline must run on engines without SIMD128: refuse any v128 in it.
-build/rmsnorm-scalar.wasm: $(SCALAR_SOURCES) $(KERNEL_HEADERS) | build/
+build/rmsnorm-scalar.wasm: $(SCALAR_SOURCES) $(KERNEL_HEADERS) Makefile | build/
 	$(EMCC) $(CFLAGS) -mno-simd128 $(LDFLAGS) $(SCALAR_SOURCES) -o $@
 	$(call name_backend,scalar)
 	@! wasm-dis $@ | grep -q v128 || { echo "$@ contains SIMD instructions"; rm -f $@; exit 1; }
 
-build/rmsnorm-simd-imported.wasm: $(SIMD_SOURCES) $(KERNEL_HEADERS) | build/
+build/rmsnorm-simd-imported.wasm: $(SIMD_SOURCES) $(KERNEL_HEADERS) Makefile | build/
 	$(EMCC) $(CFLAGS) -msimd128 $(IMPORTED_LDFLAGS) $(SIMD_SOURCES) -o $(@:.wasm=.raw.wasm)
 	$(call imported_memory_without_maximum,$@)
 
-build/rmsnorm-scalar-imported.wasm: $(SCALAR_SOURCES) $(KERNEL_HEADERS) | build/
+build/rmsnorm-scalar-imported.wasm: $(SCALAR_SOURCES) $(KERNEL_HEADERS) Makefile | build/
 	$(EMCC) $(CFLAGS) -mno-simd128 $(IMPORTED_LDFLAGS) $(SCALAR_SOURCES) -o $(@:.wasm=.raw.wasm)
 	$(call imported_memory_without_maximum,$@)
 
