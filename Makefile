@@ -2,11 +2,13 @@
 #   make test   installs what is missing (Emscripten, npm packages), builds, runs every test
 #   make demo   installs, builds, and serves web/ on localhost
 #   make build  only the modules
+#   make bench  builds, then the benchmark against the peers (npm run bench)
 
 SHELL := /bin/bash
 # Debian's emcc needs NODE_PATH to find acorn with the system Node.
 export NODE_PATH := /usr/share/nodejs
 EMCC ?= emcc
+CC_NATIVE ?= clang
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 PORT ?= 8080
 
@@ -35,7 +37,17 @@ MODULES := build/rmsnorm-simd.wasm build/rmsnorm-scalar.wasm
 IMPORTED_MODULES := build/rmsnorm-simd-imported.wasm build/rmsnorm-scalar-imported.wasm
 EMBEDDED := src/loader/modules.generated.js src/loader/modules-imported.generated.js
 
-.PHONY: all build deps test demo clean fuzz
+# Both modules export the same functions, so each names its backend in a
+# custom section appended to it: init({ module }) reads it back
+# (WebAssembly.Module.customSections) to tell which build a precompiled
+# module is. Section layout: id 0, size, name length, name, payload.
+BACKEND_SECTION := rmsnorm-wasm.backend
+define name_backend
+	@name='$(BACKEND_SECTION)'; backend='$(1)'; \
+	printf '%b%s%s' "$$(printf '\\x00\\x%02x\\x%02x' $$((1 + $${#name} + $${#backend})) $${#name})" "$$name" "$$backend" >> $@
+endef
+
+.PHONY: all build deps test demo clean bench bench-native fuzz
 all: build
 build: $(EMBEDDED)
 
@@ -47,6 +59,7 @@ deps: node_modules/.package-lock.json
 	command -v $(EMCC) >/dev/null || missing="$$missing emscripten"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	[ -f /usr/include/simde/wasm/simd128.h ] || missing="$$missing libsimde-dev"; \
+	command -v $(CC_NATIVE) >/dev/null || missing="$$missing clang"; \
 	command -v $(HOST_CC) >/dev/null || missing="$$missing clang-14"; \
 	dpkg -s libclang-rt-14-dev >/dev/null 2>&1 || missing="$$missing libclang-rt-14-dev"; \
 	if [ -n "$$missing" ]; then \
@@ -57,19 +70,21 @@ deps: node_modules/.package-lock.json
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
-build/rmsnorm-simd.wasm: $(SIMD_SOURCES) $(KERNEL_HEADERS) | build/
+build/rmsnorm-simd.wasm: $(SIMD_SOURCES) $(KERNEL_HEADERS) Makefile | build/
 	$(EMCC) $(CFLAGS) -msimd128 $(LDFLAGS) $(SIMD_SOURCES) -o $@
+	$(call name_backend,simd)
 
 # The baseline must run on engines without SIMD128: refuse any v128 in it.
-build/rmsnorm-scalar.wasm: $(SCALAR_SOURCES) $(KERNEL_HEADERS) | build/
+build/rmsnorm-scalar.wasm: $(SCALAR_SOURCES) $(KERNEL_HEADERS) Makefile | build/
 	$(EMCC) $(CFLAGS) -mno-simd128 $(LDFLAGS) $(SCALAR_SOURCES) -o $@
+	$(call name_backend,scalar)
 	@! wasm-dis $@ | grep -q v128 || { echo "$@ contains SIMD instructions"; rm -f $@; exit 1; }
 
-build/rmsnorm-simd-imported.wasm: $(SIMD_SOURCES) $(KERNEL_HEADERS) | build/
+build/rmsnorm-simd-imported.wasm: $(SIMD_SOURCES) $(KERNEL_HEADERS) Makefile | build/
 	$(EMCC) $(CFLAGS) -msimd128 $(IMPORTED_LDFLAGS) $(SIMD_SOURCES) -o $(@:.wasm=.raw.wasm)
 	$(call imported_memory_without_maximum,$@)
 
-build/rmsnorm-scalar-imported.wasm: $(SCALAR_SOURCES) $(KERNEL_HEADERS) | build/
+build/rmsnorm-scalar-imported.wasm: $(SCALAR_SOURCES) $(KERNEL_HEADERS) Makefile | build/
 	$(EMCC) $(CFLAGS) -mno-simd128 $(IMPORTED_LDFLAGS) $(SCALAR_SOURCES) -o $(@:.wasm=.raw.wasm)
 	$(call imported_memory_without_maximum,$@)
 
@@ -124,7 +139,18 @@ fuzz: build/fuzz-kernels
 build/:
 	mkdir -p $@
 
-test: deps build build/known-answers-host
+# The benchmark's native row: the SIMD kernel source built for the host with
+# SIMDe, 128-bit SSE4.2 without FMA, under the same strict float32 flags.
+NATIVE_CFLAGS := -O3 -march=x86-64-v2 -std=c11 -Wall -Wextra -Werror -ffp-contract=off -DNDEBUG
+NATIVE_BENCH := build/rmsnorm-native-bench
+bench-native: $(NATIVE_BENCH)
+$(NATIVE_BENCH): tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c $(KERNEL_HEADERS) | build/
+	$(CC_NATIVE) $(NATIVE_CFLAGS) tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c -lm -o $@
+
+bench: deps build bench-native
+	node tests/bench/run.js
+
+test: deps build bench-native build/known-answers-host
 	npm test
 	$(MAKE) --no-print-directory fuzz
 

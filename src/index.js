@@ -1,5 +1,5 @@
 // rmsnorm-wasm: RMSNorm for the web, in WebAssembly SIMD128.
-export { init } from './api/runtime.js';
+export { compileModule, init } from './api/runtime.js';
 export { rmsNorm, addRmsNorm } from './api/rmsnorm.js';
 export { layerNorm } from './api/layernorm.js';
 export { rmsNormBackward, layerNormBackward } from './api/backward.js';

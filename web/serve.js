@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const TYPES = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -19,7 +19,8 @@ const TYPES = {
   '.woff2': 'font/woff2',
 };
 
-export function startServer(port = 8080, host = '127.0.0.1') {
+/** Serves `root` (the repository by default) on localhost; resolves to the listening server. */
+export function startServer(port = 8080, host = '127.0.0.1', root = repoRoot) {
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
     if (path === '/') {

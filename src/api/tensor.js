@@ -13,6 +13,7 @@ export class Tensor {
   #length;
   #dtype;
   #view = null;
+  #viewBuffer = null; // the buffer #view was made on (read once, not per access)
 
   /** @internal Use alloc(). */
   constructor(kernels, byteOffset, length, dtype) {
@@ -27,11 +28,23 @@ export class Tensor {
    * `tensor.array` in a variable across kernel calls or allocations). */
   get array() {
     if (this.#kernels === null) throw new TypeError('Tensor: this tensor has been freed');
-    const buffer = this.#kernels.memory.buffer;
-    if (this.#view === null || this.#view.buffer !== buffer) {
+    // memory.grow() detaches the old buffer, and a view of a detached buffer
+    // has length 0: checking that is cheap, where reading memory.buffer costs
+    // ~20 ns on every kernel call. (A zero-length view is simply rebuilt.)
+    if (this.#view === null || this.#view.length !== this.#length || this.#length === 0) {
+      const buffer = this.#kernels.memory.buffer;
       this.#view = new ARRAY_TYPE_OF[this.#dtype](buffer, this.#byteOffset, this.#length);
+      this.#viewBuffer = buffer;
     }
     return this.#view;
+  }
+
+  /** @internal Where the tensor lies, as src/api/validate.js's spanOf gives
+   * it for arrays, without reading the typed-array getters. Call after
+   * `array`, which brings the view's buffer up to date. */
+  get span() {
+    const start = this.#byteOffset;
+    return { buffer: this.#viewBuffer, start, end: start + this.#length * ARRAY_TYPE_OF[this.#dtype].BYTES_PER_ELEMENT };
   }
 
   get dtype() { return this.#dtype; }
@@ -49,5 +62,6 @@ export class Tensor {
     this.#kernels.exports.free(this.#byteOffset);
     this.#kernels = null;
     this.#view = null;
+    this.#viewBuffer = null;
   }
 }

@@ -10,6 +10,9 @@ const typedArrayTag = Object.getOwnPropertyDescriptor(
 
 const FLT_MAX = 3.4028234663852886e38;
 
+/** typedArrayKind of each dtype's array: a function's `name` is a slow read on every call. */
+const ARRAY_KIND_OF = Object.fromEntries(DTYPES.map((dtype) => [dtype, ARRAY_TYPE_OF[dtype].name]));
+
 /** The typed-array kind of `value` ('Float32Array', …), or undefined. Works across realms. */
 export function typedArrayKind(value) {
   return ArrayBuffer.isView(value) ? typedArrayTag.call(value) : undefined;
@@ -57,24 +60,52 @@ function expectedArray(dtype) {
 }
 
 /**
+ * Where a typed array lies: its buffer and byte range, each read at most once
+ * per argument and call, because V8 does not inline the `buffer` and
+ * `byteOffset` getters (about 20 ns each). The range is read only when it
+ * matters: arrays on different buffers cannot overlap, and an array outside
+ * wasm memory has no address there (src/loader/kernels.js).
+ */
+class ArraySpan {
+  #array;
+  #start = -1;
+
+  constructor(array) {
+    this.#array = array;
+    this.buffer = array.buffer;
+  }
+
+  get start() {
+    if (this.#start < 0) this.#start = this.#array.byteOffset;
+    return this.#start;
+  }
+
+  get end() {
+    return this.start + this.#array.length * this.#array.BYTES_PER_ELEMENT;
+  }
+}
+export const spanOf = (array) => new ArraySpan(array);
+
+/**
  * A tensor argument resolved to its typed array; a freed tensor is an error.
- * Returns { array, tensor } (tensor undefined for plain arrays).
+ * Returns { array, tensor, span } (tensor undefined for plain arrays; span
+ * set once the array's type has been checked).
  */
 function unwrapTensor(fn, name, value) {
-  if (!(value instanceof Tensor)) return { array: value, tensor: undefined };
+  if (!(value instanceof Tensor)) return { array: value, tensor: undefined, span: undefined };
   if (value.freed) throw new TypeError(`${fn}: ${name} is a freed tensor`);
-  return { array: value.array, tensor: value };
+  return { array: value.array, tensor: value, span: undefined };
 }
 
 /** An array argument holding `dtype` values (a typed array or a tensor). */
 function resolveArray(fn, name, value, dtype) {
   const { array, tensor } = unwrapTensor(fn, name, value);
-  if (typedArrayKind(array) !== ARRAY_TYPE_OF[dtype].name || (tensor && tensor.dtype !== dtype)) {
+  if (typedArrayKind(array) !== ARRAY_KIND_OF[dtype] || (tensor && tensor.dtype !== dtype)) {
     const what = dtype === 'float32' ? '' : ` for dtype '${dtype}'`;
     throw new TypeError(`${fn}: ${name} must be ${expectedArray(dtype)}${what}, got ${describe(value)}`);
   }
   requireAttached(fn, name, array);
-  return { array, tensor };
+  return { array, tensor, span: tensor === undefined ? spanOf(array) : tensor.span };
 }
 
 /**
@@ -131,7 +162,7 @@ function resolveWeight(fn, weight, weightDtypeOption, dtype) {
   // By default a weight is what its array holds: a Uint16Array holds the storage dtype.
   const held = typedArrayKind(array) === 'Uint16Array' ? dtype : 'float32';
   const weightDtype = oneOf(fn, 'options.weightDtype', weightDtypeOption, allowed, held);
-  if (typedArrayKind(array) !== ARRAY_TYPE_OF[weightDtype].name || (tensor && tensor.dtype !== weightDtype)) {
+  if (typedArrayKind(array) !== ARRAY_KIND_OF[weightDtype] || (tensor && tensor.dtype !== weightDtype)) {
     const expected = weightDtypeOption === undefined
       ? allowed.map(expectedArray).join(' or ')
       : `${expectedArray(weightDtype)} for weightDtype '${weightDtype}'`;
@@ -139,7 +170,7 @@ function resolveWeight(fn, weight, weightDtypeOption, dtype) {
   }
   requireAttached(fn, 'weight', array);
   if (array.length === 0) throw new RangeError(`${fn}: weight must not be empty (dim = 0)`);
-  return { array, tensor, weightDtype };
+  return { array, tensor, weightDtype, span: tensor === undefined ? spanOf(array) : tensor.span };
 }
 
 function isCount(n) {
@@ -191,13 +222,24 @@ function resolveShape(fn, opts, weight, length) {
   return { rows: length / dim, dim };
 }
 
-function overlaps(a, b) {
-  if (a.buffer !== b.buffer) return false;
-  return a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
+/** Whether two resolved arguments share bytes (by their spans). */
+function spansOverlap({ span: a }, { span: b }) {
+  return a.buffer === b.buffer && a.start < b.end && b.start < a.end;
 }
 
+/** Whether two resolved arguments start at the same byte of the same buffer. */
+export function sameStart({ span: a }, { span: b }) {
+  return a.buffer === b.buffer && a.start === b.start;
+}
+
+/** Whether two typed arrays share bytes. */
+function overlaps(a, b) {
+  return spansOverlap({ span: spanOf(a) }, { span: spanOf(b) });
+}
+
+/** Whether two typed arrays start at the same byte of the same buffer. */
 function sameView(a, b) {
-  return a.buffer === b.buffer && a.byteOffset === b.byteOffset;
+  return sameStart({ span: spanOf(a) }, { span: spanOf(b) });
 }
 
 export const RMSNORM_DEFAULT_EPS = 1e-6;
@@ -243,20 +285,21 @@ function resolveArgs(fn, x, residual, weight, options) {
     if (out.length !== xs.array.length) {
       throw new RangeError(`${fn}: options.out.length (${out.length}) must equal x.length (${xs.array.length})`);
     }
-    if (!sameView(out, xs.array) && overlaps(out, xs.array)) {
+    if (!sameStart(os, xs) && spansOverlap(os, xs)) {
       throw new RangeError(`${fn}: options.out must be x itself or not overlap x`);
     }
-    if (ws.array !== null && overlaps(out, ws.array)) {
+    if (ws.array !== null && spansOverlap(os, ws)) {
       throw new RangeError(`${fn}: options.out must not overlap weight`);
     }
-    if (rs !== undefined && overlaps(out, rs.array)) {
+    if (rs !== undefined && spansOverlap(os, rs)) {
       throw new RangeError(`${fn}: options.out must not overlap residual`);
     }
   }
-  if (rs !== undefined && (overlaps(rs.array, xs.array) || (ws.array !== null && overlaps(rs.array, ws.array)))) {
+  if (rs !== undefined && (spansOverlap(rs, xs) || (ws.array !== null && spansOverlap(rs, ws)))) {
     throw new RangeError(`${fn}: residual must not overlap x or weight`);
   }
-  const [rstd] = resolveStatsOut(fn, { rstd: opts.rstd }, rows,
+  // Only when asked for: building the lists costs more than the rest of a small call.
+  const [rstd] = opts.rstd === undefined ? [undefined] : resolveStatsOut(fn, { rstd: opts.rstd }, rows,
     [['x', xs.array], ['weight', ws.array], ['residual', rs?.array], ['options.out', os?.array]]);
   return {
     rows, dim, eps, dtype, castMode, weightOffset, weightDtype: ws.weightDtype,

@@ -36,6 +36,24 @@ export function simdSupported() {
   return simdSupport;
 }
 
+// The custom section each module carries (appended by the Makefile) naming
+// its backend: the two modules export the same functions, so this is how a
+// precompiled WebAssembly.Module says which build it is.
+const BACKEND_SECTION = 'rmsnorm-wasm.backend';
+
+/** Whether `value` is a WebAssembly.Module. Works across realms. */
+export function isWasmModule(value) {
+  return Object.prototype.toString.call(value) === '[object WebAssembly.Module]';
+}
+
+/** The backend a compiled module was built as, or undefined if it is not one of ours. */
+export function backendOf(module) {
+  const [section] = WebAssembly.Module.customSections(module, BACKEND_SECTION);
+  if (section === undefined) return undefined;
+  const name = String.fromCharCode(...new Uint8Array(section));
+  return BACKENDS.includes(name) ? name : undefined;
+}
+
 const compiled = new Map();
 /** The compiled module of a backend, compiled once per process and cached. */
 export function compileBackend(backend) {

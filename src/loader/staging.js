@@ -4,7 +4,10 @@
 // used where it is; any other is staged in scratch memory, whole rows at a
 // time in chunks, and copied in before and out after each chunk. Rows are
 // independent, and running sums (dweight, dbias) stay put from the first
-// chunk to the last, so chunking changes no bit.
+// chunk to the last, so chunking changes no bit. (rmsNorm and addRmsNorm, the
+// calls an inference loop makes per token, use WasmKernels.rmsNorm instead:
+// the same staging, written out for their fixed arguments, because at one row
+// the generic version's per-call work is a measurable share of the call.)
 
 import { CHUNK_BYTES } from './kernels.js';
 

@@ -16,9 +16,9 @@ export function launchBrowser() {
   });
 }
 
-/** The demo server on a free port: { server, url(path) }. */
-export async function startDemoServer() {
-  const server = await startServer(0);
+/** The demo server on a free port, serving the repository or `root`: { server, url(path) }. */
+export async function startDemoServer(root) {
+  const server = await startServer(0, '127.0.0.1', root);
   const { port } = server.address();
   return { server, url: (path = '/web/') => `http://127.0.0.1:${port}${path}` };
 }

@@ -23,6 +23,16 @@ RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t di
                    offset, cast_mode);
 }
 
+/* One after the other: the scalar loops gain nothing from sharing one. */
+RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, const void* w,
+                                         void* y, size_t start, size_t n, float inv,
+                                         float weight_offset, int dtype, int weight_dtype,
+                                         bool offset, int cast_mode) {
+  scalar_write_row(src, w, y, start, start + n, inv, 1.0f, false, weight_offset, dtype,
+                   weight_dtype, offset, cast_mode);
+  return block_sumsq((const char*) next + start * dtype_size(dtype), n, dtype);
+}
+
 #define RMSNORM_F32_KERNEL rmsnorm_f32__scalar
 #define RMSNORM_F32_RSTD_KERNEL rmsnorm_rstd_f32__scalar
 #include "../rmsnorm_f32_rows.h"

@@ -1,0 +1,379 @@
+// Types of 'rmsnorm-wasm', written by hand beside the JS they describe
+// (src/index.js). Every function checks its arguments at run time as well:
+// the errors named below are thrown whatever the types said.
+
+declare global {
+  namespace WebAssembly {
+    // Declared so these types also compile without the DOM lib; they merge
+    // with lib.dom's (empty) interfaces where that is loaded.
+    interface Module {}
+    interface Memory {}
+  }
+}
+
+/** Which WebAssembly module runs the kernels: SIMD128, or the scalar baseline. */
+export type Backend = 'simd' | 'scalar';
+
+/**
+ * How values are stored. The kernels always compute in float32; 16-bit
+ * values are widened exactly on load and rounded (to nearest even) on store.
+ */
+export type Dtype = 'float32' | 'bfloat16' | 'float16';
+
+/** The typed array holding a dtype: 16-bit dtypes travel as raw bit patterns in a Uint16Array. */
+export type ArrayOf<D extends Dtype> = D extends 'float32' ? Float32Array : Uint16Array;
+
+/** An array argument holding `D` values: a typed array, or a tensor from {@link alloc} (zero-copy). */
+export type Storage<D extends Dtype> = ArrayOf<D> | Tensor<D>;
+
+/** A weight for storage dtype `D`: float32, or `D` itself. */
+export type WeightOf<D extends Dtype> = Storage<'float32'> | Storage<D>;
+
+export interface InitOptions {
+  /**
+   * Which module to load. `'auto'` (the default) picks `'simd'` when the
+   * engine validates the SIMD128 module and `'scalar'` otherwise.
+   * With `module`, it may only repeat the module's own backend.
+   */
+  backend?: 'auto' | Backend;
+  /**
+   * A module from {@link compileModule}, e.g. posted to this worker by the
+   * thread that compiled it: it is instantiated instead of compiling the
+   * embedded module again. The module carries its backend.
+   */
+  module?: WebAssembly.Module;
+}
+
+export interface InitResult {
+  /** The backend the kernels now run on. */
+  backend: Backend;
+}
+
+/**
+ * Loads the WebAssembly kernels; call (and await) it once before any kernel.
+ * The modules are embedded in the JS: no file or network access.
+ *
+ * Idempotent: each backend is instantiated once per thread, and calling
+ * `init` again only switches which one the kernels use.
+ *
+ * Rejects with a `TypeError` for options that are not an object, an unknown
+ * option name, a `backend` other than `'auto' | 'simd' | 'scalar'`, or a
+ * `module` that is not a `WebAssembly.Module` built by this package; a
+ * `RangeError` when `backend` contradicts `module`; an `Error` when
+ * `backend: 'simd'` is forced on an engine without SIMD128.
+ *
+ * @example
+ * const { backend } = await init(); // 'simd' where supported, else 'scalar'
+ */
+export function init(options?: InitOptions): Promise<InitResult>;
+
+/**
+ * The compiled `WebAssembly.Module` of a backend (`'auto'` by default: the
+ * one `init()` would pick), compiled once and cached. Post it to workers and
+ * pass it to their `init({ module })`: compile once, instantiate per worker.
+ *
+ * Rejects with a `TypeError` for any other `backend`, and an `Error` for
+ * `'simd'` on an engine without SIMD128.
+ *
+ * @example
+ * const module = await compileModule();
+ * worker.postMessage({ module });        // in the worker: await init({ module })
+ */
+export function compileModule(backend?: 'auto' | Backend): Promise<WebAssembly.Module>;
+
+/** `options.dtype`: optional for float32 (the default), required for the 16-bit dtypes. */
+export type DtypeOption<D extends Dtype> = [D] extends ['float32'] ? { dtype?: 'float32' } : { dtype: D };
+
+export type RmsNormOptions<D extends Dtype = 'float32', O extends Storage<D> | undefined = Storage<D> | undefined> =
+  DtypeOption<D> & {
+    /**
+     * Added to the mean square inside the root. Default `1e-6`; rounded to
+     * float32; must be finite and >= 0 (else `RangeError`).
+     */
+    eps?: number;
+    /**
+     * The normalized (last) dimension. Defaults to `weight.length`; required
+     * when `weight` is `null` (unless `shape` is given). A positive integer
+     * dividing `x.length`.
+     */
+    dim?: number;
+    /**
+     * The shape of `x` (instead of `dim`): the dims from `axis` on are
+     * normalized together. Its product must equal `x.length`.
+     */
+    shape?: readonly number[];
+    /** With `shape`: the first normalized axis, negative from the end. Default `-1`. */
+    axis?: number;
+    /**
+     * The weight's dtype: `'float32'` or the storage dtype. Defaults to what
+     * the weight's array holds (a `Uint16Array` holds the storage dtype).
+     */
+    weightDtype?: 'float32' | NoInfer<D>;
+    /**
+     * Where 16-bit results round: `'llama'` (default) rounds the normalized
+     * value to storage before the weight multiply, as Llama does; `'gemma'`
+     * rounds once, after it. The same for float32.
+     */
+    castMode?: 'llama' | 'gemma';
+    /** Added to each weight in float32 before it is applied (Gemma stores `w - 1`: offset 1). Default 0. */
+    weightOffset?: number;
+    /**
+     * Receives the result and is returned: `x.length` values of the storage
+     * dtype. May be `x` itself (in place); must not otherwise overlap `x`,
+     * `weight` or the residual.
+     */
+    out?: O;
+    /**
+     * Receives each row's `1/sqrt(mean(x²) + eps)` (float32, `rows` values),
+     * for {@link rmsNormBackward}. Costs one more read of `x`.
+     */
+    rstd?: Storage<'float32'>;
+  };
+
+/** What a normalization returns: `options.out` if given, else a new array of the storage dtype. */
+export type NormResult<D extends Dtype, O> = undefined extends O ? ArrayOf<D> | Exclude<O, undefined> : O;
+
+/** The options argument: optional for float32, required (it names the dtype) for 16-bit storage. */
+export type OptionsArg<D extends Dtype, O extends Storage<D> | undefined> =
+  [D] extends ['float32'] ? [options?: RmsNormOptions<D, O>] : [options: RmsNormOptions<D, O>];
+
+/**
+ * RMSNorm over the last dimension of a row-major `rows × dim` batch:
+ * `y = x / sqrt(mean(x²) + eps) · weight`, computed in float32 and
+ * bit-identical to the JS reference (`rmsnorm-wasm/reference`) on every
+ * backend. Arguments that are tensors from {@link alloc} (or views of the
+ * module's memory) are used in place; other arrays are copied in and out.
+ *
+ * @param x `rows × dim` values of the storage dtype, row-major; any view.
+ * @param weight `dim` values, or `null` for no weight (`undefined` is an
+ *   error, so a misspelled property cannot silently drop the weight).
+ * @returns `options.out`, or a new array of the storage dtype.
+ *
+ * Throws, before writing anything, a `TypeError` for an argument of the
+ * wrong type or an unknown option, and a `RangeError` for a wrong size or
+ * value (`weight.length !== dim`, `x.length` not a multiple of `dim`,
+ * overlapping `out`, bad `eps`). Every message starts with `rmsNorm:` and
+ * names the argument. Throws an `Error` if `init()` has not finished.
+ *
+ * @example
+ * const y = rmsNorm(new Float32Array([2, -4, 6, -8]), new Float32Array([1.5, 0.5, 1, 2]));
+ * // Float32Array [0.5477, -0.3651, 1.0954, -2.9212]
+ * rmsNorm(xBits, wBits, { dtype: 'bfloat16', out: xBits }); // Uint16Array bfloat16 bits, in place
+ */
+export function rmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
+  x: Storage<D>,
+  weight: NoInfer<WeightOf<D>> | null,
+  ...options: OptionsArg<D, O>
+): NormResult<D, O>;
+
+/**
+ * Fused residual add and RMSNorm, as a transformer block does it:
+ * `residual ← round(x + residual)` in place, then
+ * `y = rmsNorm(residual, weight, options)`. Bit-identical to the two steps
+ * done apart. Same options, result and errors as {@link rmsNorm}; `residual`
+ * holds `x.length` values of the storage dtype and must not overlap `x`,
+ * `weight` or `out`.
+ *
+ * @example
+ * const y = addRmsNorm(attentionOut, hidden, gamma); // hidden += attentionOut; y = rmsNorm(hidden, gamma)
+ */
+export function addRmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
+  x: Storage<D>,
+  residual: Storage<D>,
+  weight: NoInfer<WeightOf<D>> | null,
+  ...options: OptionsArg<D, O>
+): NormResult<D, O>;
+
+/** The shape options every LayerNorm and backward function shares with {@link rmsNorm}. */
+export interface ShapeOptions {
+  /** The normalized (last) dimension; defaults to the length of the first parameter given. */
+  dim?: number;
+  /** The shape of `x` (instead of `dim`): the dims from `axis` on are normalized together. */
+  shape?: readonly number[];
+  /** With `shape`: the first normalized axis, negative from the end. Default `-1`. */
+  axis?: number;
+}
+
+export interface LayerNormOptions<O extends Storage<'float32'> | undefined = Storage<'float32'> | undefined>
+  extends ShapeOptions {
+  /** Added to the variance inside the root. **Default `1e-5`** (PyTorch's and ONNX's), not rmsNorm's 1e-6. */
+  eps?: number;
+  /** Receives the result and is returned; may be `x` itself. */
+  out?: O;
+  /** Receives each row's mean (`rows` values), for {@link layerNormBackward}. */
+  mean?: Storage<'float32'>;
+  /** Receives each row's `1/sqrt(var + eps)` (`rows` values), for {@link layerNormBackward}. */
+  rstd?: Storage<'float32'>;
+}
+
+/** What a float32 function returns: `out` (or `dx`) if given, else a new Float32Array. */
+export type Float32Result<O> = undefined extends O ? Float32Array | Exclude<O, undefined> : O;
+
+/**
+ * LayerNorm over the last dimension, float32 only:
+ * `y = (x − mean) / sqrt(var + eps) · weight + bias`, with the biased
+ * variance (divide by `dim`), as PyTorch's `nn.LayerNorm` and ONNX's
+ * `LayerNormalization`. The mean is carried in two float32 parts, so rows far
+ * from zero keep their accuracy.
+ *
+ * @param weight `dim` values, or `null`; `bias` likewise. `dim` defaults to
+ *   `weight.length`, else `bias.length`.
+ *
+ * Throws, before writing anything, a `TypeError` for a wrong type and a
+ * `RangeError` for a wrong size or value, as {@link rmsNorm} does (messages
+ * start with `layerNorm:`); an `Error` if `init()` has not finished.
+ *
+ * @example
+ * const y = layerNorm(x, weight, bias);             // eps 1e-5
+ */
+export function layerNorm<O extends Storage<'float32'> | undefined = undefined>(
+  x: Storage<'float32'>,
+  weight: Storage<'float32'> | null,
+  bias: Storage<'float32'> | null,
+  options?: LayerNormOptions<O>,
+): Float32Result<O>;
+
+export interface RmsNormBackwardOptions<DX extends Storage<'float32'> | undefined = Storage<'float32'> | undefined>
+  extends ShapeOptions {
+  /** The forward call's eps. Default `1e-6`. */
+  eps?: number;
+  /** The forward's per-row `rstd` (rmsNorm's `rstd` option); recomputed to the same bits when absent. */
+  rstd?: Storage<'float32'>;
+  /** Receives dx and is returned as `dx`; may be `dy` itself. */
+  dx?: DX;
+}
+
+/** The gradients of a weight or bias: `dim` values, or `null` when the parameter was `null`. */
+export type ParameterGradient<W> = W extends null ? null : Float32Array;
+
+/**
+ * The gradients of `y = rmsNorm(x, weight, { eps })` given `dy = ∂loss/∂y`,
+ * float32 only: with `r = rstd`, `x̂ = x·r` and `g = dy·weight`,
+ * `dx = r·(g − x̂·mean(g·x̂))` and `dweight = Σ_rows dy·x̂` (summed in row
+ * order; `null` when `weight` is `null`).
+ *
+ * Throws like {@link rmsNorm} (messages start with `rmsNormBackward:`).
+ *
+ * @example
+ * const rstd = new Float32Array(rows);
+ * const y = rmsNorm(x, weight, { rstd });
+ * const { dx, dweight } = rmsNormBackward(dy, x, weight, { rstd });
+ */
+export function rmsNormBackward<
+  W extends Storage<'float32'> | null,
+  DX extends Storage<'float32'> | undefined = undefined,
+>(
+  dy: Storage<'float32'>,
+  x: Storage<'float32'>,
+  weight: W,
+  options?: RmsNormBackwardOptions<DX>,
+): { dx: Float32Result<DX>; dweight: ParameterGradient<W> };
+
+/** The forward's per-row statistics: both, or neither (then recomputed). */
+export type LayerNormStatistics =
+  | { mean?: undefined; rstd?: undefined }
+  | { mean: Storage<'float32'>; rstd: Storage<'float32'> };
+
+export type LayerNormBackwardOptions<DX extends Storage<'float32'> | undefined = Storage<'float32'> | undefined> =
+  ShapeOptions & LayerNormStatistics & {
+    /** The forward call's eps. Default `1e-5`. */
+    eps?: number;
+    /** Receives dx and is returned as `dx`; may be `dy` itself. */
+    dx?: DX;
+  };
+
+/**
+ * The gradients of `y = layerNorm(x, weight, bias, { eps })` given
+ * `dy = ∂loss/∂y`, float32 only: with `x̂ = (x − mean)·rstd` and
+ * `g = dy·weight`, `dx = rstd·(g − mean(g) − x̂·mean(g·x̂))`,
+ * `dweight = Σ_rows dy·x̂`, `dbias = Σ_rows dy` (each `null` when its
+ * parameter is).
+ *
+ * Throws like {@link layerNorm} (messages start with `layerNormBackward:`),
+ * and a `TypeError` when only one of `mean` and `rstd` is given.
+ */
+export function layerNormBackward<
+  W extends Storage<'float32'> | null,
+  B extends Storage<'float32'> | null,
+  DX extends Storage<'float32'> | undefined = undefined,
+>(
+  dy: Storage<'float32'>,
+  x: Storage<'float32'>,
+  weight: W,
+  bias: B,
+  options?: LayerNormBackwardOptions<DX>,
+): { dx: Float32Result<DX>; dweight: ParameterGradient<W>; dbias: ParameterGradient<B> };
+
+/**
+ * `length` values of `dtype` (default float32) in the active module's
+ * WebAssembly memory: kernels given tensors read and write them in place,
+ * with no copy. Free it with `tensor.free()`.
+ *
+ * Throws a `TypeError` for a non-number length or an unknown dtype, a
+ * `RangeError` for a length that is not a non-negative integer or does not
+ * fit in wasm memory, an `Error` if `init()` has not finished.
+ *
+ * @example
+ * const x = alloc(4096);
+ * x.array.set(hidden);
+ * rmsNorm(x, gamma, { out: x });
+ * x.free();
+ */
+export function alloc<D extends Dtype = 'float32'>(length: number, dtype?: D): Tensor<D>;
+
+/** A tensor in the module's WebAssembly memory, from {@link alloc}. */
+export class Tensor<D extends Dtype = Dtype> {
+  /** Tensors come from alloc(). */
+  private constructor();
+  /**
+   * A typed-array view of the tensor, rebuilt after the memory grows (which
+   * detaches every earlier view): read it again after kernel calls or
+   * allocations rather than keeping it. Throws a `TypeError` once freed.
+   */
+  get array(): ArrayOf<D>;
+  get dtype(): D;
+  get length(): number;
+  /** Byte address in the module's memory. */
+  get byteOffset(): number;
+  get freed(): boolean;
+  /** Returns the memory to the module; using the tensor afterwards throws. Idempotent. */
+  free(): void;
+}
+
+export interface BindMemoryOptions {
+  /**
+   * A region of the memory the kernels may use as their call stack:
+   * `byteOffset` a multiple of 16, at least 4096 bytes, not used by the
+   * engine during a call.
+   */
+  scratch: { byteOffset: number; byteLength: number };
+  /** As in {@link init}. */
+  backend?: 'auto' | Backend;
+}
+
+/** The options of a bound kernel: `out`, a view of the bound memory, is required. */
+export type BoundOptionsArg<D extends Dtype, O extends ArrayOf<D>> = [options: RmsNormOptions<D, O> & { out: O }];
+
+/** Kernels bound to an engine's memory by {@link bindMemory}. */
+export interface BoundKernels {
+  backend: Backend;
+  memory: WebAssembly.Memory;
+  /** {@link rmsNorm} on views of the bound memory; `options.out` is required. */
+  rmsNorm<D extends Dtype = 'float32', O extends ArrayOf<D> = ArrayOf<D>>(
+    x: ArrayOf<D>, weight: ArrayOf<'float32'> | ArrayOf<D> | null, ...options: BoundOptionsArg<D, O>): O;
+  /** {@link addRmsNorm} on views of the bound memory; `options.out` is required. */
+  addRmsNorm<D extends Dtype = 'float32', O extends ArrayOf<D> = ArrayOf<D>>(
+    x: ArrayOf<D>, residual: ArrayOf<D>, weight: ArrayOf<'float32'> | ArrayOf<D> | null,
+    ...options: BoundOptionsArg<D, O>): O;
+}
+
+/**
+ * Binds the kernels to an engine's own (non-shared) `WebAssembly.Memory`,
+ * e.g. the memory of an inference engine's wasm module: every array is a
+ * view of `memory.buffer`, nothing is copied or allocated.
+ *
+ * Rejects with a `TypeError` for a memory that is not a non-shared
+ * `WebAssembly.Memory`, an unknown option or backend, and a `RangeError` for
+ * a scratch region that is misaligned, too small or outside the memory.
+ */
+export function bindMemory(memory: WebAssembly.Memory, options: BindMemoryOptions): Promise<BoundKernels>;

@@ -1,0 +1,44 @@
+// Types of 'rmsnorm-wasm/reference' (src/reference/index.js): the
+// independent JS reference, no wasm and no init(). Same signatures as the
+// wasm API's.
+
+import type {
+  addRmsNorm as wasmAddRmsNorm,
+  layerNorm as wasmLayerNorm,
+  layerNormBackward as wasmLayerNormBackward,
+  rmsNorm as wasmRmsNorm,
+  rmsNormBackward as wasmRmsNormBackward,
+} from '../index.js';
+
+export type {
+  ArrayOf, Dtype, LayerNormBackwardOptions, LayerNormOptions, NormResult, RmsNormBackwardOptions,
+  RmsNormOptions, Storage, WeightOf,
+} from '../index.js';
+
+/**
+ * RMSNorm in plain JavaScript, `Math.fround` after every float32 operation:
+ * bit-identical to `rmsNorm` from `'rmsnorm-wasm'`, with the same signature,
+ * options and errors (`TypeError` for a wrong type, `RangeError` for a wrong
+ * size or value, thrown before anything is written). Needs no `init()`.
+ *
+ * @example
+ * import { rmsNorm } from 'rmsnorm-wasm/reference';
+ * rmsNorm(new Float32Array([2, -4, 6, -8]), new Float32Array([1.5, 0.5, 1, 2]));
+ */
+export declare const rmsNorm: typeof wasmRmsNorm;
+
+/**
+ * The fused residual add and RMSNorm in plain JavaScript, bit-identical to
+ * `addRmsNorm` from `'rmsnorm-wasm'`: `residual ← round(x + residual)` in
+ * place, then RMSNorm of it. Needs no `init()`.
+ */
+export declare const addRmsNorm: typeof wasmAddRmsNorm;
+
+/** LayerNorm in plain JavaScript, bit-identical to `layerNorm` from `'rmsnorm-wasm'`. */
+export declare const layerNorm: typeof wasmLayerNorm;
+
+/** The RMSNorm backward pass in plain JavaScript, bit-identical to `rmsNormBackward` from `'rmsnorm-wasm'`. */
+export declare const rmsNormBackward: typeof wasmRmsNormBackward;
+
+/** The LayerNorm backward pass in plain JavaScript, bit-identical to `layerNormBackward` from `'rmsnorm-wasm'`. */
+export declare const layerNormBackward: typeof wasmLayerNormBackward;

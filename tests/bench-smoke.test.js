@@ -1,0 +1,95 @@
+// The benchmark cannot rot: every row of `npm run bench` runs here on small
+// shapes and must compute RMSNorm (checked against the float64 oracle, and
+// bit for bit against the JS reference for the rows built from our kernel
+// source), the runner must produce a table, and a fast wrong row must be
+// refused. No timing is asserted.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { makeShape } from './bench/data.js';
+import { measureShape } from './bench/measure.js';
+import { ROWS } from './bench/rows/index.js';
+import { runBench, shapeTable } from './bench/run.js';
+import { layerNorm as referenceLayerNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import { bfloat16ToNumber, numberToBfloat16 } from '../src/reference/float16.js';
+import { assertSameBits } from './helpers/bits.js';
+import { layerNorm64, rmsNorm64 } from './helpers/oracle.js';
+
+// Rows computed by our kernel source must match the reference's bits: what
+// each one computes, through the JS reference.
+const F32_ROWS = ['reference', 'scalar-zero-copy', 'scalar-copying', 'simd-zero-copy', 'simd-copying', 'simd-export', 'native'];
+function referenceOf(id, shape, expected) {
+  const { x, w, eps } = shape;
+  if (F32_ROWS.includes(id)) return referenceRmsNorm(x, w, { eps });
+  if (id === 'simd-add-rmsnorm' || id === 'simd-add-then-rmsnorm') return referenceRmsNorm(expected.input, w, { eps });
+  if (id === 'simd-layernorm') return referenceLayerNorm(x, w, null, { eps });
+  if (id === 'simd-bf16') {
+    const bf16 = (a) => Uint16Array.from(a, numberToBfloat16);
+    const y = referenceRmsNorm(bf16(x), bf16(w), { eps, dtype: 'bfloat16', weightDtype: 'bfloat16' });
+    return Float32Array.from(y, bfloat16ToNumber);
+  }
+  return null; // the peers: their own summation orders
+}
+
+async function outputOf(row, shape) {
+  const instance = await row.setup(shape);
+  try {
+    await instance.prepare?.();
+    await instance.call();
+    return { y: Float32Array.from(await instance.output()), expected: instance.expected ?? {} };
+  } finally {
+    await instance.dispose?.();
+  }
+}
+
+for (const [rows, dim] of [[3, 40], [2, 300]]) {
+  test(`every bench row computes RMSNorm on ${rows}×${dim}`, async () => {
+    const shape = makeShape(rows, dim);
+    for (const row of ROWS) {
+      const { y, expected } = await outputOf(row, shape);
+      const what = `${row.id} rows=${rows} dim=${dim} seed=${shape.seed}`;
+      assert.equal(y.length, rows * dim, `${what}: length`);
+      if (row.expects === 'copy') {
+        assertSameBits(y, shape.x, `${what} (a copy of x)`);
+        continue;
+      }
+      const oracle = expected.op === 'layerNorm' ? layerNorm64 : rmsNorm64;
+      const y64 = oracle(expected.input ?? shape.x, expected.weight ?? shape.w, dim, shape.eps);
+      const tolerance = expected.tolerance ?? 1e-5;
+      for (let i = 0; i < y.length; i++) {
+        const err = Math.abs(y[i] - y64[i]);
+        assert.ok(err <= tolerance * Math.abs(y64[i]) + 1e-6, `${what}: index ${i} is ${y[i]}, the oracle says ${y64[i]}`);
+      }
+      const ours = referenceOf(row.id, shape, expected);
+      if (ours !== null) assertSameBits(y, ours, `${what} vs the JS reference`);
+    }
+  });
+}
+
+test('the runner times every row and prints its table and targets', async () => {
+  const { results, targets } = await runBench({ shapes: ['1x896'], rows: ROWS, rounds: 2, sampleSeconds: 0.001 });
+  assert.equal(results.length, 1);
+  for (const { row, seconds } of results[0].rows) {
+    assert.equal(seconds.length, 2, row.id);
+    for (const s of seconds) assert.ok(s > 0 && Number.isFinite(s), `${row.id}: ${s} s/call`);
+  }
+  const table = shapeTable(results[0]);
+  for (const row of ROWS) assert.ok(table.includes(`| ${row.name} |`), `table lacks ${row.name}`);
+  // 1×896 is a shape of targets 1, 2 (twice), 3 and 5.
+  assert.deepEqual(targets.map((t) => t.what.split('.')[0]), ['1', '2', '2', '3', '5']);
+  for (const t of targets) assert.ok(Number.isFinite(t.value) && typeof t.met === 'boolean', t.what);
+});
+
+test('a row with a wrong answer is refused before it is timed', async () => {
+  let calls = 0;
+  const wrong = {
+    id: 'wrong',
+    name: 'forgets the weight',
+    setup: ({ x, dim, eps }) => {
+      const y = referenceRmsNorm(x, null, { dim, eps });
+      return { call: () => { calls += 1; }, output: () => y };
+    },
+  };
+  await assert.rejects(measureShape(makeShape(2, 64), [wrong], { rounds: 1, sampleSeconds: 0.001 }),
+    /forgets the weight: wrong answer, 2×64 seed=\d+: index \d+ is/);
+  assert.equal(calls, 1, 'only the checking call ran, no timed loop');
+});

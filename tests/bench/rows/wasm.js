@@ -1,0 +1,77 @@
+// The package's own rows: each wasm backend zero-copy (tensors from alloc(),
+// the data already in wasm memory, as an engine keeping its activations there
+// calls rmsNorm) and through the copying API (Float32Array in, Float32Array
+// out). One diagnostic row calls the SIMD module's export directly, to show
+// what the JS API itself costs per call.
+import { alloc, init, rmsNorm } from '../../../src/index.js';
+import { activeKernels } from '../../../src/api/runtime.js';
+
+const label = (backend) => (backend === 'simd' ? 'SIMD' : 'scalar');
+
+/** x, w and y as tensors of `backend`'s memory, x and w filled. */
+async function tensors(backend, x, w) {
+  await init({ backend });
+  const xt = alloc(x.length);
+  const wt = alloc(w.length);
+  const yt = alloc(x.length);
+  xt.array.set(x);
+  wt.array.set(w);
+  return { xt, wt, yt, free: () => [xt, wt, yt].forEach((t) => t.free()) };
+}
+
+function zeroCopy(backend) {
+  return {
+    id: `${backend}-zero-copy`,
+    name: `${label(backend)} wasm, zero-copy (alloc tensors)`,
+    async setup({ x, w, eps }) {
+      const { xt, wt, yt, free } = await tensors(backend, x, w);
+      const options = { eps, out: yt };
+      return {
+        call: () => rmsNorm(xt, wt, options),
+        output: () => yt.array.slice(),
+        // rmsNorm runs on the backend of the last init(): select ours first.
+        prepare: () => init({ backend }),
+        dispose: free,
+      };
+    },
+  };
+}
+
+function copying(backend) {
+  return {
+    id: `${backend}-copying`,
+    name: `${label(backend)} wasm, copying API`,
+    async setup({ x, w, eps }) {
+      const y = new Float32Array(x.length);
+      const options = { eps, out: y };
+      return {
+        call: () => rmsNorm(x, w, options),
+        output: () => y,
+        prepare: () => init({ backend }),
+      };
+    },
+  };
+}
+
+const DTYPE_F32 = 0;
+const CAST_LLAMA = 1;
+
+export const simdExport = {
+  id: 'simd-export',
+  name: 'SIMD wasm export called directly (no JS API)',
+  async setup({ x, w, rows, dim, eps }) {
+    const { xt, wt, yt, free } = await tensors('simd', x, w);
+    const kernel = activeKernels('bench').exports.rmsnorm;
+    const [xp, wp, yp] = [xt.byteOffset, wt.byteOffset, yt.byteOffset];
+    return {
+      call: () => kernel(xp, 0, wp, yp, rows, dim, eps, DTYPE_F32, DTYPE_F32, CAST_LLAMA, 0),
+      output: () => yt.array.slice(),
+      dispose: free,
+    };
+  },
+};
+
+export const simdZeroCopy = zeroCopy('simd');
+export const simdCopying = copying('simd');
+export const scalarZeroCopy = zeroCopy('scalar');
+export const scalarCopying = copying('scalar');

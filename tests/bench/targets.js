@@ -1,0 +1,57 @@
+// The issue's targets, each a ratio from one run. Only targets whose rows and
+// shapes were measured are reported.
+
+const IN_CACHE = ['1x896', '1x4096', '32x1024', '512x2048'];
+const ORT_IDS = ['ort-rmsnormalization', 'ort-simplifiedlayernorm'];
+
+/** The faster ORT model in this round: the peer at its best. */
+const fasterOrt = (times) => Math.min(...ORT_IDS.map((id) => times[id]).filter((t) => t !== undefined));
+
+export function evaluateTargets(results) {
+  const targets = [];
+  const add = (what, value, goal, met) => targets.push({ what, value, goal, met });
+  for (const { shape, rows, ratio } of results) {
+    const has = (...ids) => ids.every((id) => rows.some((r) => r.row.id === id));
+    const label = shape.label;
+    const key = `${shape.rows}x${shape.dim}`;
+    if (IN_CACHE.includes(key) && has('naive-js', 'simd-zero-copy')) {
+      const v = ratio('naive-js', 'simd-zero-copy');
+      add(`1. ${label}: SIMD zero-copy × faster than naive JS`, v, '≥ 12', v >= 12);
+    }
+    if (has('simd-zero-copy') && ORT_IDS.some((id) => has(id))) {
+      const v = ratio(fasterOrt, 'simd-zero-copy');
+      add(`2. ${label}: SIMD zero-copy × faster than onnxruntime-web`, v, '≥ 8', v >= 8);
+      if (has('simd-copying')) {
+        const c = ratio(fasterOrt, 'simd-copying');
+        add(`2. ${label}: copying API × faster than onnxruntime-web`, c, '≥ 4', c >= 4);
+      }
+    }
+    if (IN_CACHE.includes(key) && has('simd-zero-copy', 'native')) {
+      const v = ratio('simd-zero-copy', 'native');
+      add(`3. ${label}: SIMD zero-copy time ÷ native`, v, '≤ 1.25', v <= 1.25);
+    }
+    if (key === '2048x4096' && has('simd-zero-copy', 'memory-copy')) {
+      const bytes = (id) => rows.find((r) => r.row.id === id).bytes;
+      // Bandwidth ratio = (bytes_zero_copy / t_zero_copy) / (bytes_copy / t_copy).
+      const v = (bytes('simd-zero-copy') / bytes('memory-copy')) * ratio('memory-copy', 'simd-zero-copy');
+      add(`4. ${label}: SIMD zero-copy bandwidth ÷ memory.copy`, v, '≥ 0.75', v >= 0.75);
+    }
+    if (key === '2048x4096' && has('simd-zero-copy', 'simd-bf16')) {
+      const v = ratio('simd-zero-copy', 'simd-bf16');
+      add(`6. ${label}: bfloat16 I/O × faster than float32`, v, '≥ 1.6', v >= 1.6);
+    }
+    if (key === '2048x4096' && has('simd-add-rmsnorm', 'simd-add-then-rmsnorm')) {
+      const v = ratio('simd-add-then-rmsnorm', 'simd-add-rmsnorm');
+      add(`6. ${label}: addRmsNorm × faster than add then rmsNorm`, v, '≥ 1.3', v >= 1.3);
+    }
+    if (key === '512x2048' && has('simd-zero-copy', 'simd-layernorm')) {
+      const v = ratio('simd-layernorm', 'simd-zero-copy');
+      add(`6. ${label}: rmsNorm × faster than layerNorm`, v, '≥ 1.2', v >= 1.2);
+    }
+    if (key === '1x896' && has('simd-copying', 'simd-zero-copy')) {
+      const v = ratio('simd-copying', 'simd-zero-copy');
+      add(`5. ${label}: copying API time ÷ zero-copy`, v, '≤ 1.3', v <= 1.3);
+    }
+  }
+  return targets;
+}

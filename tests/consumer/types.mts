@@ -1,0 +1,117 @@
+// A TypeScript consumer of the installed package, compiled with
+// `tsc --noEmit --strict` by tests/package.test.js. It uses every export, and
+// each `@ts-expect-error` is a misuse the types must reject (tsc fails if the
+// line compiles after all). Type-level only: nothing here is run.
+import {
+  addRmsNorm, alloc, bindMemory, compileModule, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward, Tensor,
+} from 'rmsnorm-wasm';
+import type { Backend, InitOptions, InitResult, RmsNormOptions } from 'rmsnorm-wasm';
+import {
+  addRmsNorm as referenceAddRmsNorm, layerNorm as referenceLayerNorm, layerNormBackward as referenceLayerNormBackward,
+  rmsNorm as referenceRmsNorm, rmsNormBackward as referenceRmsNormBackward,
+} from 'rmsnorm-wasm/reference';
+
+// init, compileModule
+const module: WebAssembly.Module = await compileModule();
+const scalarModule: WebAssembly.Module = await compileModule('scalar');
+const options: InitOptions = { module, backend: 'auto' };
+const result: InitResult = await init(options);
+const backend: Backend = result.backend;
+await init({ module: scalarModule });
+await init({ backend: 'simd' });
+// @ts-expect-error: there is no 'gpu' backend
+await init({ backend: 'gpu' });
+// @ts-expect-error: compileModule takes a backend name, not options
+await compileModule({ backend: 'simd' });
+
+// rmsNorm and addRmsNorm on float32 arrays
+const x = new Float32Array([2, -4, 6, -8]);
+const w = new Float32Array([1.5, 0.5, 1, 2]);
+const y: Float32Array = rmsNorm(x, w);
+const normOptions: RmsNormOptions = { eps: 1e-5, dim: 4, castMode: 'gemma', weightOffset: 1 };
+const maybeTensor: Float32Array | Tensor<'float32'> = rmsNorm(x, w, normOptions);
+const unweighted: Float32Array = rmsNorm(x, null, { shape: [2, 2], axis: 0 });
+const fused: Float32Array = addRmsNorm(x, new Float32Array(4), w, { out: new Float32Array(4) });
+// @ts-expect-error: the weight is required (null for none), so a typo cannot drop it
+rmsNorm(x);
+// @ts-expect-error: 'epsilon' is not an option
+rmsNorm(x, w, { epsilon: 1e-5 });
+// @ts-expect-error: the residual comes before the weight
+addRmsNorm(x, w);
+
+// 16-bit storage: Uint16Array bit patterns, and options.dtype is required
+const bits = new Uint16Array(4);
+const bf16: Uint16Array = rmsNorm(bits, w, { dtype: 'bfloat16', castMode: 'llama' });
+const f16: Uint16Array = addRmsNorm(bits, new Uint16Array(4), bits, { dtype: 'float16', weightDtype: 'float16' });
+// @ts-expect-error: a Uint16Array needs options.dtype
+rmsNorm(bits, w);
+// @ts-expect-error: a bfloat16 computation takes a float32 or bfloat16 weight, not float16
+rmsNorm(bits, bits, { dtype: 'bfloat16', weightDtype: 'float16' });
+
+// alloc and Tensor: zero-copy, out returned as given
+const tx: Tensor<'float32'> = alloc(4);
+const th: Tensor<'bfloat16'> = alloc(4, 'bfloat16');
+const inPlace: Tensor<'float32'> = rmsNorm(tx, w, { out: tx });
+const inPlace16: Tensor<'bfloat16'> = rmsNorm(th, null, { dtype: 'bfloat16', dim: 4, out: th });
+const view: Uint16Array = th.array;
+th.free();
+// @ts-expect-error: alloc has no 'int8' dtype
+alloc(4, 'int8');
+// @ts-expect-error: tensors come from alloc()
+new Tensor();
+// @ts-expect-error: a float32 result cannot go into a bfloat16 tensor
+rmsNorm(x, w, { out: th });
+
+// layerNorm and the backward passes: float32 only; a null parameter has a null gradient
+const rows = 1;
+const rstd = new Float32Array(rows);
+const mean = new Float32Array(rows);
+const ln: Float32Array = layerNorm(x, w, null, { eps: 1e-5, mean, rstd });
+const lnInPlace: Tensor<'float32'> = layerNorm(tx, null, w, { out: tx });
+rmsNorm(x, w, { rstd });
+const rmsGrads: { dx: Float32Array; dweight: Float32Array } = rmsNormBackward(x, x, w, { rstd });
+const noWeightGrad: null = rmsNormBackward(x, x, null, { dim: 4 }).dweight;
+const lnGrads = layerNormBackward(x, x, w, null, { mean, rstd, dx: x });
+const lnDx: Float32Array = lnGrads.dx;
+const lnDbias: null = lnGrads.dbias;
+// @ts-expect-error: layerNorm is float32 only
+layerNorm(bits, null, null, { dim: 4 });
+// @ts-expect-error: rmsNormBackward takes dy first: (dy, x, weight)
+rmsNormBackward(x, w);
+// @ts-expect-error: the forward's mean and rstd come together or not at all
+layerNormBackward(x, x, w, w, { mean });
+// @ts-expect-error: dweight is null only when weight is null
+export const notNull: null = rmsNormBackward(x, x, w).dweight;
+
+// bindMemory: views of the engine's memory, out required
+declare const memory: WebAssembly.Memory;
+const bound = await bindMemory(memory, { scratch: { byteOffset: 0, byteLength: 4096 }, backend: 'auto' });
+const boundY: Float32Array = bound.rmsNorm(x, w, { out: x });
+const boundFused: Uint16Array = bound.addRmsNorm(bits, bits, null, { dtype: 'float16', dim: 4, out: bits });
+// @ts-expect-error: scratch is required
+await bindMemory(memory, {});
+// @ts-expect-error: a bound kernel copies nothing, so out is required
+bound.rmsNorm(x, w);
+
+// the reference: the same signatures
+const reference: Float32Array = referenceRmsNorm(x, w, { out: x });
+const referenceFused: Uint16Array = referenceAddRmsNorm(bits, bits, null, { dtype: 'bfloat16', dim: 4 });
+// @ts-expect-error: plain arrays are not accepted, only typed arrays
+referenceRmsNorm([2, -4, 6, -8], w);
+// @ts-expect-error: the result is a Float32Array, not a number[]
+export const wrong: number[] = referenceAddRmsNorm(x, x, w);
+const referenceLn: Float32Array = referenceLayerNorm(x, w, w);
+const referenceGrads = referenceLayerNormBackward(x, x, null, null, { dim: 4 });
+const referenceRmsGrads = referenceRmsNormBackward(x, x, w);
+// @ts-expect-error: bias is required (null for none)
+referenceLayerNorm(x, w);
+// @ts-expect-error: 'out' is dx's name here
+referenceRmsNormBackward(x, x, w, { out: x });
+// @ts-expect-error: layerNormBackward needs dy, x, weight and bias
+referenceLayerNormBackward(x, x);
+
+export const used = [
+  backend, y, maybeTensor, unweighted, fused, bf16, f16, inPlace, inPlace16, view,
+  boundY, boundFused, reference, referenceFused, ln, lnInPlace, rmsGrads, noWeightGrad, lnDx, lnDbias,
+  referenceLn, referenceGrads, referenceRmsGrads,
+];

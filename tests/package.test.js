@@ -1,0 +1,160 @@
+// The package as users get it: `npm pack`, installed into a fresh project,
+// then imported from Node ESM, CommonJS and TypeScript, and bundled by
+// esbuild for a browser page with a Web Worker. Offline: the package has no
+// dependencies, so installing the tarball needs no registry.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, sep } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
+import { launchBrowser, openCheckedPage, startDemoServer } from './helpers/browser.js';
+
+const run = promisify(execFile);
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const consumerFiles = fileURLToPath(new URL('./consumer/', import.meta.url));
+const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
+const { version } = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8'));
+
+// Exactly what users need: the JS, its types, the embedded modules, the docs.
+const WHITELIST = [
+  'CHANGELOG.md',
+  'LICENSE',
+  'README.md',
+  'package.json',
+  'src/api/alloc.js',
+  'src/api/backward.js',
+  'src/api/bind.js',
+  'src/api/layernorm.js',
+  'src/api/rmsnorm.js',
+  'src/api/runtime.js',
+  'src/api/tensor.js',
+  'src/api/validate.js',
+  'src/index.d.ts',
+  'src/index.js',
+  'src/loader/kernels.js',
+  'src/loader/load.js',
+  'src/loader/modules-imported.generated.js',
+  'src/loader/modules.generated.js',
+  'src/loader/staging.js',
+  'src/reference/backward.js',
+  'src/reference/blocked-sum.js',
+  'src/reference/float16.js',
+  'src/reference/index.d.ts',
+  'src/reference/index.js',
+  'src/reference/layernorm.js',
+  'src/reference/rmsnorm.js',
+];
+const EXAMPLE = ['0.55', '-0.37', '1.10', '-2.92'];
+
+let work; // the temporary folder: the tarball, and app/ that installs it
+let app;
+let packed; // npm pack's report: filename, size, files
+before(async () => {
+  work = await mkdtemp(join(tmpdir(), 'rmsnorm-wasm-package-'));
+  app = join(work, 'app');
+  // prepack runs `make build`, so the tarball holds the current modules.
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: repo });
+  [packed] = JSON.parse(stdout);
+  await cp(consumerFiles, app, { recursive: true });
+  const npm = (...args) => run('npm', [...args, '--offline', '--no-audit', '--no-fund'], { cwd: app });
+  await npm('init', '-y');
+  await npm('install', join(work, packed.filename));
+});
+after(() => rm(work, { recursive: true, force: true }));
+
+async function node(script) {
+  const { stdout } = await run(process.execPath, [script], { cwd: app });
+  return JSON.parse(stdout);
+}
+
+const twoDecimals = (values) => values.map((v) => v.toFixed(2));
+
+test('the tarball holds exactly the whitelisted files', () => {
+  assert.equal(packed.filename, `rmsnorm-wasm-${version}.tgz`);
+  const files = packed.files.map((f) => f.path).sort();
+  assert.deepEqual(files, WHITELIST, 'update WHITELIST here and "files" in package.json together');
+  for (const file of files) {
+    assert.doesNotMatch(file, /(^|\/)(tests?|bench|web)\/|\.(c|h|wasm|test\.js)$/, file);
+  }
+});
+
+test('Node ESM imports the package and its reference, and computes the worked example', async () => {
+  const out = await node('esm.mjs');
+  assert.equal(out.backend, 'simd');
+  assert.deepEqual(twoDecimals(out.wasm), EXAMPLE);
+  assert.deepEqual(out.reference, out.wasm, 'reference and wasm agree bit for bit');
+  assert.equal(out.deepImport, 'ERR_PACKAGE_PATH_NOT_EXPORTED', 'only the exports map is public');
+});
+
+test('every runtime export is declared in the shipped .d.ts', async () => {
+  const { exports } = await node('esm.mjs');
+  const typesOf = { '.': 'src/index.d.ts', './reference': 'src/reference/index.d.ts' };
+  for (const [entry, file] of Object.entries(typesOf)) {
+    const types = await readFile(join(app, 'node_modules', 'rmsnorm-wasm', file), 'utf8');
+    const declared = [...types.matchAll(/^export (?:declare )?(?:function|const|class) (\w+)/gm)].map((m) => m[1]);
+    assert.deepEqual([...new Set(declared)].sort(), exports[entry], `${entry}: runtime exports vs ${file}`);
+  }
+});
+
+test('CommonJS: await import() computes the worked example; require() returns the same module where Node supports it', async () => {
+  const out = await node('commonjs.cjs');
+  assert.equal(out.backend, 'simd');
+  assert.deepEqual(twoDecimals(out.wasm), EXAMPLE);
+  assert.deepEqual(out.reference, out.wasm);
+  assert.equal(out.version, version);
+  // Node >= 20.19 / 22.12 can require() an ES module; older ones refuse it.
+  assert.deepEqual(out.required, out.canRequireEsm ? { sameModule: true } : { error: 'ERR_REQUIRE_ESM' });
+});
+
+test('the types compile under tsc --strict, and each misuse is a type error', async () => {
+  // Once with the DOM lib (browser code) and once without it (Node code).
+  for (const lib of ['es2022,dom', 'es2022']) {
+    const args = ['--noEmit', '--strict', '--module', 'nodenext', '--target', 'es2022', '--lib', lib, 'types.mts'];
+    await run(process.execPath, [tsc, ...args], { cwd: app }).catch((err) => {
+      assert.fail(`tsc --lib ${lib}:\n${err.stdout}${err.stderr}`);
+    });
+  }
+});
+
+test('esbuild bundles it for the browser: the page computes the worked example with SIMD, and a Web Worker the same bits', async () => {
+  const dist = join(app, 'dist');
+  const result = await build({
+    entryPoints: [join(app, 'page.mjs'), join(app, 'worker.mjs')],
+    outdir: dist,
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    write: true,
+    logLevel: 'silent',
+  });
+  assert.deepEqual(result.errors, []);
+  assert.deepEqual(result.warnings, []);
+  for (const file of ['page.js', 'worker.js']) {
+    const code = await readFile(join(dist, file), 'utf8');
+    assert.doesNotMatch(code, /\bnode:|\brequire\(|\bprocess\./, `${file} has no Node-only code`);
+  }
+  await cp(join(app, 'index.html'), join(dist, 'index.html'));
+  const server = await startDemoServer(dist + sep);
+  const browser = await launchBrowser();
+  try {
+    const { page, problems } = await openCheckedPage(browser, server.url('/index.html'));
+    await page.waitForSelector('body[data-report]', { state: 'attached' });
+    const report = JSON.parse(await page.getAttribute('body', 'data-report'));
+    assert.equal(report.error, undefined);
+    assert.equal(report.backend, 'simd');
+    assert.deepEqual(twoDecimals(report.wasm), EXAMPLE);
+    assert.deepEqual(report.reference, report.wasm);
+    assert.equal(report.worker.backend, 'simd');
+    assert.equal(report.worker.y.length, report.long.length);
+    const i = report.worker.y.findIndex((v, j) => !Object.is(v, report.long[j]));
+    assert.equal(i, -1, `worker and main thread differ first at index ${i} (rows=4 dim=1000)`);
+    assert.deepEqual(problems, []);
+  } finally {
+    await browser.close();
+    server.server.close();
+  }
+});
