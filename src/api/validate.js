@@ -100,13 +100,21 @@ function unwrapTensor(fn, name, value) {
 /** An array argument holding `dtype` values (a typed array or a tensor). */
 function resolveArray(fn, name, value, dtype) {
   const { array, tensor } = unwrapTensor(fn, name, value);
-  if (typedArrayKind(array) !== ARRAY_KIND_OF[dtype] || (tensor && tensor.dtype !== dtype)) {
+  if (tensor !== undefined) {
+    // A live tensor's view is the package's own, rebuilt when stale: no
+    // type or detachment to check, only the dtype.
+    if (tensor.dtype !== dtype) throw new TypeError(`${fn}: ${name} must be ${expectedArray(dtype)}${dtype === 'float32' ? '' : ` for dtype '${dtype}'`}, got ${describe(value)}`);
+    return { array, tensor, span: tensor.span };
+  }
+  if (typedArrayKind(array) !== ARRAY_KIND_OF[dtype]) {
     const what = dtype === 'float32' ? '' : ` for dtype '${dtype}'`;
     throw new TypeError(`${fn}: ${name} must be ${expectedArray(dtype)}${what}, got ${describe(value)}`);
   }
   requireAttached(fn, name, array);
-  return { array, tensor, span: tensor === undefined ? spanOf(array) : tensor.span };
+  return { array, tensor, span: spanOf(array) };
 }
+
+const hasOwn = Object.prototype.hasOwnProperty;
 
 /**
  * options as a plain copy holding only `allowed` names ({} when undefined).
@@ -118,12 +126,16 @@ export function checkOptionNames(fn, options, allowed) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(`${fn}: options must be an object, got ${describe(options)}`);
   }
-  for (const key of Object.keys(options)) {
+  // One pass, no intermediate arrays: this runs on every kernel call.
+  const copy = {};
+  for (const key in options) {
+    if (!hasOwn.call(options, key)) continue; // what Object.keys would list
     if (!allowed.includes(key)) {
       throw new TypeError(`${fn}: unknown option '${key}' (allowed: ${allowed.join(', ')})`);
     }
+    copy[key] = options[key];
   }
-  return { ...options };
+  return copy;
 }
 
 function oneOf(fn, name, value, allowed, fallback) {
@@ -134,8 +146,11 @@ function oneOf(fn, name, value, allowed, fallback) {
   return value;
 }
 
+const NON_NEGATIVE = true;
+const ANY_SIGN = false;
+
 /** A number option as the float32 the kernels use: finite (and >= 0 if asked). */
-function resolveFloat32(fn, name, value, fallback, { nonNegative }) {
+function resolveFloat32(fn, name, value, fallback, nonNegative) {
   if (value === undefined) return Math.fround(fallback);
   if (typeof value !== 'number') {
     throw new TypeError(`${fn}: ${name} must be a number, got ${describe(value)}`);
@@ -147,6 +162,8 @@ function resolveFloat32(fn, name, value, fallback, { nonNegative }) {
   return Math.fround(value);
 }
 
+const WEIGHT_DTYPES_FOR = { float32: ['float32'], bfloat16: ['float32', 'bfloat16'], float16: ['float32', 'float16'] };
+
 function resolveWeight(fn, weight, weightDtypeOption, dtype) {
   if (weight === null) {
     if (weightDtypeOption !== undefined) {
@@ -157,18 +174,19 @@ function resolveWeight(fn, weight, weightDtypeOption, dtype) {
   if (weight === undefined) {
     throw new TypeError(`${fn}: weight must be a Float32Array or null (for no weight), got undefined`);
   }
-  const allowed = dtype === 'float32' ? ['float32'] : ['float32', dtype];
+  const allowed = WEIGHT_DTYPES_FOR[dtype];
   const { array, tensor } = unwrapTensor(fn, 'weight', weight);
   // By default a weight is what its array holds: a Uint16Array holds the storage dtype.
-  const held = typedArrayKind(array) === 'Uint16Array' ? dtype : 'float32';
+  const kind = tensor !== undefined ? ARRAY_KIND_OF[tensor.dtype] : typedArrayKind(array);
+  const held = kind === 'Uint16Array' ? dtype : 'float32';
   const weightDtype = oneOf(fn, 'options.weightDtype', weightDtypeOption, allowed, held);
-  if (typedArrayKind(array) !== ARRAY_KIND_OF[weightDtype] || (tensor && tensor.dtype !== weightDtype)) {
+  if (kind !== ARRAY_KIND_OF[weightDtype] || (tensor && tensor.dtype !== weightDtype)) {
     const expected = weightDtypeOption === undefined
       ? allowed.map(expectedArray).join(' or ')
       : `${expectedArray(weightDtype)} for weightDtype '${weightDtype}'`;
     throw new TypeError(`${fn}: weight must be ${expected}, got ${describe(weight)}`);
   }
-  requireAttached(fn, 'weight', array);
+  if (tensor === undefined) requireAttached(fn, 'weight', array);
   if (array.length === 0) throw new RangeError(`${fn}: weight must not be empty (dim = 0)`);
   return { array, tensor, weightDtype, span: tensor === undefined ? spanOf(array) : tensor.span };
 }
@@ -271,9 +289,9 @@ function resolveArgs(fn, x, residual, weight, options) {
     throw new RangeError(`${fn}: residual.length (${rs.array.length}) must equal x.length (${xs.array.length})`);
   }
   const ws = resolveWeight(fn, weight, opts.weightDtype, dtype);
-  const eps = resolveFloat32(fn, 'options.eps', opts.eps, RMSNORM_DEFAULT_EPS, { nonNegative: true });
+  const eps = resolveFloat32(fn, 'options.eps', opts.eps, RMSNORM_DEFAULT_EPS, NON_NEGATIVE);
   const castMode = oneOf(fn, 'options.castMode', opts.castMode, CAST_MODES, 'llama');
-  const weightOffset = resolveFloat32(fn, 'options.weightOffset', opts.weightOffset, 0, { nonNegative: false });
+  const weightOffset = resolveFloat32(fn, 'options.weightOffset', opts.weightOffset, 0, ANY_SIGN);
   if (opts.weightOffset !== undefined && ws.array === null) {
     throw new TypeError(`${fn}: options.weightOffset needs a weight, but weight is null`);
   }
@@ -299,8 +317,8 @@ function resolveArgs(fn, x, residual, weight, options) {
     throw new RangeError(`${fn}: residual must not overlap x or weight`);
   }
   // Only when asked for: building the lists costs more than the rest of a small call.
-  const [rstd] = opts.rstd === undefined ? [undefined] : resolveStatsOut(fn, { rstd: opts.rstd }, rows,
-    [['x', xs.array], ['weight', ws.array], ['residual', rs?.array], ['options.out', os?.array]]);
+  const rstd = opts.rstd === undefined ? undefined : resolveStatsOut(fn, { rstd: opts.rstd }, rows,
+    [['x', xs.array], ['weight', ws.array], ['residual', rs?.array], ['options.out', os?.array]])[0];
   return {
     rows, dim, eps, dtype, castMode, weightOffset, weightDtype: ws.weightDtype,
     x: xs, residual: rs, weight: ws.array === null ? null : ws, out: os, rstd,
@@ -409,7 +427,7 @@ export function resolveLayerNormArgs(fn, x, weight, bias, options) {
   const xs = resolveArray(fn, 'x', x, 'float32');
   const ws = resolveParameter(fn, 'weight', weight);
   const bs = resolveParameter(fn, 'bias', bias);
-  const eps = resolveFloat32(fn, 'options.eps', opts.eps, LAYERNORM_DEFAULT_EPS, { nonNegative: true });
+  const eps = resolveFloat32(fn, 'options.eps', opts.eps, LAYERNORM_DEFAULT_EPS, NON_NEGATIVE);
   const { rows, dim } = resolveParameterShape(fn, opts, [['weight', ws], ['bias', bs]], xs.array.length);
   const params = [['weight', ws.array], ['bias', bs.array]];
   const out = resolveRowsOut(fn, 'options.out', opts.out, xs.array.length, ['x', xs.array], params);
@@ -432,7 +450,7 @@ export function resolveRmsNormBackwardArgs(fn, dy, x, weight, options) {
   const opts = checkOptionNames(fn, options, RMSNORM_BACKWARD_OPTIONS);
   const { xs, dys } = resolveBackwardInputs(fn, dy, x);
   const ws = resolveParameter(fn, 'weight', weight);
-  const eps = resolveFloat32(fn, 'options.eps', opts.eps, RMSNORM_DEFAULT_EPS, { nonNegative: true });
+  const eps = resolveFloat32(fn, 'options.eps', opts.eps, RMSNORM_DEFAULT_EPS, NON_NEGATIVE);
   const { rows, dim } = resolveParameterShape(fn, opts, [['weight', ws]], xs.array.length);
   const dx = resolveRowsOut(fn, 'options.dx', opts.dx, xs.array.length, ['dy', dys.array],
     [['x', xs.array], ['weight', ws.array]]);
@@ -448,7 +466,7 @@ export function resolveLayerNormBackwardArgs(fn, dy, x, weight, bias, options) {
   const { xs, dys } = resolveBackwardInputs(fn, dy, x);
   const ws = resolveParameter(fn, 'weight', weight);
   const bs = resolveParameter(fn, 'bias', bias);
-  const eps = resolveFloat32(fn, 'options.eps', opts.eps, LAYERNORM_DEFAULT_EPS, { nonNegative: true });
+  const eps = resolveFloat32(fn, 'options.eps', opts.eps, LAYERNORM_DEFAULT_EPS, NON_NEGATIVE);
   const { rows, dim } = resolveParameterShape(fn, opts, [['weight', ws], ['bias', bs]], xs.array.length);
   const dx = resolveRowsOut(fn, 'options.dx', opts.dx, xs.array.length, ['dy', dys.array],
     [['x', xs.array], ['weight', ws.array], ['bias', bs.array]]);
