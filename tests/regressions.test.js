@@ -36,3 +36,44 @@ test('a weight offset that overflows the weight to Inf gives NaN where x is 0, o
     }
   }
 });
+
+// options.out was read a second time for the return value: a getter ran twice.
+test('options.out is read once, and the call returns the caller\'s own out (array or tensor)', async () => {
+  const { alloc, layerNorm } = await import('../src/index.js');
+  const reference = await import('../src/reference/index.js');
+  await init();
+  const t = alloc(4);
+  for (const [name, call] of [
+    ['rmsNorm', (f, o) => f.rmsNorm(new Float32Array([2, -4, 6, -8]), null, o)],
+    ['layerNorm', (f, o) => f.layerNorm(new Float32Array([2, -4, 6, -8]), null, null, o)],
+  ]) {
+    for (const [what, api] of [['wasm', { rmsNorm, layerNorm }], ['reference', reference]]) {
+      for (const out of [new Float32Array(4), t]) {
+        let reads = 0;
+        const options = { dim: 4, get out() { reads++; return out; } };
+        const returned = call(api, options);
+        if (reads !== 1) throw new Error(`${what} ${name}: options.out read ${reads} times`);
+        if (returned !== out) throw new Error(`${what} ${name}: did not return the given out`);
+      }
+    }
+  }
+  t.free();
+});
+
+// A failed compile was cached, so init() could never succeed afterwards.
+test('init() can be retried after the module failed to compile', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const script = `
+    const compile = WebAssembly.compile;
+    WebAssembly.compile = () => Promise.reject(new Error('simulated compile failure'));
+    const { init } = await import(${JSON.stringify(new URL('../src/index.js', import.meta.url).href)});
+    const first = await init().then(() => 'ok', (e) => e.message);
+    WebAssembly.compile = compile;
+    const second = await init().then((r) => r.backend, (e) => e.message);
+    console.log(JSON.stringify({ first, second }));
+  `;
+  const out = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }));
+  if (out.first !== 'simulated compile failure' || out.second !== 'simd') {
+    throw new Error(`unexpected: ${JSON.stringify(out)}`);
+  }
+});

@@ -10,7 +10,7 @@
 import { BACKENDS, compileImportedMemoryBackend, simdSupported } from '../loader/load.js';
 import { WasmKernels } from '../loader/kernels.js';
 import { ARRAY_TYPE_OF } from './tensor.js';
-import { checkOptionNames, describe, resolveAddRmsNormArgs, resolveRmsNormArgs } from './validate.js';
+import { checkOptionNames, describe, outValue, resolveAddRmsNormArgs, resolveRmsNormArgs } from './validate.js';
 
 /** Bytes of stack the kernels need at most; the scratch region must hold them. */
 export const MIN_SCRATCH_BYTES = 4096;
@@ -79,7 +79,7 @@ export async function bindMemory(memory, options) {
       }
     }
     if (args.rows > 0) kernels.rmsNorm(fn, args, args.out);
-    return opts.out;
+    return outValue(args.out);
   };
   return {
     backend,

@@ -3,7 +3,7 @@
 
 import { runRowsStaged } from '../loader/staging.js';
 import { activeKernels } from './runtime.js';
-import { resolveLayerNormArgs } from './validate.js';
+import { outValue, resolveLayerNormArgs } from './validate.js';
 
 /**
  * LayerNorm over the last dimension: y = (x − mean) / sqrt(var + eps) · weight + bias,
@@ -33,5 +33,5 @@ export function layerNorm(x, weight, bias, options) {
     { name: 'options.rstd', per: 'stat', arg: args.rstd, dir: 'out' },
   ], ([wPtr, bPtr, xPtr, yPtr, meanPtr, rstdPtr], n) =>
     run(xPtr, wPtr, bPtr, yPtr, meanPtr, rstdPtr, n, dim, eps));
-  return options?.out ?? y.array;
+  return args.out === undefined ? y.array : outValue(args.out);
 }

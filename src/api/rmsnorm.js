@@ -7,7 +7,7 @@ import { DTYPE_CODE } from '../loader/kernels.js';
 import { runRowsStaged } from '../loader/staging.js';
 import { activeKernels } from './runtime.js';
 import { ARRAY_TYPE_OF } from './tensor.js';
-import { resolveAddRmsNormArgs, resolveRmsNormArgs } from './validate.js';
+import { outValue, resolveAddRmsNormArgs, resolveRmsNormArgs } from './validate.js';
 
 function run(kernels, fn, args, options) {
   const y = args.out ?? { array: new ARRAY_TYPE_OF[args.dtype](args.x.array.length), tensor: undefined };
@@ -17,7 +17,7 @@ function run(kernels, fn, args, options) {
   if (args.rstd !== undefined && args.residual === undefined) rowRstd(kernels, fn, args, args.x);
   if (args.rows > 0) kernels.rmsNorm(fn, args, y);
   if (args.rstd !== undefined && args.residual !== undefined) rowRstd(kernels, fn, args, args.residual);
-  return options?.out ?? y.array;
+  return args.out === undefined ? y.array : outValue(args.out);
 }
 
 function rowRstd(kernels, fn, { rows, dim, eps, dtype, rstd }, source) {

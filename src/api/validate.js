@@ -240,6 +240,12 @@ function resolveShape(fn, opts, weight, length) {
   return { rows: length / dim, dim };
 }
 
+/** What a call returns for a resolved options.out: the caller's own object
+ * (the tensor, or the array), without reading options.out a second time. */
+export function outValue(out) {
+  return out.tensor ?? out.array;
+}
+
 /** Whether two resolved arguments share bytes (by their spans). */
 function spansOverlap({ span: a }, { span: b }) {
   return a.buffer === b.buffer && a.start < b.end && b.start < a.end;

@@ -61,6 +61,7 @@ export function compileBackend(backend) {
   if (module === undefined) {
     module = WebAssembly.compile(moduleBytes(backend));
     compiled.set(backend, module);
+    module.catch(() => compiled.delete(backend)); // a failed compile may be retried
   }
   return module;
 }

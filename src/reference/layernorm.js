@@ -4,7 +4,7 @@
 // the wasm kernels. Why Math.fround per operation is exact float32: see
 // ./rmsnorm.js.
 
-import { resolveLayerNormArgs } from '../api/validate.js';
+import { outValue, resolveLayerNormArgs } from '../api/validate.js';
 import { blockedSum } from './blocked-sum.js';
 import { FLT_MAX, rescueScale, TINY_SUM } from './rmsnorm.js';
 
@@ -65,5 +65,5 @@ export function layerNorm(x, weight, bias, options) {
     if (mean !== null) mean[r] = fround(fround(st.meanHi + st.meanLo) / scale);
     if (rstd !== null) rstd[r] = fround(st.rstd * scale);
   }
-  return options?.out ?? y;
+  return args.out === undefined ? y : outValue(args.out);
 }

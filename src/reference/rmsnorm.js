@@ -10,7 +10,7 @@
 // than 2*24+2 bits), so there is no double rounding.
 
 import { ARRAY_TYPE_OF } from '../api/tensor.js';
-import { resolveAddRmsNormArgs, resolveRmsNormArgs } from '../api/validate.js';
+import { outValue, resolveAddRmsNormArgs, resolveRmsNormArgs } from '../api/validate.js';
 import { blockedSum } from './blocked-sum.js';
 import { narrow, roundTo, widen } from './float16.js';
 
@@ -117,7 +117,7 @@ export function rmsNorm(x, weight, options) {
   const args = resolveRmsNormArgs('rmsNorm', x, weight, options);
   const y = outputFor(args);
   normalizeRows(args, args.x.array, y);
-  return options?.out ?? y;
+  return args.out === undefined ? y : outValue(args.out);
 }
 
 /**
@@ -133,5 +133,5 @@ export function addRmsNorm(x, residual, weight, options) {
   }
   const y = outputFor(args);
   normalizeRows(args, rs, y);
-  return options?.out ?? y;
+  return args.out === undefined ? y : outValue(args.out);
 }
