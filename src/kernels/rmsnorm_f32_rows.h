@@ -104,17 +104,38 @@ static float rescue_inv(const void* src, size_t dim, float eps, float plain_sums
  * overflow to +-Inf though both are finite) is finite: the vector writers
  * may assume their outputs are not NaN only then (see wasmsimd.c), since
  * 0 * Inf is NaN. */
+/* Whether no element has an all-ones exponent field (Inf or NaN). A branchless
+ * loop over the bits, which the compiler vectorizes: this runs on every call,
+ * and one row is often all the work there is. */
+#define DEFINE_EXPONENTS_FINITE(NAME, TYPE, EXPONENT)        \
+  static bool NAME(const TYPE* w, size_t dim) {             \
+    TYPE special = 0;                                       \
+    for (size_t i = 0; i < dim; i++) {                      \
+      special |= (TYPE) ((w[i] & EXPONENT) == EXPONENT);    \
+    }                                                       \
+    return special == 0;                                    \
+  }
+DEFINE_EXPONENTS_FINITE(exponents_finite_32, uint32_t, UINT32_C(0x7F800000))
+DEFINE_EXPONENTS_FINITE(exponents_finite_16, uint16_t, 0x7F80)
+DEFINE_EXPONENTS_FINITE(exponents_finite_f16, uint16_t, 0x7C00)
+
 static bool all_finite(const void* w, size_t dim, int weight_dtype, bool offset,
                        float weight_offset) {
+  if (!offset) {
+    switch (weight_dtype) {
+      case RMSNORM_BF16: return exponents_finite_16((const uint16_t*) w, dim);
+      case RMSNORM_F16: return exponents_finite_f16((const uint16_t*) w, dim);
+      default: return exponents_finite_32((const uint32_t*) w, dim);
+    }
+  }
+  /* offset + w can overflow even where w is finite */
   for (size_t i = 0; i < dim; i++) {
-    const float wi = load_f32(w, i, weight_dtype);
-    if (!(fabsf(offset ? weight_offset + wi : wi) <= FLT_MAX)) {
+    if (!(fabsf(weight_offset + load_f32(w, i, weight_dtype)) <= FLT_MAX)) {
       return false;
     }
   }
   return true;
 }
-
 
 static void rescue_row(const void* src, const void* w, void* y, size_t dim, float eps,
                        float plain_sumsq, float weight_offset, int dtype, int weight_dtype,
