@@ -150,9 +150,10 @@ $(NATIVE_BENCH): tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c
 bench: deps build bench-native
 	node tests/bench/run.js
 
+# The bounded fuzz run first, so that the test runner's summary closes the output.
 test: deps build bench-native build/known-answers-host
-	npm test
 	$(MAKE) --no-print-directory fuzz
+	npm test
 
 demo: deps build
 	node web/serve.js $(PORT)
