@@ -17,8 +17,10 @@ export const CHUNK_BYTES = 2 ** 18;
 
 export const DTYPE_CODE = { float32: 0, bfloat16: 1, float16: 2 };
 const CAST_CODE = { gemma: 0, llama: 1 };
-const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
-const align16 = (n) => Math.ceil(n / 16) * 16;
+/** Bytes per value of each storage dtype. */
+export const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
+/** Scratch regions start on 16-byte boundaries, where the kernels' vector loads are fastest. */
+export const align16 = (n) => Math.ceil(n / 16) * 16;
 
 export class WasmKernels {
   /** `memory`: the module's own (exported) memory, or the one it imports

@@ -9,10 +9,7 @@
 // the same staging, written out for their fixed arguments, because at one row
 // the generic version's per-call work is a measurable share of the call.)
 
-import { CHUNK_BYTES } from './kernels.js';
-
-const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
-const align16 = (bytes) => Math.ceil(bytes / 16) * 16;
+import { BYTES, CHUNK_BYTES, align16 } from './kernels.js';
 
 /**
  * @typedef {object} Slot One array argument of the kernel.
