@@ -10,7 +10,9 @@
 import { BACKENDS, compileImportedMemoryBackend, simdSupported } from '../loader/load.js';
 import { WasmKernels } from '../loader/kernels.js';
 import { ARRAY_TYPE_OF } from './tensor.js';
-import { checkOptionNames, describe, outValue, resolveAddRmsNormArgs, resolveRmsNormArgs } from './validate.js';
+import { checkOptionNames, describe, optionSet, outValue, resolveAddRmsNormArgs, resolveRmsNormArgs } from './validate.js';
+
+const BIND_OPTIONS = optionSet((o) => ({ scratch: o.scratch, backend: o.backend }));
 
 /** Bytes of stack the kernels need at most; the scratch region must hold them. */
 export const MIN_SCRATCH_BYTES = 4096;
@@ -48,7 +50,7 @@ export async function bindMemory(memory, options) {
   if (typeof SharedArrayBuffer !== 'undefined' && memory.buffer instanceof SharedArrayBuffer) {
     throw new TypeError('bindMemory: memory must not be shared (the kernels import a non-shared memory)');
   }
-  const { scratch, backend: requested = 'auto' } = checkOptionNames('bindMemory', options, ['scratch', 'backend']);
+  const { scratch, backend: requested = 'auto' } = checkOptionNames('bindMemory', options, BIND_OPTIONS);
   checkScratch(scratch, memory);
   const lent = [scratch.byteOffset, scratch.byteOffset + scratch.byteLength]; // read once
   if (requested !== 'auto' && !BACKENDS.includes(requested)) {

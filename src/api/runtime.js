@@ -4,7 +4,9 @@
 import {
   BACKENDS, backendOf, compileBackend, instantiate, isWasmModule, simdSupported,
 } from '../loader/load.js';
-import { checkOptionNames, describe } from './validate.js';
+import { checkOptionNames, describe, optionSet } from './validate.js';
+
+const INIT_OPTIONS = optionSet((o) => ({ backend: o.backend, module: o.module }));
 
 const instances = new Map(); // backend -> Promise<WasmKernels>, one per backend
 let active = null; // { backend, kernels } of the last init() to finish
@@ -47,7 +49,7 @@ function moduleBackend(module, requested) {
  * @returns {Promise<{backend: 'simd' | 'scalar'}>}
  */
 export async function init(options) {
-  const { backend: requested = 'auto', module } = checkOptionNames('init', options, ['backend', 'module']);
+  const { backend: requested = 'auto', module } = checkOptionNames('init', options, INIT_OPTIONS);
   const backend = module === undefined
     ? resolveBackend('init', 'options.backend', requested)
     : moduleBackend(module, requested);

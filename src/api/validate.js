@@ -87,56 +87,70 @@ class ArraySpan {
 export const spanOf = (array) => new ArraySpan(array);
 
 /**
- * A tensor argument resolved to its typed array; a freed tensor is an error.
- * Returns { array, tensor, span } (tensor undefined for plain arrays; span
- * set once the array's type has been checked).
+ * A tensor argument resolved: { array, tensor, span }, the tensor's own
+ * record (src/api/tensor.js, no allocation), or undefined for anything that
+ * is not a tensor. A freed tensor is an error.
  */
-function unwrapTensor(fn, name, value) {
-  if (!(value instanceof Tensor)) return { array: value, tensor: undefined, span: undefined };
+function resolvedTensor(fn, name, value) {
+  if (!(value instanceof Tensor)) return undefined;
   if (value.freed) throw new TypeError(`${fn}: ${name} is a freed tensor`);
-  return { array: value.array, tensor: value, span: undefined };
+  return value.resolved;
 }
 
-/** An array argument holding `dtype` values (a typed array or a tensor). */
+/**
+ * An array argument holding `dtype` values (a typed array or a tensor),
+ * resolved to { array, tensor, span } (tensor undefined for plain arrays).
+ * Resolved arguments are shared (a tensor's is its own): read, never write.
+ */
 function resolveArray(fn, name, value, dtype) {
-  const { array, tensor } = unwrapTensor(fn, name, value);
-  if (tensor !== undefined) {
+  const resolved = resolvedTensor(fn, name, value);
+  if (resolved !== undefined) {
     // A live tensor's view is the package's own, rebuilt when stale: no
     // type or detachment to check, only the dtype.
-    if (tensor.dtype !== dtype) throw new TypeError(`${fn}: ${name} must be ${expectedArray(dtype)}${dtype === 'float32' ? '' : ` for dtype '${dtype}'`}, got ${describe(value)}`);
-    return { array, tensor, span: tensor.span };
+    if (value.dtype !== dtype) throw new TypeError(`${fn}: ${name} must be ${expectedArray(dtype)}${dtype === 'float32' ? '' : ` for dtype '${dtype}'`}, got ${describe(value)}`);
+    return resolved;
   }
-  if (typedArrayKind(array) !== ARRAY_KIND_OF[dtype]) {
+  if (typedArrayKind(value) !== ARRAY_KIND_OF[dtype]) {
     const what = dtype === 'float32' ? '' : ` for dtype '${dtype}'`;
     throw new TypeError(`${fn}: ${name} must be ${expectedArray(dtype)}${what}, got ${describe(value)}`);
   }
-  requireAttached(fn, name, array);
-  return { array, tensor, span: spanOf(array) };
+  requireAttached(fn, name, value);
+  return { array: value, tensor: undefined, span: spanOf(value) };
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
 /**
- * options as a plain copy holding only `allowed` names ({} when undefined).
- * A copy: each option is read once, here, before any array is measured, since
- * a getter runs user code, which could detach or shrink a buffer.
+ * The options a function takes, as a reader: `read` picks them out of an
+ * options object into a new object of fixed shape, each read once (a getter
+ * runs user code, which could detach or shrink a buffer, so no option is read
+ * again after the arrays are measured). Its names are the keys `read` copies.
  */
-export function checkOptionNames(fn, options, allowed) {
-  if (options === undefined) return {};
+export function optionSet(read) {
+  const names = Object.keys(read({}));
+  return { read, names: new Set(names), list: names.join(', ') };
+}
+
+/**
+ * options read through `set` (from optionSet), all undefined when options is
+ * undefined. An own key the function does not know (a typo, say) is a
+ * TypeError; known names are read as WebIDL dictionaries read them, so a
+ * prototype's values count. This runs on every kernel call: the key check is
+ * one for-in and a Set lookup a key, and the copy one literal.
+ */
+export function checkOptionNames(fn, options, set) {
+  if (options === undefined) return set.read(EMPTY_OPTIONS);
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(`${fn}: options must be an object, got ${describe(options)}`);
   }
-  // One pass, no intermediate arrays: this runs on every kernel call.
-  const copy = {};
   for (const key in options) {
-    if (!hasOwn.call(options, key)) continue; // what Object.keys would list
-    if (!allowed.includes(key)) {
-      throw new TypeError(`${fn}: unknown option '${key}' (allowed: ${allowed.join(', ')})`);
+    if (!set.names.has(key) && hasOwn.call(options, key)) {
+      throw new TypeError(`${fn}: unknown option '${key}' (allowed: ${set.list})`);
     }
-    copy[key] = options[key];
   }
-  return copy;
+  return set.read(options);
 }
+const EMPTY_OPTIONS = Object.freeze({});
 
 function oneOf(fn, name, value, allowed, fallback) {
   if (value === undefined) return fallback;
@@ -164,66 +178,73 @@ function resolveFloat32(fn, name, value, fallback, nonNegative) {
 
 const WEIGHT_DTYPES_FOR = { float32: ['float32'], bfloat16: ['float32', 'bfloat16'], float16: ['float32', 'float16'] };
 
+/** A missing weight (or bias), resolved. */
+const NO_WEIGHT = Object.freeze({ array: null, tensor: undefined, span: undefined });
+
+/** weight resolved like resolveArray's arrays, and the dtype it holds
+ * (null for no weight). */
 function resolveWeight(fn, weight, weightDtypeOption, dtype) {
   if (weight === null) {
     if (weightDtypeOption !== undefined) {
       throw new TypeError(`${fn}: options.weightDtype needs a weight, but weight is null`);
     }
-    return { array: null, tensor: undefined, weightDtype: null };
+    return { resolved: NO_WEIGHT, weightDtype: null };
   }
   if (weight === undefined) {
     throw new TypeError(`${fn}: weight must be a Float32Array or null (for no weight), got undefined`);
   }
   const allowed = WEIGHT_DTYPES_FOR[dtype];
-  const { array, tensor } = unwrapTensor(fn, 'weight', weight);
+  const tensor = resolvedTensor(fn, 'weight', weight);
   // By default a weight is what its array holds: a Uint16Array holds the storage dtype.
-  const kind = tensor !== undefined ? ARRAY_KIND_OF[tensor.dtype] : typedArrayKind(array);
+  const kind = tensor !== undefined ? ARRAY_KIND_OF[weight.dtype] : typedArrayKind(weight);
   const held = kind === 'Uint16Array' ? dtype : 'float32';
   const weightDtype = oneOf(fn, 'options.weightDtype', weightDtypeOption, allowed, held);
-  if (kind !== ARRAY_KIND_OF[weightDtype] || (tensor && tensor.dtype !== weightDtype)) {
+  if (kind !== ARRAY_KIND_OF[weightDtype] || (tensor !== undefined && weight.dtype !== weightDtype)) {
     const expected = weightDtypeOption === undefined
       ? allowed.map(expectedArray).join(' or ')
       : `${expectedArray(weightDtype)} for weightDtype '${weightDtype}'`;
     throw new TypeError(`${fn}: weight must be ${expected}, got ${describe(weight)}`);
   }
-  if (tensor === undefined) requireAttached(fn, 'weight', array);
-  if (array.length === 0) throw new RangeError(`${fn}: weight must not be empty (dim = 0)`);
-  return { array, tensor, weightDtype, span: tensor === undefined ? spanOf(array) : tensor.span };
+  if (tensor === undefined) requireAttached(fn, 'weight', weight);
+  if (weight.length === 0) throw new RangeError(`${fn}: weight must not be empty (dim = 0)`);
+  return {
+    resolved: tensor ?? { array: weight, tensor: undefined, span: spanOf(weight) },
+    weightDtype,
+  };
 }
 
 function isCount(n) {
   return Number.isSafeInteger(n) && n >= 0;
 }
 
-/** rows × dim from options.dim, or from options.shape and options.axis. */
-function resolveShape(fn, opts, weight, length) {
-  if (opts.shape !== undefined) {
-    if (opts.dim !== undefined) {
+/** dim (the row length; rows = length / dim) from options.dim, or from
+ * options.shape and options.axis. */
+function resolveShape(fn, dim, shape, axis, weight, length) {
+  if (shape !== undefined) {
+    if (dim !== undefined) {
       throw new TypeError(`${fn}: give options.dim or options.shape, not both`);
     }
-    const { shape } = opts;
     if (!Array.isArray(shape) || shape.length === 0 || !shape.every(isCount)) {
       throw new TypeError(`${fn}: options.shape must be a non-empty array of non-negative integers, got ${describe(shape)}`);
     }
     const rank = shape.length;
-    const axis = opts.axis ?? -1;
-    if (!Number.isInteger(axis) || axis < -rank || axis >= rank) {
-      throw new RangeError(`${fn}: options.axis must be an integer in [${-rank}, ${rank - 1}] for a shape of rank ${rank}, got ${describe(axis)}`);
+    const at = axis ?? -1;
+    if (!Number.isInteger(at) || at < -rank || at >= rank) {
+      throw new RangeError(`${fn}: options.axis must be an integer in [${-rank}, ${rank - 1}] for a shape of rank ${rank}, got ${describe(at)}`);
     }
-    const first = axis < 0 ? axis + rank : axis;
+    const first = at < 0 ? at + rank : at;
     const product = (dims) => dims.reduce((a, b) => a * b, 1);
     if (product(shape) !== length) {
       throw new RangeError(`${fn}: options.shape [${shape}] holds ${product(shape)} values, but x.length is ${length}`);
     }
-    const dim = product(shape.slice(first));
-    if (dim === 0) throw new RangeError(`${fn}: the normalized dims of options.shape [${shape}] must not be empty (dim = 0)`);
-    if (weight !== null && weight.length !== dim) {
-      throw new RangeError(`${fn}: weight.length (${weight.length}) must equal the product of the normalized dims of options.shape (${dim})`);
+    const normalized = product(shape.slice(first));
+    if (normalized === 0) throw new RangeError(`${fn}: the normalized dims of options.shape [${shape}] must not be empty (dim = 0)`);
+    if (weight !== null && weight.length !== normalized) {
+      throw new RangeError(`${fn}: weight.length (${weight.length}) must equal the product of the normalized dims of options.shape (${normalized})`);
     }
-    return { rows: length / dim, dim };
+    return normalized;
   }
-  if (opts.axis !== undefined) throw new TypeError(`${fn}: options.axis needs options.shape`);
-  let { dim } = opts;
+  if (axis !== undefined) throw new TypeError(`${fn}: options.axis needs options.shape`);
   if (dim === undefined) {
     if (weight === null) throw new TypeError(`${fn}: options.dim is required when weight is null`);
     dim = weight.length;
@@ -237,7 +258,7 @@ function resolveShape(fn, opts, weight, length) {
   if (length % dim !== 0) {
     throw new RangeError(`${fn}: x.length (${length}) must be a multiple of dim (${dim})`);
   }
-  return { rows: length / dim, dim };
+  return dim;
 }
 
 /** What a call returns for a resolved options.out: the caller's own object
@@ -268,7 +289,10 @@ function sameView(a, b) {
 
 export const RMSNORM_DEFAULT_EPS = 1e-6;
 const CAST_MODES = ['llama', 'gemma'];
-const RMSNORM_OPTIONS = ['eps', 'dim', 'out', 'dtype', 'weightDtype', 'castMode', 'weightOffset', 'shape', 'axis', 'rstd'];
+const RMSNORM_OPTIONS = optionSet((o) => ({
+  eps: o.eps, dim: o.dim, out: o.out, dtype: o.dtype, weightDtype: o.weightDtype, castMode: o.castMode,
+  weightOffset: o.weightOffset, shape: o.shape, axis: o.axis, rstd: o.rstd,
+}));
 
 /**
  * Checks rmsNorm(x, weight, options) and resolves it to the kernel's terms.
@@ -294,14 +318,15 @@ function resolveArgs(fn, x, residual, weight, options) {
   if (rs !== undefined && rs.array.length !== xs.array.length) {
     throw new RangeError(`${fn}: residual.length (${rs.array.length}) must equal x.length (${xs.array.length})`);
   }
-  const ws = resolveWeight(fn, weight, opts.weightDtype, dtype);
+  const { resolved: ws, weightDtype } = resolveWeight(fn, weight, opts.weightDtype, dtype);
   const eps = resolveFloat32(fn, 'options.eps', opts.eps, RMSNORM_DEFAULT_EPS, NON_NEGATIVE);
   const castMode = oneOf(fn, 'options.castMode', opts.castMode, CAST_MODES, 'llama');
   const weightOffset = resolveFloat32(fn, 'options.weightOffset', opts.weightOffset, 0, ANY_SIGN);
   if (opts.weightOffset !== undefined && ws.array === null) {
     throw new TypeError(`${fn}: options.weightOffset needs a weight, but weight is null`);
   }
-  const { rows, dim } = resolveShape(fn, opts, ws.array, xs.array.length);
+  const dim = resolveShape(fn, opts.dim, opts.shape, opts.axis, ws.array, xs.array.length);
+  const rows = xs.array.length / dim;
 
   const os = opts.out === undefined ? undefined : resolveArray(fn, 'options.out', opts.out, dtype);
   if (os !== undefined) {
@@ -326,7 +351,7 @@ function resolveArgs(fn, x, residual, weight, options) {
   const rstd = opts.rstd === undefined ? undefined : resolveStatsOut(fn, { rstd: opts.rstd }, rows,
     [['x', xs.array], ['weight', ws.array], ['residual', rs?.array], ['options.out', os?.array]])[0];
   return {
-    rows, dim, eps, dtype, castMode, weightOffset, weightDtype: ws.weightDtype,
+    rows, dim, eps, dtype, castMode, weightOffset, weightDtype,
     x: xs, residual: rs, weight: ws.array === null ? null : ws, out: os, rstd,
   };
 }
@@ -354,7 +379,7 @@ function resolveParameter(fn, name, value) {
   if (value === undefined) {
     throw new TypeError(`${fn}: ${name} must be a Float32Array or null (for no ${name}), got undefined`);
   }
-  if (value === null) return { array: null, tensor: undefined };
+  if (value === null) return NO_WEIGHT;
   const resolved = resolveArray(fn, name, value, 'float32');
   if (resolved.array.length === 0) throw new RangeError(`${fn}: ${name} must not be empty (dim = 0)`);
   return resolved;
@@ -365,17 +390,17 @@ function resolveParameter(fn, name, value) {
  * dim defaults to the length of the first parameter given; every parameter
  * given must have dim values.
  */
-function resolveParameterShape(fn, opts, parameters, length) {
+function resolveParameterShape(fn, { dim, shape, axis }, parameters, length) {
   const given = parameters.filter(([, p]) => p.array !== null);
-  const implicit = opts.dim === undefined && opts.shape === undefined;
+  const implicit = dim === undefined && shape === undefined;
   if (implicit && given.length === 0) {
     throw new TypeError(`${fn}: options.dim is required when ${parameters.map(([n]) => n).join(' and ')} are null`);
   }
-  const { rows, dim } = resolveShape(fn, implicit ? { ...opts, dim: given[0][1].array.length } : opts, null, length);
-  const what = opts.shape !== undefined ? 'the product of the normalized dims of options.shape'
+  const rowLength = resolveShape(fn, implicit ? given[0][1].array.length : dim, shape, axis, null, length);
+  const what = shape !== undefined ? 'the product of the normalized dims of options.shape'
     : implicit ? `${given[0][0]}.length` : 'options.dim';
-  for (const [name, p] of given) requireLength(fn, name, p.array, dim, what);
-  return { rows, dim };
+  for (const [name, p] of given) requireLength(fn, name, p.array, rowLength, what);
+  return { rows: length / rowLength, dim: rowLength };
 }
 
 /**
@@ -424,7 +449,9 @@ function resolveRowsOut(fn, name, value, length, inPlaceOf, others) {
   return out;
 }
 
-const LAYERNORM_OPTIONS = ['eps', 'dim', 'shape', 'axis', 'out', 'mean', 'rstd'];
+const LAYERNORM_OPTIONS = optionSet((o) => ({
+  eps: o.eps, dim: o.dim, shape: o.shape, axis: o.axis, out: o.out, mean: o.mean, rstd: o.rstd,
+}));
 export const LAYERNORM_DEFAULT_EPS = 1e-5;
 
 /** Checks layerNorm(x, weight, bias, options) and resolves it to the kernel's terms. */
@@ -449,7 +476,9 @@ function resolveBackwardInputs(fn, dy, x) {
   return { xs, dys };
 }
 
-const RMSNORM_BACKWARD_OPTIONS = ['eps', 'dim', 'shape', 'axis', 'rstd', 'dx'];
+const RMSNORM_BACKWARD_OPTIONS = optionSet((o) => ({
+  eps: o.eps, dim: o.dim, shape: o.shape, axis: o.axis, rstd: o.rstd, dx: o.dx,
+}));
 
 /** Checks rmsNormBackward(dy, x, weight, options). */
 export function resolveRmsNormBackwardArgs(fn, dy, x, weight, options) {
@@ -464,7 +493,9 @@ export function resolveRmsNormBackwardArgs(fn, dy, x, weight, options) {
   return { rows, dim, eps, dy: dys, x: xs, weight: ws, rstd, dx };
 }
 
-const LAYERNORM_BACKWARD_OPTIONS = ['eps', 'dim', 'shape', 'axis', 'mean', 'rstd', 'dx'];
+const LAYERNORM_BACKWARD_OPTIONS = optionSet((o) => ({
+  eps: o.eps, dim: o.dim, shape: o.shape, axis: o.axis, mean: o.mean, rstd: o.rstd, dx: o.dx,
+}));
 
 /** Checks layerNormBackward(dy, x, weight, bias, options); mean and rstd come together or not at all. */
 export function resolveLayerNormBackwardArgs(fn, dy, x, weight, bias, options) {

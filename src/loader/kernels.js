@@ -95,60 +95,78 @@ export class WasmKernels {
 
   /**
    * RMSNorm (or, with args.residual, the fused residual add) on resolved
-   * arguments (src/api/validate.js), writing into `y` ({array, tensor}).
-   * Arguments in wasm memory are used where they are; the others are staged
-   * through scratch, weight once and rows in chunks. Rows are independent,
-   * so chunking does not change a single bit.
+   * arguments (src/api/validate.js), writing into `y` ({array, tensor, span},
+   * span undefined for a new array). Arguments in wasm memory are used where
+   * they are; the others are staged through scratch, weight once and rows in
+   * chunks. Rows are independent, so chunking does not change a single bit.
    */
   rmsNorm(fn, args, y) {
-    const { rows, dim, dtype, x, residual, weight } = args;
-    const size = BYTES[dtype];
-    const rowBytes = dim * size;
+    const { x, residual, weight } = args;
     // Tensors know their address: memory.buffer (~20 ns) is read only for arrays.
-    const anyArray = !x.tensor || (residual !== undefined && !residual.tensor) ||
-      (weight !== null && !weight.tensor) || (y.span !== undefined && !y.tensor);
+    const anyArray = x.tensor === undefined || (residual !== undefined && residual.tensor === undefined) ||
+      (weight !== null && weight.tensor === undefined) || (y.span !== undefined && y.tensor === undefined);
     const memoryBuffer = anyArray ? this.memory.buffer : null;
     const xAt = this.addressOf(fn, 'x', x, memoryBuffer);
     const rAt = residual === undefined ? 0 : this.addressOf(fn, 'residual', residual, memoryBuffer);
     const wAt = weight === null ? 0 : this.addressOf(fn, 'weight', weight, memoryBuffer);
     // y is options.out (resolved, with its span) or a new array (never x).
-    const inPlace = y.span !== undefined && sameStart(y, x);
-    const yAt = inPlace ? xAt : y.span === undefined ? -1 : this.addressOf(fn, 'options.out', y, memoryBuffer);
+    const yAt = y.span === undefined ? -1
+      : sameStart(y, x) ? xAt : this.addressOf(fn, 'options.out', y, memoryBuffer);
+    if (xAt >= 0 && rAt >= 0 && wAt >= 0 && yAt >= 0) {
+      // Everything in place: the zero-copy call, which allocates nothing.
+      this.#rmsNormRows(args, xAt, rAt, wAt, yAt, args.rows);
+    } else {
+      this.#rmsNormStaged(fn, args, y, xAt, rAt, wAt, yAt);
+    }
+  }
 
+  /** The export on `rows` rows at these byte addresses (r and w 0 for none). */
+  #rmsNormRows(args, xPtr, rPtr, wPtr, yPtr, rows) {
+    this.exports.rmsnorm(xPtr, rPtr, wPtr, yPtr, rows, args.dim, args.eps,
+      DTYPE_CODE[args.dtype], DTYPE_CODE[args.weightDtype ?? 'float32'], CAST_CODE[args.castMode],
+      args.weightOffset);
+  }
+
+  /** rmsNorm with some arguments outside wasm memory (address -1), staged. */
+  #rmsNormStaged(fn, args, y, xAt, rAt, wAt, yAt) {
+    const { rows, dim, dtype, x, residual, weight } = args;
+    const size = BYTES[dtype];
+    const rowBytes = dim * size;
     // Scratch layout: [weight][x rows][residual rows][y rows], each part only if needed.
-    const stageWeight = weight !== null && wAt < 0;
+    const stageWeight = wAt < 0;
     const chunkRows = xAt < 0 || rAt < 0 || yAt < 0
       ? Math.min(rows, Math.max(1, Math.floor(CHUNK_BYTES / rowBytes))) : rows;
     const chunkBytes = align16(chunkRows * rowBytes);
     const weightBytes = stageWeight ? align16(weight.span.end - weight.span.start) : 0;
     // An output staged beside a staged x can share its rows: the kernel works in place.
     const yShares = yAt < 0 && xAt < 0;
-    const scratchBytes = weightBytes + chunkBytes * ((xAt < 0) + (rAt < 0) + (yAt < 0 && !yShares));
-    const base = scratchBytes > 0 ? this.scratch(fn, scratchBytes) : 0;
+    const base = this.scratch(fn, weightBytes + chunkBytes * ((xAt < 0) + (rAt < 0) + (yAt < 0 && !yShares)));
     let next = base + weightBytes;
-    const region = (needed) => { if (!needed) return -1; const at = next; next += chunkBytes; return at; };
-    const xStage = region(xAt < 0);
-    const rStage = region(rAt < 0);
-    const yStage = yShares ? xStage : region(yAt < 0);
+    const xStage = xAt < 0 ? next : -1;
+    if (xAt < 0) next += chunkBytes;
+    const rStage = rAt < 0 ? next : -1;
+    if (rAt < 0) next += chunkBytes;
+    const yStage = yShares ? xStage : yAt < 0 ? next : -1;
 
-    const wPtr = weight === null ? 0 : stageWeight ? base : wAt;
+    const wPtr = stageWeight ? base : wAt;
     if (stageWeight) this.heap(args.weightDtype).set(weight.array, base / BYTES[args.weightDtype]);
     const heap = xAt < 0 || rAt < 0 || yAt < 0 ? this.heap(dtype) : null; // only to stage
-    // Whole arrays go as they are: a subarray is one more object per call.
-    const rowsIn = (array, from, n) => (n === rows ? array : array.subarray(from * dim, (from + n) * dim));
-    const staged = (at, n) => heap.subarray(at / size, at / size + n * dim);
     for (let row = 0; row < rows; row += chunkRows) {
       const n = Math.min(chunkRows, rows - row);
       const offset = row * rowBytes;
-      if (xAt < 0) heap.set(rowsIn(x.array, row, n), xStage / size);
-      if (rAt < 0 && residual !== undefined) heap.set(rowsIn(residual.array, row, n), rStage / size);
-      const rPtr = residual === undefined ? 0 : rAt < 0 ? rStage : rAt + offset;
-      const yPtr = yAt < 0 ? yStage : yAt + offset;
-      this.exports.rmsnorm(xAt < 0 ? xStage : xAt + offset, rPtr, wPtr, yPtr, n, dim, args.eps,
-        DTYPE_CODE[dtype], DTYPE_CODE[args.weightDtype ?? 'float32'], CAST_CODE[args.castMode],
-        args.weightOffset);
-      if (rAt < 0 && residual !== undefined) residual.array.set(staged(rStage, n), row * dim);
-      if (yAt < 0) y.array.set(staged(yStage, n), row * dim);
+      if (xAt < 0) heap.set(rowsOf(x.array, rows, dim, row, n), xStage / size);
+      if (rAt < 0) heap.set(rowsOf(residual.array, rows, dim, row, n), rStage / size);
+      this.#rmsNormRows(args, xAt < 0 ? xStage : xAt + offset,
+        residual === undefined ? 0 : rAt < 0 ? rStage : rAt + offset,
+        wPtr, yAt < 0 ? yStage : yAt + offset, n);
+      if (rAt < 0) residual.array.set(heap.subarray(rStage / size, rStage / size + n * dim), row * dim);
+      if (yAt < 0) y.array.set(heap.subarray(yStage / size, yStage / size + n * dim), row * dim);
     }
   }
+}
+
+/** Rows from..from+n of an array of `rows` rows: the array itself when that
+ * is all of it (a subarray is one more object per call). */
+function rowsOf(array, rows, dim, from, n) {
+  return n === rows ? array : array.subarray(from * dim, (from + n) * dim);
 }
