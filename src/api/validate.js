@@ -181,36 +181,32 @@ const WEIGHT_DTYPES_FOR = { float32: ['float32'], bfloat16: ['float32', 'bfloat1
 /** A missing weight (or bias), resolved. */
 const NO_WEIGHT = Object.freeze({ array: null, tensor: undefined, span: undefined });
 
-/** weight resolved like resolveArray's arrays, and the dtype it holds
- * (null for no weight). */
-function resolveWeight(fn, weight, weightDtypeOption, dtype) {
+/** The dtype the weight holds (null for no weight), checked against its
+ * array's type and options.weightDtype; resolveArray does the rest. */
+function resolveWeightDtype(fn, weight, weightDtypeOption, dtype) {
   if (weight === null) {
     if (weightDtypeOption !== undefined) {
       throw new TypeError(`${fn}: options.weightDtype needs a weight, but weight is null`);
     }
-    return { resolved: NO_WEIGHT, weightDtype: null };
+    return null;
   }
   if (weight === undefined) {
     throw new TypeError(`${fn}: weight must be a Float32Array or null (for no weight), got undefined`);
   }
   const allowed = WEIGHT_DTYPES_FOR[dtype];
-  const tensor = resolvedTensor(fn, 'weight', weight);
+  const tensor = weight instanceof Tensor;
+  if (tensor && weight.freed) throw new TypeError(`${fn}: weight is a freed tensor`);
   // By default a weight is what its array holds: a Uint16Array holds the storage dtype.
-  const kind = tensor !== undefined ? ARRAY_KIND_OF[weight.dtype] : typedArrayKind(weight);
+  const kind = tensor ? ARRAY_KIND_OF[weight.dtype] : typedArrayKind(weight);
   const held = kind === 'Uint16Array' ? dtype : 'float32';
   const weightDtype = oneOf(fn, 'options.weightDtype', weightDtypeOption, allowed, held);
-  if (kind !== ARRAY_KIND_OF[weightDtype] || (tensor !== undefined && weight.dtype !== weightDtype)) {
+  if (kind !== ARRAY_KIND_OF[weightDtype] || (tensor && weight.dtype !== weightDtype)) {
     const expected = weightDtypeOption === undefined
       ? allowed.map(expectedArray).join(' or ')
       : `${expectedArray(weightDtype)} for weightDtype '${weightDtype}'`;
     throw new TypeError(`${fn}: weight must be ${expected}, got ${describe(weight)}`);
   }
-  if (tensor === undefined) requireAttached(fn, 'weight', weight);
-  if (weight.length === 0) throw new RangeError(`${fn}: weight must not be empty (dim = 0)`);
-  return {
-    resolved: tensor ?? { array: weight, tensor: undefined, span: spanOf(weight) },
-    weightDtype,
-  };
+  return weightDtype;
 }
 
 function isCount(n) {
@@ -318,7 +314,9 @@ function resolveArgs(fn, x, residual, weight, options) {
   if (rs !== undefined && rs.array.length !== xs.array.length) {
     throw new RangeError(`${fn}: residual.length (${rs.array.length}) must equal x.length (${xs.array.length})`);
   }
-  const { resolved: ws, weightDtype } = resolveWeight(fn, weight, opts.weightDtype, dtype);
+  const weightDtype = resolveWeightDtype(fn, weight, opts.weightDtype, dtype);
+  const ws = weight === null ? NO_WEIGHT : resolveArray(fn, 'weight', weight, weightDtype);
+  if (ws.array !== null && ws.array.length === 0) throw new RangeError(`${fn}: weight must not be empty (dim = 0)`);
   const eps = resolveFloat32(fn, 'options.eps', opts.eps, RMSNORM_DEFAULT_EPS, NON_NEGATIVE);
   const castMode = oneOf(fn, 'options.castMode', opts.castMode, CAST_MODES, 'llama');
   const weightOffset = resolveFloat32(fn, 'options.weightOffset', opts.weightOffset, 0, ANY_SIGN);

@@ -23,6 +23,7 @@ export const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
 export const align16 = (n) => Math.ceil(n / 16) * 16;
 
 export class WasmKernels {
+  #lastStaged = null; // { heap, at, view } of #stagedView
   /** `memory`: the module's own (exported) memory, or the one it imports
    * (bindMemory), in which case nothing may be staged: no allocator. */
   constructor(exports, memory = exports.memory) {
@@ -127,6 +128,18 @@ export class WasmKernels {
       args.weightOffset);
   }
 
+  /** A view of `length` values of `dtype` at byte `at`, to copy staged rows
+   * out of. The last one is kept: a copying call made again and again with
+   * the same shape reuses it instead of making a subarray each time. */
+  #stagedView(dtype, at, length) {
+    const heap = this.heap(dtype);
+    const last = this.#lastStaged;
+    if (last !== null && last.heap === heap && last.at === at && last.view.length === length) return last.view;
+    const view = heap.subarray(at / BYTES[dtype], at / BYTES[dtype] + length);
+    this.#lastStaged = { heap, at, view };
+    return view;
+  }
+
   /** rmsNorm with some arguments outside wasm memory (address -1), staged. */
   #rmsNormStaged(fn, args, y, xAt, rAt, wAt, yAt) {
     const { rows, dim, dtype, x, residual, weight } = args;
@@ -159,8 +172,8 @@ export class WasmKernels {
       this.#rmsNormRows(args, xAt < 0 ? xStage : xAt + offset,
         residual === undefined ? 0 : rAt < 0 ? rStage : rAt + offset,
         wPtr, yAt < 0 ? yStage : yAt + offset, n);
-      if (rAt < 0) residual.array.set(heap.subarray(rStage / size, rStage / size + n * dim), row * dim);
-      if (yAt < 0) y.array.set(heap.subarray(yStage / size, yStage / size + n * dim), row * dim);
+      if (rAt < 0) residual.array.set(this.#stagedView(dtype, rStage, n * dim), row * dim);
+      if (yAt < 0) y.array.set(this.#stagedView(dtype, yStage, n * dim), row * dim);
     }
   }
 }
