@@ -2,9 +2,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { onEveryBackend } from './helpers/backends.js';
-import { assertSameBits, bitsOf } from './helpers/bits.js';
+import { assertSameBits, assertSameBitsAs, bitsOf } from './helpers/bits.js';
+import { numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
 import { rmsNorm64, ulpErrors } from './helpers/oracle.js';
 import { normalArray, prng } from './helpers/random.js';
+
+async function allAgreeAs(dtype, call, what) {
+  const results = await onEveryBackend(call);
+  assertSameBitsAs(dtype, results.simd, results.reference, `${what}: simd vs reference`);
+  assertSameBitsAs(dtype, results.scalar, results.reference, `${what}: scalar vs reference`);
+  return results.reference;
+}
 
 async function allAgree(call, what) {
   const results = await onEveryBackend(call);
@@ -23,6 +31,48 @@ test('an all-zero row gives zeros: eps sits inside the root', async () => {
 test('with eps = 0 an all-zero row gives NaN, as the formula says', async () => {
   const y = await allAgree((rmsNorm) => rmsNorm(new Float32Array(20), null, { dim: 20, eps: 0 }), 'eps=0');
   assert.ok(y.every(Number.isNaN));
+});
+
+// All-zero rows (padding) take the vector writer when eps > 0: between
+// ordinary rows, with signed weights, in every dtype and cast mode; with
+// eps = 0 they stay on the scalar path and come out NaN.
+test('all-zero and -0 rows among ordinary rows, every dtype and cast mode', async () => {
+  const dim = 300; // a vector loop, a 4-wide step and a scalar tail
+  const rows = 4; // zero rows first, in the middle and last
+  const random = prng(11);
+  for (const dtype of ['float32', 'bfloat16', 'float16']) {
+    const narrow = dtype === 'float32' ? (v) => v : dtype === 'bfloat16' ? numberToBfloat16 : numberToFloat16;
+    const Array16 = dtype === 'float32' ? Float32Array : Uint16Array;
+    const x = new Array16(rows * dim);
+    const w = new Array16(dim);
+    const values = normalArray(random, rows * dim, 3);
+    for (let i = 0; i < dim; i++) {
+      x[dim + i] = narrow(values[dim + i]); // row 1 ordinary, row 2 all -0
+      x[2 * dim + i] = narrow(-0);
+      w[i] = narrow(i % 3 === 0 ? -1.5 : 0.75);
+    }
+    for (const castMode of ['llama', 'gemma']) {
+      for (const eps of [1e-6, 0]) {
+        const what = `${dtype} ${castMode} eps=${eps}`;
+        const y = await allAgreeAs(dtype, (rmsNorm) => rmsNorm(x, w, { dtype, castMode, eps }), what);
+        const zero = dtype === 'float32' ? 0 : 0x0000;
+        for (const r of [0, 2, 3]) {
+          const row = Array.from(y.subarray(r * dim, (r + 1) * dim));
+          if (eps === 0) {
+            assert.ok(row.every((v) => (dtype === 'float32' ? Number.isNaN(v) : (v & 0x7fff) > (dtype === 'bfloat16' ? 0x7f80 : 0x7c00))), `${what}: row ${r} NaN`);
+          } else {
+            // +-0 * w: the sign is the product of the signs, the magnitude 0
+            row.forEach((v, i) => {
+              const negative = (r === 2) !== (i % 3 === 0);
+              const bits = dtype === 'float32' ? bitsOf(v) : v;
+              const expected = dtype === 'float32' ? (negative ? 0x80000000 : 0) : (negative ? 0x8000 : zero);
+              assert.equal(bits, expected, `${what}: row ${r} index ${i}`);
+            });
+          }
+        }
+      }
+    }
+  }
 });
 
 test('-0 inputs keep their sign', async () => {

@@ -54,14 +54,28 @@ static inline float f32_pairwise_total(const f32_pairwise* p) {
   return total;
 }
 
-/* max |x_i| as bits: ordered like the magnitudes, with any NaN above +Inf. */
+/* max |x_i| as float32 bits: ordered like the magnitudes, with any NaN above
+ * +Inf. Plain integer loops over the stored bits, which the compiler
+ * vectorizes: the magnitude bits of each format are ordered like the
+ * magnitudes, and widening is monotonic, so the widest 16-bit value widened
+ * is the widest value. (All-zero rows come here on every call.) */
 static inline uint32_t max_abs_bits(const void* x, size_t dim, int dtype) {
-  uint32_t m = 0;
+  if (dtype == RMSNORM_F32) {
+    const uint32_t* bits = (const uint32_t*) x;
+    uint32_t m = 0;
+    for (size_t i = 0; i < dim; i++) {
+      const uint32_t a = bits[i] & UINT32_C(0x7FFFFFFF);
+      m = a > m ? a : m;
+    }
+    return m;
+  }
+  const uint16_t* bits = (const uint16_t*) x;
+  uint16_t m = 0;
   for (size_t i = 0; i < dim; i++) {
-    const uint32_t a = f32_bits(load_f32(x, i, dtype)) & UINT32_C(0x7FFFFFFF);
+    const uint16_t a = bits[i] & 0x7FFF;
     m = a > m ? a : m;
   }
-  return m;
+  return f32_bits(load_f32(&m, 0, dtype)) & UINT32_C(0x7FFFFFFF);
 }
 
 /* The rescue scale of a row with max|x_i| = max_bits: 2^k with max|x| * 2^k
