@@ -281,6 +281,35 @@ RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t di
   }
 }
 
+/* One 16-value step of block_sumsq_writing: the squares of next[j..j+15]
+ * into the accumulators, step 4 for src[j..j+15] (w[j..j+15]) into y. */
+RMSNORM_INLINE void step_sumsq_writing(v128_t vacc[4], const char* pn, const char* ps,
+                                       const char* pw, char* py, size_t j, v128_t vinv,
+                                       v128_t voffset, int dtype, int weight_dtype, bool offset,
+                                       int cast_mode) {
+  if (dtype == RMSNORM_F32) {
+    /* Four values of each stream at a time, so that few vectors are live:
+     * the four accumulators, two constants and a handful of temporaries fit
+     * the 16 registers of x86-64 without spills (V8 allocates them in
+     * program order). */
+    for (size_t k = 0; k < 4; k++) {
+      const v128_t vn = load4(pn, j + 4 * k, dtype);
+      vacc[k] = wasm_f32x4_add(vacc[k], wasm_f32x4_mul(vn, vn));
+      finish_four(ps, pw, py, j + 4 * k, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+    }
+    return;
+  }
+  /* bfloat16: eight values, one vector of each stream, at a time. */
+  for (size_t h = 0; h < 2; h++) {
+    v128_t vn[2];
+    load8(pn + (j + 8 * h) * dtype_size(dtype), dtype, true, vn);
+    for (size_t k = 0; k < 2; k++) {
+      vacc[2 * h + k] = wasm_f32x4_add(vacc[2 * h + k], wasm_f32x4_mul(vn[k], vn[k]));
+    }
+    finish8(ps, pw, py, j + 8 * h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+  }
+}
+
 RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, const void* w,
                                          void* y, size_t start, size_t n, float inv,
                                          float weight_offset, int dtype, int weight_dtype,
@@ -299,38 +328,32 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
    * becomes `(i << 2) | 16` plus a base, one more add per access in V8's code
    * (a tenth of the time of this loop at 32 x 1024). */
   const size_t size = dtype_size(dtype);
-  const size_t step = RMSNORM_LANES * size;
   const size_t weight_size = weight_dtype == RMSNORM_NO_WEIGHT ? 0 : dtype_size(weight_dtype);
-  const size_t weight_step = RMSNORM_LANES * weight_size;
   const char* pn = (const char*) next + start * size;
   const char* ps = (const char*) src + start * size;
-  const char* pw = weight_step == 0 ? NULL : (const char*) w + i * weight_size;
+  const char* pw = weight_size == 0 ? NULL : (const char*) w + i * weight_size;
   char* py = (char*) y + start * size;
-  for (; i + RMSNORM_LANES <= end; i += RMSNORM_LANES, pn += step, ps += step, py += step) {
-    if (dtype == RMSNORM_F32) {
-      /* Four values of each stream at a time, so that few vectors are live:
-       * the four accumulators, two constants and a handful of temporaries
-       * fit the 16 registers of x86-64 without spills (V8 allocates them in
-       * program order). */
-      for (size_t k = 0; k < 4; k++) {
-        const v128_t vn = load4(pn, 4 * k, dtype);
-        vacc[k] = wasm_f32x4_add(vacc[k], wasm_f32x4_mul(vn, vn));
-        finish_four(ps, pw, py, 4 * k, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
-      }
-    } else {
-      /* bfloat16: eight values, one vector of each stream, at a time. */
-      for (size_t h = 0; h < 2; h++) {
-        v128_t vn[2];
-        load8(pn + 8 * h * size, dtype, true, vn);
-        for (size_t k = 0; k < 2; k++) {
-          vacc[2 * h + k] = wasm_f32x4_add(vacc[2 * h + k], wasm_f32x4_mul(vn[k], vn[k]));
-        }
-        finish8(ps, pw, py, 8 * h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
-      }
+  /* float32: two steps per iteration. A float32 step is only 16 vector
+   * instructions, and V8 adds to each iteration a stack-guard check, one add
+   * per pointer and the loop test (about 12 scalar instructions); two steps
+   * halve that share. (At 32 x 1024 the export took 6.4-6.5 us against
+   * 6.7-6.9 us in two of three interleaved bench runs; the shared machine
+   * leaves it at that.) bfloat16 steps are long enough already. */
+  const size_t unroll = dtype == RMSNORM_F32 ? 2 : 1;
+  const size_t lanes = unroll * RMSNORM_LANES;
+  for (; i + lanes <= end; i += lanes, pn += lanes * size, ps += lanes * size, py += lanes * size) {
+    for (size_t u = 0; u < unroll; u++) {
+      step_sumsq_writing(vacc, pn, ps, pw, py, u * RMSNORM_LANES, vinv, voffset, dtype,
+                         weight_dtype, offset, cast_mode);
     }
-    if (weight_step != 0) {
-      pw += weight_step;
+    if (weight_size != 0) {
+      pw += lanes * weight_size;
     }
+  }
+  if (unroll > 1 && i + RMSNORM_LANES <= end) {
+    step_sumsq_writing(vacc, pn, ps, pw, py, 0, vinv, voffset, dtype, weight_dtype, offset,
+                       cast_mode);
+    i += RMSNORM_LANES;
   }
   if (i < end) {
     accumulate_tail(vacc, next, NULL, i, end, dtype, false);
