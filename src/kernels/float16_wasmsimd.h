@@ -24,6 +24,18 @@ static inline v128_t bf16x8_high_to_f32x4(v128_t vh) {
   return wasm_i16x8_shuffle(wasm_i16x8_splat(0), vh, 4, 12, 5, 13, 6, 14, 7, 15);
 }
 
+/* Eight bfloat16 values (one v128 load) widened in an interleaved lane
+ * order: a bfloat16 is the high half of its float32, so `<< 16` widens
+ * values 0, 2, 4, 6 and clearing the low halves widens values 1, 3, 5, 7,
+ * one instruction each, on any vector port (the shuffles above need the
+ * shuffle ports). The order pays off when narrowing back, below. */
+static inline v128_t bf16x8_even_to_f32x4(v128_t vh) {
+  return wasm_i32x4_shl(vh, 16);
+}
+static inline v128_t bf16x8_odd_to_f32x4(v128_t vh) {
+  return wasm_v128_and(vh, wasm_i32x4_splat((int32_t) 0xFFFF0000));
+}
+
 /* x + the rounding bias: its high 16 bits are x rounded to bfloat16, except
  * for NaN lanes. `finite`: the caller knows no lane is NaN, which spares the
  * NaN select (a large part of the cost). */
@@ -41,6 +53,16 @@ static inline v128_t bf16_rounded_bits(v128_t vx, bool finite) {
 
 static inline v128_t f32x4_to_bf16x4(v128_t vx, bool finite) {
   return wasm_u32x4_shr(bf16_rounded_bits(vx, finite), 16);
+}
+
+/* The inverse of the two above: values 0, 2, 4, 6 (veven) and 1, 3, 5, 7
+ * (vodd) rounded to bfloat16, as eight consecutive patterns. The rounded
+ * patterns of vodd already sit in the high halves, where they belong; those
+ * of veven move down to the low halves, and a blend of 16-bit lanes joins
+ * the two (one instruction where two narrows and a pack were). */
+static inline v128_t f32x4x2_to_bf16x8_interleaved(v128_t veven, v128_t vodd, bool finite) {
+  const v128_t vlow = wasm_u32x4_shr(bf16_rounded_bits(veven, finite), 16);
+  return wasm_i16x8_shuffle(vlow, bf16_rounded_bits(vodd, finite), 0, 9, 2, 11, 4, 13, 6, 15);
 }
 
 /* x rounded to bfloat16 and widened back, without the round trip. */

@@ -13,27 +13,51 @@
 #include "../rmsnorm_scalar.h"
 #include "../simd128.h"
 
-/* Values i..i+15 of a row of `dtype`, widened to float32, as four f32x4. */
-RMSNORM_INLINE void load16(const void* x, size_t i, int dtype, v128_t v[4]) {
+/* Lane order. Vectors of float32 and float16 values hold consecutive values.
+ * bfloat16 ones may also hold them interleaved, which widens and narrows
+ * with fewer instructions (../float16_wasmsimd.h): eight values 0..7 are
+ * then the two vectors 0,2,4,6 and 1,3,5,7 instead of 0-3 and 4-7.
+ *
+ * The sums of squares always take bfloat16 interleaved: a 16-value step is
+ * the vectors 0,2,4,6 | 1,3,5,7 | 8,10,12,14 | 9,11,13,15, and vector k goes
+ * to accumulator k, so each of the contract's 16 lanes still sums exactly
+ * its own values in index order, only in another register lane;
+ * fold_accumulators puts the lanes back in order before folding.
+ *
+ * Step 4 takes them interleaved too, except with float32 weights, which
+ * would then need two shuffles per eight values (consecutive values cost one
+ * instruction more per eight to store). */
+RMSNORM_INLINE bool write_interleaved(int dtype, int weight_dtype) {
+  return dtype == RMSNORM_BF16 && weight_dtype != RMSNORM_F32;
+}
+
+/* Values 0..7 at p, widened to float32, as two f32x4: consecutive, or
+ * interleaved if `interleaved` and dtype is bfloat16. */
+RMSNORM_INLINE void load8(const void* p, int dtype, bool interleaved, v128_t v[2]) {
   if (dtype == RMSNORM_F32) {
-    const float* p = (const float*) x + i;
     v[0] = wasm_v128_load(p);
-    v[1] = wasm_v128_load(p + 4);
-    v[2] = wasm_v128_load(p + 8);
-    v[3] = wasm_v128_load(p + 12);
+    v[1] = wasm_v128_load((const float*) p + 4);
     return;
   }
-  const uint16_t* p = (const uint16_t*) x + i;
-  const v128_t vh[2] = {wasm_v128_load(p), wasm_v128_load(p + 8)};
-  for (int k = 0; k < 2; k++) {
-    if (dtype == RMSNORM_BF16) {
-      v[2 * k] = bf16x8_low_to_f32x4(vh[k]);
-      v[2 * k + 1] = bf16x8_high_to_f32x4(vh[k]);
-    } else {
-      v[2 * k] = f16x4_to_f32x4(wasm_u32x4_extend_low_u16x8(vh[k]));
-      v[2 * k + 1] = f16x4_to_f32x4(wasm_u32x4_extend_high_u16x8(vh[k]));
-    }
+  const v128_t vh = wasm_v128_load(p);
+  if (dtype == RMSNORM_BF16 && interleaved) {
+    v[0] = bf16x8_even_to_f32x4(vh);
+    v[1] = bf16x8_odd_to_f32x4(vh);
+  } else if (dtype == RMSNORM_BF16) {
+    v[0] = bf16x8_low_to_f32x4(vh);
+    v[1] = bf16x8_high_to_f32x4(vh);
+  } else {
+    v[0] = f16x4_to_f32x4(wasm_u32x4_extend_low_u16x8(vh));
+    v[1] = f16x4_to_f32x4(wasm_u32x4_extend_high_u16x8(vh));
   }
+}
+
+/* Values i..i+15 of a row of `dtype`, widened, as four f32x4 in the order
+ * of the sums of squares. */
+RMSNORM_INLINE void load16(const void* x, size_t i, int dtype, v128_t v[4]) {
+  const char* p = (const char*) x + i * dtype_size(dtype);
+  load8(p, dtype, true, v);
+  load8(p + 8 * dtype_size(dtype), dtype, true, v + 2);
 }
 
 /* Values i..i+3, widened. */
@@ -76,20 +100,26 @@ RMSNORM_INLINE void store4(void* y, size_t i, v128_t v, int dtype, bool finite) 
   wasm_v128_store64_lane((uint16_t*) y + i, wasm_u16x8_narrow_i32x4(vh, vh), 0);
 }
 
-/* Stores sixteen float32 values, rounded to `dtype`, as values i..i+15. */
-RMSNORM_INLINE void store16(void* y, size_t i, const v128_t v[4], int dtype, bool finite) {
+/* Stores eight float32 values, in load8's order, rounded to `dtype`, as
+ * values 0..7 at p. */
+RMSNORM_INLINE void store8(void* p, const v128_t v[2], int dtype, bool interleaved, bool finite) {
   if (dtype == RMSNORM_F32) {
-    for (int k = 0; k < 4; k++) {
-      wasm_v128_store((float*) y + i + 4 * k, v[k]);
-    }
-    return;
-  }
-  for (int k = 0; k < 2; k++) {
+    wasm_v128_store(p, v[0]);
+    wasm_v128_store((float*) p + 4, v[1]);
+  } else if (dtype == RMSNORM_BF16 && interleaved) {
+    wasm_v128_store(p, f32x4x2_to_bf16x8_interleaved(v[0], v[1], finite));
+  } else {
     /* u16 patterns in u32 lanes: the saturating narrow keeps them as they are */
-    const v128_t vh = wasm_u16x8_narrow_i32x4(narrow4(v[2 * k], dtype, finite),
-                                              narrow4(v[2 * k + 1], dtype, finite));
-    wasm_v128_store((uint16_t*) y + i + 8 * k, vh);
+    wasm_v128_store(p, wasm_u16x8_narrow_i32x4(narrow4(v[0], dtype, finite),
+                                               narrow4(v[1], dtype, finite)));
   }
+}
+
+/* Stores sixteen values, in load16's order, as values i..i+15. */
+RMSNORM_INLINE void store16(void* y, size_t i, const v128_t v[4], int dtype, bool finite) {
+  char* p = (char*) y + i * dtype_size(dtype);
+  store8(p, v, dtype, true, finite);
+  store8(p + 8 * dtype_size(dtype), v + 2, dtype, true, finite);
 }
 
 RMSNORM_INLINE void accumulate_squares(v128_t vacc[4], const v128_t v[4]) {
@@ -98,28 +128,44 @@ RMSNORM_INLINE void accumulate_squares(v128_t vacc[4], const v128_t v[4]) {
   }
 }
 
-/* v_j = (L_j + L_j+4) + (L_j+8 + L_j+12), then (v0 + v2) + (v1 + v3). */
-RMSNORM_INLINE float fold_accumulators(const v128_t vacc[4]) {
-  const v128_t vsum = wasm_f32x4_add(wasm_f32x4_add(vacc[0], vacc[1]), wasm_f32x4_add(vacc[2], vacc[3]));
+/* v_j = (L_j + L_j+4) + (L_j+8 + L_j+12), then (v0 + v2) + (v1 + v3), once
+ * the lanes are back in order (bfloat16: vacc[0] holds lanes 0,2,4,6 and
+ * vacc[1] lanes 1,3,5,7; likewise vacc[2], vacc[3] for lanes 8-15). */
+RMSNORM_INLINE float fold_accumulators(const v128_t vacc[4], int dtype) {
+  v128_t vlanes[4] = {vacc[0], vacc[1], vacc[2], vacc[3]};
+  if (dtype == RMSNORM_BF16) {
+    for (int k = 0; k < 4; k += 2) {
+      vlanes[k] = wasm_i32x4_shuffle(vacc[k], vacc[k + 1], 0, 4, 1, 5);
+      vlanes[k + 1] = wasm_i32x4_shuffle(vacc[k], vacc[k + 1], 2, 6, 3, 7);
+    }
+  }
+  const v128_t vsum = wasm_f32x4_add(wasm_f32x4_add(vlanes[0], vlanes[1]),
+                                     wasm_f32x4_add(vlanes[2], vlanes[3]));
   const v128_t vpair = wasm_f32x4_add(vsum, wasm_i32x4_shuffle(vsum, vsum, 2, 3, 0, 1));
   const v128_t vtotal = wasm_f32x4_add(vpair, wasm_i32x4_shuffle(vpair, vpair, 1, 0, 3, 2));
   return wasm_f32x4_extract_lane(vtotal, 0);
 }
 
-/* Values i..n-1 (1..15 of them) in one zero-padded float32 step. */
+/* Values i..n-1 (1..15 of them) in one zero-padded step. They are staged in
+ * `dtype` (each is exactly a value of it: loaded from it, or rounded to it)
+ * so that the step loads them in the lane order of `dtype`; the padding, +0,
+ * adds +0 to its lanes, which changes nothing. */
 RMSNORM_INLINE void accumulate_tail(v128_t vacc[4], const void* x, void* r, size_t i, size_t n,
                                     int dtype, bool add) {
-  float vtail[RMSNORM_LANES] = {0.0f};
+  union {
+    float f32[RMSNORM_LANES];
+    uint16_t u16[RMSNORM_LANES];
+  } vtail = {{0.0f}};
   for (size_t j = 0; i + j < n; j++) {
     float value = load_f32(x, i + j, dtype);
     if (add) {
       value = round_to(value + load_f32(r, i + j, dtype), dtype);
       store_f32(r, i + j, value, dtype);
     }
-    vtail[j] = value;
+    store_f32(&vtail, j, value, dtype);
   }
   v128_t v[4];
-  load16(vtail, 0, RMSNORM_F32, v);
+  load16(&vtail, 0, dtype, v);
   accumulate_squares(vacc, v);
 }
 
@@ -148,7 +194,7 @@ RMSNORM_INLINE float block_sumsq_impl(const void* x, void* r, size_t n, int dtyp
   if (i < n) {
     accumulate_tail(vacc, x, r, i, n, dtype, add);
   }
-  return fold_accumulators(vacc);
+  return fold_accumulators(vacc, dtype);
 }
 
 RMSNORM_INLINE float block_sumsq(const void* x, size_t n, int dtype) {
@@ -159,13 +205,13 @@ RMSNORM_INLINE float block_add_sumsq(const void* x, void* r, size_t n, int dtype
   return block_sumsq_impl(x, r, n, dtype, true);
 }
 
-/* Step 4 for four values v = x * inv (see scalar_finish). */
-RMSNORM_INLINE v128_t finish4(v128_t v, const void* w, size_t i, v128_t voffset, int dtype,
-                              int weight_dtype, bool offset, int cast_mode) {
+/* Step 4 for four values v = x * inv and their weights vw, widened (see
+ * scalar_finish); vw is unused without a weight. */
+RMSNORM_INLINE v128_t finish4(v128_t v, v128_t vw, v128_t voffset, int dtype, int weight_dtype,
+                              bool offset, int cast_mode) {
   if (weight_dtype == RMSNORM_NO_WEIGHT) {
     return v;
   }
-  v128_t vw = load4(w, i, weight_dtype);
   if (offset) {
     vw = wasm_f32x4_add(voffset, vw);
   }
@@ -173,6 +219,33 @@ RMSNORM_INLINE v128_t finish4(v128_t v, const void* w, size_t i, v128_t voffset,
     v = round4(v, dtype, true);
   }
   return wasm_f32x4_mul(v, vw);
+}
+
+/* Step 4 for values i..i+7. */
+RMSNORM_INLINE void finish8(const void* src, const void* w, void* y, size_t i, v128_t vinv,
+                            v128_t voffset, int dtype, int weight_dtype, bool offset,
+                            int cast_mode) {
+  const bool interleaved = write_interleaved(dtype, weight_dtype);
+  v128_t v[2];
+  v128_t vw[2] = {vinv, vinv}; /* unused without a weight */
+  load8((const char*) src + i * dtype_size(dtype), dtype, interleaved, v);
+  if (weight_dtype != RMSNORM_NO_WEIGHT) {
+    load8((const char*) w + i * dtype_size(weight_dtype), weight_dtype, interleaved, vw);
+  }
+  for (int k = 0; k < 2; k++) {
+    v[k] = finish4(wasm_f32x4_mul(v[k], vinv), vw[k], voffset, dtype, weight_dtype, offset,
+                   cast_mode);
+  }
+  store8((char*) y + i * dtype_size(dtype), v, dtype, interleaved, true);
+}
+
+/* Step 4 for values i..i+3, in order, with 16-bit storage narrowed four at a time. */
+RMSNORM_INLINE void finish_four(const void* src, const void* w, void* y, size_t i, v128_t vinv,
+                                v128_t voffset, int dtype, int weight_dtype, bool offset,
+                                int cast_mode) {
+  const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
+  const v128_t vw = weight_dtype == RMSNORM_NO_WEIGHT ? vinv : load4(w, i, weight_dtype);
+  store4(y, i, finish4(v, vw, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
 }
 
 /* The 1..3 values a row's vector loop leaves over, with every choice made at
@@ -196,20 +269,44 @@ RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t di
    * steps does not matter; unrolling them four times would only quadruple
    * the eight float16 writers' code. */
   for (; dtype != RMSNORM_F16 && i + 16 <= dim; i += 16) {
-    v128_t v[4];
-    load16(src, i, dtype, v);
-    for (int k = 0; k < 4; k++) {
-      v[k] = finish4(wasm_f32x4_mul(v[k], vinv), w, i + 4 * k, voffset, dtype, weight_dtype,
-                     offset, cast_mode);
+    for (size_t h = 0; h < 16; h += 8) {
+      finish8(src, w, y, i + h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
     }
-    store16(y, i, v, dtype, true);
   }
   for (; i + 4 <= dim; i += 4) {
-    const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
-    store4(y, i, finish4(v, w, i, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
+    finish_four(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
   }
   if (i < dim) {
     write_tail(src, w, y, i, dim, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
+  }
+}
+
+/* One 16-value step of block_sumsq_writing: the squares of next[j..j+15]
+ * into the accumulators, step 4 for src[j..j+15] (w[j..j+15]) into y. */
+RMSNORM_INLINE void step_sumsq_writing(v128_t vacc[4], const char* pn, const char* ps,
+                                       const char* pw, char* py, size_t j, v128_t vinv,
+                                       v128_t voffset, int dtype, int weight_dtype, bool offset,
+                                       int cast_mode) {
+  if (dtype == RMSNORM_F32) {
+    /* Four values of each stream at a time, so that few vectors are live:
+     * the four accumulators, two constants and a handful of temporaries fit
+     * the 16 registers of x86-64 without spills (V8 allocates them in
+     * program order). */
+    for (size_t k = 0; k < 4; k++) {
+      const v128_t vn = load4(pn, j + 4 * k, dtype);
+      vacc[k] = wasm_f32x4_add(vacc[k], wasm_f32x4_mul(vn, vn));
+      finish_four(ps, pw, py, j + 4 * k, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+    }
+    return;
+  }
+  /* bfloat16: eight values, one vector of each stream, at a time. */
+  for (size_t h = 0; h < 2; h++) {
+    v128_t vn[2];
+    load8(pn + (j + 8 * h) * dtype_size(dtype), dtype, true, vn);
+    for (size_t k = 0; k < 2; k++) {
+      vacc[2 * h + k] = wasm_f32x4_add(vacc[2 * h + k], wasm_f32x4_mul(vn[k], vn[k]));
+    }
+    finish8(ps, pw, py, j + 8 * h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
   }
 }
 
@@ -230,38 +327,44 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
    * (`v128.load offset=16`), where an index it knows to be a multiple of 16
    * becomes `(i << 2) | 16` plus a base, one more add per access in V8's code
    * (a tenth of the time of this loop at 32 x 1024). */
-  const size_t step = RMSNORM_LANES * dtype_size(dtype);
-  const size_t weight_step = weight_dtype == RMSNORM_NO_WEIGHT ? 0 : RMSNORM_LANES * dtype_size(weight_dtype);
-  const char* pn = (const char*) next + start * dtype_size(dtype);
-  const char* ps = (const char*) src + start * dtype_size(dtype);
-  const char* pw = weight_step == 0 ? NULL : (const char*) w + i * dtype_size(weight_dtype);
-  char* py = (char*) y + start * dtype_size(dtype);
-  /* Four values of each stream at a time, so that few vectors are live: the
-   * four accumulators, two constants and a handful of temporaries fit the 16
-   * registers of x86-64 without spills (V8 allocates them in program order). */
-  for (; i + RMSNORM_LANES <= end; i += RMSNORM_LANES, pn += step, ps += step, py += step) {
-    for (size_t k = 0; k < 4; k++) {
-      const v128_t vn = load4(pn, 4 * k, dtype);
-      vacc[k] = wasm_f32x4_add(vacc[k], wasm_f32x4_mul(vn, vn));
-      const v128_t v = wasm_f32x4_mul(load4(ps, 4 * k, dtype), vinv);
-      store4(py, 4 * k, finish4(v, pw, 4 * k, voffset, dtype, weight_dtype, offset, cast_mode),
-             dtype, true);
+  const size_t size = dtype_size(dtype);
+  const size_t weight_size = weight_dtype == RMSNORM_NO_WEIGHT ? 0 : dtype_size(weight_dtype);
+  const char* pn = (const char*) next + start * size;
+  const char* ps = (const char*) src + start * size;
+  const char* pw = weight_size == 0 ? NULL : (const char*) w + i * weight_size;
+  char* py = (char*) y + start * size;
+  /* float32: two steps per iteration. A float32 step is only 16 vector
+   * instructions, and V8 adds to each iteration a stack-guard check, one add
+   * per pointer and the loop test (about 12 scalar instructions); two steps
+   * halve that share. (At 32 x 1024 the export took 6.4-6.5 us against
+   * 6.7-6.9 us in two of three interleaved bench runs; the shared machine
+   * leaves it at that.) bfloat16 steps are long enough already. */
+  const size_t unroll = dtype == RMSNORM_F32 ? 2 : 1;
+  const size_t lanes = unroll * RMSNORM_LANES;
+  for (; i + lanes <= end; i += lanes, pn += lanes * size, ps += lanes * size, py += lanes * size) {
+    for (size_t u = 0; u < unroll; u++) {
+      step_sumsq_writing(vacc, pn, ps, pw, py, u * RMSNORM_LANES, vinv, voffset, dtype,
+                         weight_dtype, offset, cast_mode);
     }
-    if (weight_step != 0) {
-      pw += weight_step;
+    if (weight_size != 0) {
+      pw += lanes * weight_size;
     }
+  }
+  if (unroll > 1 && i + RMSNORM_LANES <= end) {
+    step_sumsq_writing(vacc, pn, ps, pw, py, 0, vinv, voffset, dtype, weight_dtype, offset,
+                       cast_mode);
+    i += RMSNORM_LANES;
   }
   if (i < end) {
     accumulate_tail(vacc, next, NULL, i, end, dtype, false);
     for (; i + 4 <= end; i += 4) {
-      const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
-      store4(y, i, finish4(v, w, i, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
+      finish_four(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
     }
     if (i < end) {
       write_tail(src, w, y, i, end, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
     }
   }
-  return fold_accumulators(vacc);
+  return fold_accumulators(vacc, dtype);
 }
 
 #define RMSNORM_F32_KERNEL rmsnorm_f32__wasmsimd_u16_acc4
