@@ -147,12 +147,18 @@ bench-native: $(NATIVE_BENCH)
 $(NATIVE_BENCH): tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c $(KERNEL_HEADERS) | build/
 	$(CC_NATIVE) $(NATIVE_CFLAGS) tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c -lm -o $@
 
+# Every input of the vector float16/bfloat16 conversions against the scalar
+# ones (tests/fuzz/conversions_exhaustive.c), optimized: 2^32 inputs.
+build/conversions-exhaustive: tests/fuzz/conversions_exhaustive.c $(KERNEL_HEADERS) | build/
+	$(CC_NATIVE) $(NATIVE_CFLAGS) $< -lm -o $@
+
 bench: deps build bench-native
 	node tests/bench/run.js
 
 # The bounded fuzz run first, so that the test runner's summary closes the output.
-test: deps build bench-native build/known-answers-host
+test: deps build bench-native build/known-answers-host build/conversions-exhaustive
 	$(MAKE) --no-print-directory fuzz
+	build/conversions-exhaustive
 	npm test
 
 demo: deps build

@@ -1,11 +1,13 @@
 /*
  * bfloat16 / float16 <-> float32 for four SIMD128 lanes at a time: the same
  * conversions as float16.h (which explains the rounding), with selects in
- * place of branches. 16-bit values travel in the low half of u32 lanes.
+ * place of branches. 16-bit values travel in u32 lanes: in the low half, or,
+ * where a function says so, in the high half.
  */
 #ifndef RMSNORM_FLOAT16_WASMSIMD_H
 #define RMSNORM_FLOAT16_WASMSIMD_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -70,36 +72,90 @@ static inline v128_t f32x4_round_bf16(v128_t vx, bool finite) {
   return wasm_v128_and(bf16_rounded_bits(vx, finite), wasm_i32x4_splat((int32_t) 0xFFFF0000));
 }
 
-static inline v128_t f16x4_to_f32x4(v128_t vh) {
-  const v128_t vsign = wasm_i32x4_shl(wasm_v128_and(vh, wasm_i32x4_splat(0x8000)), 16);
-  const v128_t vmag = wasm_v128_and(vh, wasm_i32x4_splat(0x7FFF));
-  const v128_t vsubnormal =
-      wasm_f32x4_mul(wasm_f32x4_convert_i32x4(vmag), wasm_f32x4_splat(0x1p-24f));
-  const v128_t vnormal = wasm_i32x4_add(wasm_i32x4_shl(vmag, 13), wasm_i32x4_splat(112 << 23));
-  const v128_t vinfnan = wasm_i32x4_add(vnormal, wasm_i32x4_splat(112 << 23));
-  v128_t vbits = wasm_v128_bitselect(vinfnan, vnormal, wasm_i32x4_ge(vmag, wasm_i32x4_splat(0x7C00)));
-  vbits = wasm_v128_bitselect(vsubnormal, vbits, wasm_i32x4_lt(vmag, wasm_i32x4_splat(0x0400)));
+/* float16 -> float32 for halves held in the HIGH half of each 32-bit lane
+ * (low half zero), the form the bfloat16 widenings above produce: they serve
+ * float16 too, so both formats load alike. The fields move down three bits
+ * and the exponent is rebiased by 127 - 15; Inf/NaN take exponent 255.
+ * Subnormal halves get exponent 113 in place of 112 + 0, i.e.
+ * 2^-14 * (1 + m/2^10), and then 2^-14 is subtracted: m * 2^-24 exactly
+ * (Sterbenz), +0 for m = 0; no int-to-float conversion, which clang turns
+ * into one scalar conversion per lane. The classes are told by equality
+ * tests on the exponent field: clang rewrites ordered tests on values it
+ * knows to be non-negative as unsigned ones, which V8 builds from three or
+ * four instructions on x64. */
+static inline v128_t f16hi_to_f32x4(v128_t vhi) {
+  const v128_t vsign = wasm_v128_and(vhi, wasm_i32x4_splat((int32_t) 0x80000000));
+  const v128_t vexponent = wasm_v128_and(vhi, wasm_i32x4_splat(0x7C000000));
+  const v128_t vfields = wasm_u32x4_shr(wasm_i32x4_shl(vhi, 1), 4); /* |h| << 13 */
+  const v128_t vnormal = wasm_i32x4_add(vfields, wasm_i32x4_splat(112 << 23));
+  const v128_t vinfnan = wasm_i32x4_add(vfields, wasm_i32x4_splat(224 << 23));
+  const v128_t vsubnormal = wasm_f32x4_sub(wasm_i32x4_add(vfields, wasm_i32x4_splat(113 << 23)),
+                                           wasm_f32x4_splat(0x1p-14f));
+  v128_t vbits = wasm_v128_bitselect(
+      vinfnan, vnormal, wasm_i32x4_eq(vexponent, wasm_i32x4_splat(0x7C000000)));
+  vbits = wasm_v128_bitselect(vsubnormal, vbits, wasm_i32x4_eq(vexponent, wasm_i32x4_splat(0)));
   return wasm_v128_or(vbits, vsign);
 }
 
+/* Halves in the low half of each lane (wasm_u32x4_load16x4). */
+static inline v128_t f16x4_to_f32x4(v128_t vh) {
+  return f16hi_to_f32x4(wasm_i32x4_shl(vh, 16));
+}
+
+/* float32 -> float16 patterns, in the low half of each lane (high half
+ * zero). Normal halves: rebias, round off 13 bits to nearest even, clamp
+ * overflow to Inf (0x7C00). Below 2^-14 halves are multiples of 2^-24: adding
+ * 0.5, whose binade has that ulp, rounds |x| to one, and the low bits of the
+ * sum are the half's pattern. The tests compare floats (one instruction; see
+ * f16hi_to_f32x4 on ordered integer tests). */
 static inline v128_t f32x4_to_f16x4(v128_t vx, bool finite) {
   const v128_t vsign = wasm_v128_and(wasm_u32x4_shr(vx, 16), wasm_i32x4_splat(0x8000));
   const v128_t vabs = wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF));
-  /* subnormal: round(|x| * 2^24) by adding 2^23 in float32 */
-  const v128_t vmagic = wasm_f32x4_splat(0x1p23f);
-  const v128_t vsubnormal = wasm_i32x4_sub(
-      wasm_f32x4_add(wasm_f32x4_mul(vabs, wasm_f32x4_splat(0x1p24f)), vmagic), vmagic);
-  /* normal: rebias, round off 13 bits, clamp overflow to Inf */
+  const v128_t vsubnormal = wasm_i32x4_sub(wasm_f32x4_add(vabs, wasm_f32x4_splat(0.5f)),
+                                           wasm_i32x4_splat(0x3F000000));
   const v128_t vrebiased = wasm_i32x4_sub(vabs, wasm_i32x4_splat(112 << 23));
   const v128_t vodd = wasm_v128_and(wasm_u32x4_shr(vrebiased, 13), wasm_i32x4_splat(1));
   const v128_t vbias = wasm_i32x4_add(wasm_i32x4_splat(0xFFF), vodd);
   v128_t vnormal = wasm_u32x4_shr(wasm_i32x4_add(vrebiased, vbias), 13);
   vnormal = wasm_u32x4_min(vnormal, wasm_i32x4_splat(0x7C00));
   v128_t vbits = wasm_v128_bitselect(vsubnormal, vnormal,
-                                     wasm_i32x4_lt(vabs, wasm_i32x4_splat(0x38800000)));
+                                     wasm_f32x4_lt(vabs, wasm_f32x4_splat(0x1p-14f)));
   if (!finite) {
-    vbits = wasm_v128_bitselect(wasm_i32x4_splat(0x7E00), vbits,
-                                wasm_i32x4_gt(vabs, wasm_i32x4_splat(0x7F800000)));
+    vbits = wasm_v128_bitselect(wasm_i32x4_splat(0x7E00), vbits, wasm_f32x4_ne(vx, vx));
+  }
+  return wasm_v128_or(vbits, vsign);
+}
+
+/* Eight values in the interleaved order (0, 2, 4, 6 in veven; 1, 3, 5, 7 in
+ * vodd) as eight consecutive float16 patterns. */
+static inline v128_t f32x4x2_to_f16x8_interleaved(v128_t veven, v128_t vodd, bool finite) {
+  return wasm_v128_or(f32x4_to_f16x4(veven, finite),
+                      wasm_i32x4_shl(f32x4_to_f16x4(vodd, finite), 16));
+}
+
+/* x rounded to float16 and widened back, without the round trip through
+ * 16-bit patterns (two conversions, ~40 operations): the same rounding done
+ * on the float32 bits. Normal halves keep 10 of the 23 fraction bits (round
+ * to nearest even as in bf16_rounded_bits, a carry moving into the
+ * exponent); below 2^-14 halves are multiples of 2^-24, which adding and
+ * subtracting 0.5 (whose binade has that ulp) rounds to, exactly; past the
+ * largest half, 65504, comes Inf. Checked against f16_to_f32(f32_to_f16(x))
+ * for all 2^32 patterns (with SIMDe on the host). */
+static inline v128_t f32x4_round_f16(v128_t vx, bool finite) {
+  const v128_t vsign = wasm_v128_and(vx, wasm_i32x4_splat((int32_t) 0x80000000));
+  const v128_t vabs = wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF));
+  const v128_t vodd = wasm_v128_and(wasm_u32x4_shr(vabs, 13), wasm_i32x4_splat(1));
+  const v128_t vnormal = wasm_v128_and(
+      wasm_i32x4_add(vabs, wasm_i32x4_add(wasm_i32x4_splat(0xFFF), vodd)),
+      wasm_i32x4_splat((int32_t) 0xFFFFE000));
+  const v128_t vhalf = wasm_f32x4_splat(0.5f);
+  const v128_t vsubnormal = wasm_f32x4_sub(wasm_f32x4_add(vabs, vhalf), vhalf);
+  v128_t vbits = wasm_v128_bitselect(vsubnormal, vnormal,
+                                     wasm_f32x4_lt(vabs, wasm_f32x4_splat(0x1p-14f)));
+  vbits = wasm_v128_bitselect(wasm_f32x4_splat(INFINITY), vbits,
+                              wasm_f32x4_gt(vbits, wasm_f32x4_splat(65504.0f)));
+  if (!finite) {
+    vbits = wasm_v128_bitselect(wasm_i32x4_splat(0x7FC00000), vbits, wasm_f32x4_ne(vx, vx));
   }
   return wasm_v128_or(vbits, vsign);
 }

@@ -13,12 +13,12 @@
 #include "../rmsnorm_scalar.h"
 #include "../simd128.h"
 
-/* Lane order. Vectors of float32 and float16 values hold consecutive values.
- * bfloat16 ones may also hold them interleaved, which widens and narrows
- * with fewer instructions (../float16_wasmsimd.h): eight values 0..7 are
- * then the two vectors 0,2,4,6 and 1,3,5,7 instead of 0-3 and 4-7.
+/* Lane order. Vectors of float32 values hold consecutive values. 16-bit
+ * ones may also hold them interleaved, which widens and narrows with fewer
+ * instructions (../float16_wasmsimd.h): eight values 0..7 are then the two
+ * vectors 0,2,4,6 and 1,3,5,7 instead of 0-3 and 4-7.
  *
- * The sums of squares always take bfloat16 interleaved: a 16-value step is
+ * The sums of squares always take 16-bit values interleaved: a 16-value step is
  * the vectors 0,2,4,6 | 1,3,5,7 | 8,10,12,14 | 9,11,13,15, and vector k goes
  * to accumulator k, so each of the contract's 16 lanes still sums exactly
  * its own values in index order, only in another register lane;
@@ -28,11 +28,13 @@
  * would then need two shuffles per eight values (consecutive values cost one
  * instruction more per eight to store). */
 RMSNORM_INLINE bool write_interleaved(int dtype, int weight_dtype) {
-  return dtype == RMSNORM_BF16 && weight_dtype != RMSNORM_F32;
+  return dtype != RMSNORM_F32 && weight_dtype != RMSNORM_F32;
 }
 
 /* Values 0..7 at p, widened to float32, as two f32x4: consecutive, or
- * interleaved if `interleaved` and dtype is bfloat16. */
+ * interleaved if `interleaved` and dtype is 16-bit. Either way the 16-bit
+ * patterns land in the high halves of the lanes, where a bfloat16 is its
+ * float32 and float16 takes one conversion (f16hi_to_f32x4). */
 RMSNORM_INLINE void load8(const void* p, int dtype, bool interleaved, v128_t v[2]) {
   if (dtype == RMSNORM_F32) {
     v[0] = wasm_v128_load(p);
@@ -40,15 +42,16 @@ RMSNORM_INLINE void load8(const void* p, int dtype, bool interleaved, v128_t v[2
     return;
   }
   const v128_t vh = wasm_v128_load(p);
-  if (dtype == RMSNORM_BF16 && interleaved) {
+  if (interleaved) {
     v[0] = bf16x8_even_to_f32x4(vh);
     v[1] = bf16x8_odd_to_f32x4(vh);
-  } else if (dtype == RMSNORM_BF16) {
+  } else {
     v[0] = bf16x8_low_to_f32x4(vh);
     v[1] = bf16x8_high_to_f32x4(vh);
-  } else {
-    v[0] = f16x4_to_f32x4(wasm_u32x4_extend_low_u16x8(vh));
-    v[1] = f16x4_to_f32x4(wasm_u32x4_extend_high_u16x8(vh));
+  }
+  if (dtype == RMSNORM_F16) {
+    v[0] = f16hi_to_f32x4(v[0]);
+    v[1] = f16hi_to_f32x4(v[1]);
   }
 }
 
@@ -85,7 +88,7 @@ RMSNORM_INLINE v128_t narrow4(v128_t v, int dtype, bool finite) {
 RMSNORM_INLINE v128_t round4(v128_t v, int dtype, bool finite) {
   switch (dtype) {
     case RMSNORM_BF16: return f32x4_round_bf16(v, finite);
-    case RMSNORM_F16: return f16x4_to_f32x4(f32x4_to_f16x4(v, finite));
+    case RMSNORM_F16: return f32x4_round_f16(v, finite);
     default: return v;
   }
 }
@@ -106,8 +109,9 @@ RMSNORM_INLINE void store8(void* p, const v128_t v[2], int dtype, bool interleav
   if (dtype == RMSNORM_F32) {
     wasm_v128_store(p, v[0]);
     wasm_v128_store((float*) p + 4, v[1]);
-  } else if (dtype == RMSNORM_BF16 && interleaved) {
-    wasm_v128_store(p, f32x4x2_to_bf16x8_interleaved(v[0], v[1], finite));
+  } else if (interleaved) {
+    wasm_v128_store(p, dtype == RMSNORM_BF16 ? f32x4x2_to_bf16x8_interleaved(v[0], v[1], finite)
+                                             : f32x4x2_to_f16x8_interleaved(v[0], v[1], finite));
   } else {
     /* u16 patterns in u32 lanes: the saturating narrow keeps them as they are */
     wasm_v128_store(p, wasm_u16x8_narrow_i32x4(narrow4(v[0], dtype, finite),
@@ -129,11 +133,11 @@ RMSNORM_INLINE void accumulate_squares(v128_t vacc[4], const v128_t v[4]) {
 }
 
 /* v_j = (L_j + L_j+4) + (L_j+8 + L_j+12), then (v0 + v2) + (v1 + v3), once
- * the lanes are back in order (bfloat16: vacc[0] holds lanes 0,2,4,6 and
+ * the lanes are back in order (16-bit: vacc[0] holds lanes 0,2,4,6 and
  * vacc[1] lanes 1,3,5,7; likewise vacc[2], vacc[3] for lanes 8-15). */
 RMSNORM_INLINE float fold_accumulators(const v128_t vacc[4], int dtype) {
   v128_t vlanes[4] = {vacc[0], vacc[1], vacc[2], vacc[3]};
-  if (dtype == RMSNORM_BF16) {
+  if (dtype != RMSNORM_F32) {
     for (int k = 0; k < 4; k += 2) {
       vlanes[k] = wasm_i32x4_shuffle(vacc[k], vacc[k + 1], 0, 4, 1, 5);
       vlanes[k + 1] = wasm_i32x4_shuffle(vacc[k], vacc[k + 1], 2, 6, 3, 7);
@@ -264,11 +268,8 @@ RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t di
   const v128_t vinv = wasm_f32x4_splat(inv);
   const v128_t voffset = wasm_f32x4_splat(weight_offset);
   size_t i = 0;
-  /* All loads of a step come before its stores, so y == src is safe.
-   * float16 conversions are long enough that the loop overhead of 4-wide
-   * steps does not matter; unrolling them four times would only quadruple
-   * the eight float16 writers' code. */
-  for (; dtype != RMSNORM_F16 && i + 16 <= dim; i += 16) {
+  /* All loads of a step come before its stores, so y == src is safe. */
+  for (; i + 16 <= dim; i += 16) {
     for (size_t h = 0; h < 16; h += 8) {
       finish8(src, w, y, i + h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
     }
