@@ -7,9 +7,12 @@ import { DTYPE_CODE } from '../loader/kernels.js';
 import { runRowsStaged } from '../loader/staging.js';
 import { activeKernels } from './runtime.js';
 import { ARRAY_TYPE_OF } from './tensor.js';
-import { outValue, resolveAddRmsNormArgs, resolveRmsNormArgs } from './validate.js';
+import {
+  RMSNORM_DEFAULT_EPS, isPlainTensorCall, outValue, readRmsNormOptions, resolveAddRmsNormArgs,
+  resolveReadRmsNormArgs,
+} from './validate.js';
 
-function run(kernels, fn, args, options) {
+function run(kernels, fn, args) {
   const y = args.out ?? { array: new ARRAY_TYPE_OF[args.dtype](args.x.array.length), tensor: undefined };
   // options.rstd: step 5 of the contract for the row normalized, by its own
   // pass over x before y is written (out may be x), or over the updated
@@ -34,7 +37,14 @@ function rowRstd(kernels, fn, { rows, dim, eps, dtype, rstd }, source) {
  */
 export function rmsNorm(x, weight, options) {
   const kernels = activeKernels('rmsNorm');
-  return run(kernels, 'rmsNorm', resolveRmsNormArgs('rmsNorm', x, weight, options), options);
+  const opts = readRmsNormOptions('rmsNorm', options);
+  if (isPlainTensorCall(kernels, x, weight, opts)) {
+    const dim = weight.length;
+    kernels.rmsNormTensors(x, weight, opts.out, x.length / dim, dim,
+      Math.fround(opts.eps ?? RMSNORM_DEFAULT_EPS));
+    return opts.out;
+  }
+  return run(kernels, 'rmsNorm', resolveReadRmsNormArgs('rmsNorm', x, weight, opts));
 }
 
 /**
@@ -44,5 +54,5 @@ export function rmsNorm(x, weight, options) {
  */
 export function addRmsNorm(x, residual, weight, options) {
   const kernels = activeKernels('addRmsNorm');
-  return run(kernels, 'addRmsNorm', resolveAddRmsNormArgs('addRmsNorm', x, residual, weight, options), options);
+  return run(kernels, 'addRmsNorm', resolveAddRmsNormArgs('addRmsNorm', x, residual, weight, options));
 }

@@ -139,8 +139,8 @@ static inline v128_t f32x4x2_to_f16x8_interleaved(v128_t veven, v128_t vodd, boo
  * to nearest even as in bf16_rounded_bits, a carry moving into the
  * exponent); below 2^-14 halves are multiples of 2^-24, which adding and
  * subtracting 0.5 (whose binade has that ulp) rounds to, exactly; past the
- * largest half, 65504, comes Inf. Checked against f16_to_f32(f32_to_f16(x))
- * for all 2^32 patterns (with SIMDe on the host). */
+ * largest half, 65504, comes Inf. (Every conversion in this file is checked
+ * against float16.h on all inputs: tests/fuzz/conversions_exhaustive.c.) */
 static inline v128_t f32x4_round_f16(v128_t vx, bool finite) {
   const v128_t vsign = wasm_v128_and(vx, wasm_i32x4_splat((int32_t) 0x80000000));
   const v128_t vabs = wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF));

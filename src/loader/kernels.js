@@ -121,6 +121,13 @@ export class WasmKernels {
     }
   }
 
+  /** The plain zero-copy call (src/api/validate.js, isPlainTensorCall):
+   * float32 tensors, llama (float32's only) cast mode, no offset. */
+  rmsNormTensors(x, weight, y, rows, dim, eps) {
+    this.exports.rmsnorm(x.byteOffset, 0, weight.byteOffset, y.byteOffset, rows, dim, eps,
+      DTYPE_CODE.float32, DTYPE_CODE.float32, CAST_CODE.llama, 0);
+  }
+
   /** The export on `rows` rows at these byte addresses (r and w 0 for none). */
   #rmsNormRows(args, xPtr, rPtr, wPtr, yPtr, rows) {
     this.exports.rmsnorm(xPtr, rPtr, wPtr, yPtr, rows, args.dim, args.eps,
