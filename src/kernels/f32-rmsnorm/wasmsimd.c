@@ -182,16 +182,21 @@ RMSNORM_INLINE float block_sumsq_impl(const void* x, void* r, size_t n, int dtyp
     vacc[k] = wasm_f32x4_splat(0.0f);
   }
   size_t i = 0;
-  for (; i + RMSNORM_LANES <= n; i += RMSNORM_LANES) {
+  /* Pointers advance, as in block_sumsq_writing (which says why). */
+  const size_t step = RMSNORM_LANES * dtype_size(dtype);
+  const char* px = (const char*) x;
+  char* pr = (char*) r;
+  for (; i + RMSNORM_LANES <= n; i += RMSNORM_LANES, px += step) {
     v128_t v[4];
-    load16(x, i, dtype, v);
+    load16(px, 0, dtype, v);
     if (add) {
       v128_t vr[4];
-      load16(r, i, dtype, vr);
+      load16(pr, 0, dtype, vr);
       for (int k = 0; k < 4; k++) {
         v[k] = round4(wasm_f32x4_add(v[k], vr[k]), dtype, false);
       }
-      store16(r, i, v, dtype, false);
+      store16(pr, 0, v, dtype, false);
+      pr += step;
     }
     accumulate_squares(vacc, v);
   }
@@ -268,10 +273,19 @@ RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t di
   const v128_t vinv = wasm_f32x4_splat(inv);
   const v128_t voffset = wasm_f32x4_splat(weight_offset);
   size_t i = 0;
-  /* All loads of a step come before its stores, so y == src is safe. */
-  for (; i + 16 <= dim; i += 16) {
+  /* All loads of a step come before its stores, so y == src is safe.
+   * Pointers advance, as in block_sumsq_writing (which says why). */
+  const size_t step = 16 * dtype_size(dtype);
+  const size_t weight_step = weight_dtype == RMSNORM_NO_WEIGHT ? 0 : 16 * dtype_size(weight_dtype);
+  const char* ps = (const char*) src;
+  const char* pw = (const char*) w;
+  char* py = (char*) y;
+  for (; i + 16 <= dim; i += 16, ps += step, py += step) {
     for (size_t h = 0; h < 16; h += 8) {
-      finish8(src, w, y, i + h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+      finish8(ps, pw, py, h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+    }
+    if (weight_step != 0) {
+      pw += weight_step;
     }
   }
   for (; i + 4 <= dim; i += 4) {
