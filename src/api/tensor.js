@@ -49,9 +49,9 @@ export class Tensor {
       const start = this.#byteOffset;
       const array = new ARRAY_TYPE_OF[this.#dtype](buffer, start, this.#length);
       // Its own span: one object fewer to reach on every call.
-      const resolved = { array, tensor: this, span: null, buffer, start, end: start + array.byteLength };
-      resolved.span = resolved;
-      this.#resolved = resolved;
+      const record = { array, tensor: this, span: null, buffer, start, end: start + array.byteLength };
+      record.span = record;
+      this.#resolved = record;
     }
     return this.#resolved;
   }

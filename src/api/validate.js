@@ -194,8 +194,7 @@ function resolveWeightDtype(fn, weight, weightDtypeOption, dtype) {
     throw new TypeError(`${fn}: weight must be a Float32Array or null (for no weight), got undefined`);
   }
   const allowed = WEIGHT_DTYPES_FOR[dtype];
-  const tensor = weight instanceof Tensor;
-  if (tensor && weight.freed) throw new TypeError(`${fn}: weight is a freed tensor`);
+  const tensor = resolvedTensor(fn, 'weight', weight) !== undefined;
   // By default a weight is what its array holds: a Uint16Array holds the storage dtype.
   const kind = tensor ? ARRAY_KIND_OF[weight.dtype] : typedArrayKind(weight);
   const held = kind === 'Uint16Array' ? dtype : 'float32';
@@ -309,10 +308,6 @@ export function resolveReadRmsNormArgs(fn, x, weight, opts) {
   return resolveArgs(fn, x, undefined, weight, opts);
 }
 
-/** Bytes [start, end) of a tensor (it knows its own place: no typed-array getters). */
-const tensorEnd = (t) => t.byteOffset + t.length * ARRAY_TYPE_OF[t.dtype].BYTES_PER_ELEMENT;
-const tensorsApart = (a, b) => tensorEnd(a) <= b.byteOffset || tensorEnd(b) <= a.byteOffset;
-
 /**
  * Whether rmsNorm(x, weight, opts) is the plain zero-copy call an engine
  * makes on every token: x, weight and options.out live float32 tensors of
@@ -337,7 +332,8 @@ export function isPlainTensorCall(kernels, x, weight, opts) {
     (eps === undefined || (typeof eps === 'number' && eps >= 0 && eps <= FLT_MAX)) &&
     weight.length > 0 && (dim === undefined || dim === weight.length) &&
     x.length > 0 && x.length % weight.length === 0 && out.length === x.length &&
-    (out.byteOffset === x.byteOffset || tensorsApart(out, x)) && tensorsApart(out, weight);
+    (sameStart(out.resolved, x.resolved) || !spansOverlap(out.resolved, x.resolved)) &&
+    !spansOverlap(out.resolved, weight.resolved);
 }
 
 /** Checks addRmsNorm(x, residual, weight, options) likewise. */

@@ -23,7 +23,7 @@ export const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
 export const align16 = (n) => Math.ceil(n / 16) * 16;
 
 export class WasmKernels {
-  #lastStaged = null; // { heap, at, view } of #stagedView
+  #lastStaged = null; // { heap, at, view } of #stagedOutput
   /** `memory`: the module's own (exported) memory, or the one it imports
    * (bindMemory), in which case nothing may be staged: no allocator. */
   constructor(exports, memory = exports.memory) {
@@ -135,14 +135,15 @@ export class WasmKernels {
       args.weightOffset);
   }
 
-  /** A view of `length` values of `dtype` at byte `at`, to copy staged rows
-   * out of. The last one is kept: a copying call made again and again with
-   * the same shape reuses it instead of making a subarray each time. */
-  #stagedView(dtype, at, length) {
-    const heap = this.heap(dtype);
+  /** A view of `length` values of `heap` from byte `at`: the staged output
+   * rows, to copy out. The last one is kept: a copying call made again and
+   * again with the same shape reuses it instead of making a subarray each
+   * time. (The staged residual takes a fresh subarray: it would evict this.) */
+  #stagedOutput(heap, at, length) {
     const last = this.#lastStaged;
     if (last !== null && last.heap === heap && last.at === at && last.view.length === length) return last.view;
-    const view = heap.subarray(at / BYTES[dtype], at / BYTES[dtype] + length);
+    const first = at / heap.BYTES_PER_ELEMENT;
+    const view = heap.subarray(first, first + length);
     this.#lastStaged = { heap, at, view };
     return view;
   }
@@ -179,8 +180,8 @@ export class WasmKernels {
       this.#rmsNormRows(args, xAt < 0 ? xStage : xAt + offset,
         residual === undefined ? 0 : rAt < 0 ? rStage : rAt + offset,
         wPtr, yAt < 0 ? yStage : yAt + offset, n);
-      if (rAt < 0) residual.array.set(this.#stagedView(dtype, rStage, n * dim), row * dim);
-      if (yAt < 0) y.array.set(this.#stagedView(dtype, yStage, n * dim), row * dim);
+      if (rAt < 0) residual.array.set(heap.subarray(rStage / size, rStage / size + n * dim), row * dim);
+      if (yAt < 0) y.array.set(this.#stagedOutput(heap, yStage, n * dim), row * dim);
     }
   }
 }
