@@ -20,14 +20,21 @@ export type Backend = 'simd' | 'scalar';
  */
 export type Dtype = 'float32' | 'bfloat16' | 'float16';
 
-/** The typed array holding a dtype: 16-bit dtypes travel as raw bit patterns in a Uint16Array. */
-export type ArrayOf<D extends Dtype> = D extends 'float32' ? Float32Array : Uint16Array;
+/** `Float16Array` where the TypeScript lib in use declares it (the engines that have it: Chromium, Firefox, Safari). */
+export type Float16ArrayIfAny = typeof globalThis extends { Float16Array: abstract new (...args: never[]) => infer T } ? T : never;
+
+/**
+ * The typed array holding a dtype: 16-bit dtypes travel as raw bit patterns
+ * in a Uint16Array; float16 may also be a Float16Array, where the engine has one.
+ */
+export type ArrayOf<D extends Dtype> = D extends 'float32' ? Float32Array
+  : D extends 'float16' ? Uint16Array | Float16ArrayIfAny : Uint16Array;
 
 /** An array argument holding `D` values: a typed array, or a tensor from {@link alloc} (zero-copy). */
 export type Storage<D extends Dtype> = ArrayOf<D> | Tensor<D>;
 
-/** A weight for storage dtype `D`: float32, or `D` itself. */
-export type WeightOf<D extends Dtype> = Storage<'float32'> | Storage<D>;
+/** A weight, whatever the storage dtype: float32, bfloat16 or float16 (say which in `weightDtype` for a Uint16Array beside float32 x). */
+export type WeightOf<D extends Dtype> = Storage<'float32'> | Storage<'bfloat16'> | Storage<'float16'> | Storage<D>;
 
 export interface InitOptions {
   /**
@@ -105,10 +112,14 @@ export type RmsNormOptions<D extends Dtype = 'float32', O extends Storage<D> | u
     /** With `shape`: the first normalized axis, negative from the end. Default `-1`. */
     axis?: number;
     /**
-     * The weight's dtype: `'float32'` or the storage dtype. Defaults to what
-     * the weight's array holds (a `Uint16Array` holds the storage dtype).
+     * The weight's dtype, any of the three whatever the storage dtype (a
+     * float32 model with bfloat16 weights, say): the same bits as with the
+     * weight widened to float32 first. Defaults to what the weight's array
+     * holds: a Float32Array float32, a Float16Array float16, a tensor its
+     * dtype, a `Uint16Array` the storage dtype (with float32 x a
+     * `Uint16Array` weight must say which).
      */
-    weightDtype?: 'float32' | NoInfer<D>;
+    weightDtype?: Dtype;
     /**
      * Where 16-bit results round: `'llama'` (default) rounds the normalized
      * value to storage before the weight multiply, as Llama does; `'gemma'`
@@ -342,37 +353,71 @@ export class Tensor<D extends Dtype = Dtype> {
 
 export interface BindMemoryOptions {
   /**
-   * A region of the memory the kernels may use as their call stack:
+   * A region of the memory the kernels may use during a call, as their
+   * call stack (the top 4096 bytes) and to stage what they allocate:
    * `byteOffset` a multiple of 16, at least 4096 bytes, not used by the
-   * engine during a call.
+   * engine during a call (`aligned_alloc(16, n)` in an Emscripten engine;
+   * its `malloc` gives 8-aligned blocks). A typed array view of the memory
+   * names its own range.
    */
-  scratch: { byteOffset: number; byteLength: number };
+  scratch: { byteOffset: number; byteLength: number } | ArrayBufferView;
   /** As in {@link init}. */
   backend?: 'auto' | Backend;
 }
 
-/** The options of a bound kernel: `out`, a view of the bound memory, is required. */
-export type BoundOptionsArg<D extends Dtype, O extends ArrayOf<D>> = [options: RmsNormOptions<D, O> & { out: O }];
+/** An instance of the kernels: its own WebAssembly instance, memory and tensors. */
+export interface Kernels {
+  backend: Backend;
+  rmsNorm: typeof rmsNorm;
+  addRmsNorm: typeof addRmsNorm;
+  layerNorm: typeof layerNorm;
+  rmsNormBackward: typeof rmsNormBackward;
+  layerNormBackward: typeof layerNormBackward;
+  /** Tensors of this instance's memory; another instance's functions refuse them. */
+  alloc: typeof alloc;
+}
+
+/**
+ * A new, independent instance of the kernels, with the same functions as the
+ * package's top level bound to its own WebAssembly instance and memory. Two
+ * libraries in one app that each create their own never switch each other's
+ * backend or see each other's tensors; instances of different backends work
+ * side by side. Takes the options of {@link init} and rejects as it does.
+ *
+ * @example
+ * const kernels = await createKernels({ backend: 'simd' });
+ * const y = kernels.rmsNorm(x, weight);
+ */
+export function createKernels(options?: InitOptions): Promise<Kernels>;
 
 /** Kernels bound to an engine's memory by {@link bindMemory}. */
 export interface BoundKernels {
   backend: Backend;
   memory: WebAssembly.Memory;
-  /** {@link rmsNorm} on views of the bound memory; `options.out` is required. */
-  rmsNorm<D extends Dtype = 'float32', O extends ArrayOf<D> = ArrayOf<D>>(
-    x: ArrayOf<D>, weight: ArrayOf<'float32'> | ArrayOf<D> | null, ...options: BoundOptionsArg<D, O>): O;
-  /** {@link addRmsNorm} on views of the bound memory; `options.out` is required. */
-  addRmsNorm<D extends Dtype = 'float32', O extends ArrayOf<D> = ArrayOf<D>>(
-    x: ArrayOf<D>, residual: ArrayOf<D>, weight: ArrayOf<'float32'> | ArrayOf<D> | null,
-    ...options: BoundOptionsArg<D, O>): O;
+  /** Whether the memory is shared (a threaded engine's). */
+  shared: boolean;
+  /**
+   * The package's functions, on views of the bound memory: every array the
+   * caller passes must be a view of `memory.buffer` (tensors are refused).
+   * A result array the call makes itself (no `out`, the parameter
+   * gradients) is staged through the scratch region, which must then hold
+   * a chunk of rows besides the 4096-byte stack.
+   */
+  rmsNorm: typeof rmsNorm;
+  addRmsNorm: typeof addRmsNorm;
+  layerNorm: typeof layerNorm;
+  rmsNormBackward: typeof rmsNormBackward;
+  layerNormBackward: typeof layerNormBackward;
 }
 
 /**
- * Binds the kernels to an engine's own (non-shared) `WebAssembly.Memory`,
+ * Binds the kernels to an engine's own `WebAssembly.Memory`, shared or not,
  * e.g. the memory of an inference engine's wasm module: every array is a
- * view of `memory.buffer`, nothing is copied or allocated.
+ * view of `memory.buffer`, nothing is copied in. On a shared memory each of
+ * the engine's threads binds it with a scratch region of its own, and the
+ * threads may run their shares of one call's rows at the same time.
  *
- * Rejects with a `TypeError` for a memory that is not a non-shared
+ * Rejects with a `TypeError` for a memory that is not a
  * `WebAssembly.Memory`, an unknown option or backend, and a `RangeError` for
  * a scratch region that is misaligned, too small or outside the memory.
  */

@@ -1,8 +1,6 @@
 // rmsnorm-wasm: RMSNorm for the web, in WebAssembly SIMD128.
-export { compileModule, init } from './api/runtime.js';
-export { rmsNorm, addRmsNorm } from './api/rmsnorm.js';
-export { layerNorm } from './api/layernorm.js';
-export { rmsNormBackward, layerNormBackward } from './api/backward.js';
-export { alloc } from './api/alloc.js';
-export { Tensor } from './api/tensor.js';
+export {
+  init, compileModule, createKernels, rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, alloc,
+} from './api/runtime.js';
 export { bindMemory } from './api/bind.js';
+export { Tensor } from './loader/tensor.js';

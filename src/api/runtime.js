@@ -1,18 +1,18 @@
-// init(): which backend runs, and the instance every kernel call goes to.
-// compileModule(): the compiled module, to hand to workers.
+// Instances of the kernels. createKernels() makes an independent one (its own
+// module instance, memory and tensors); init() chooses the default instance
+// that the top-level functions run on; compileModule() hands the compiled
+// module to workers.
 
 import {
-  BACKENDS, backendOf, compileBackend, instantiate, isWasmModule, simdSupported,
+  BACKENDS, backendOf, compileBackend, instantiate, isWasmModule, missingExports, simdSupported,
 } from '../loader/load.js';
-import { checkOptionNames, describe, optionSet } from './validate.js';
+import { describe, optionReader } from './args.js';
+import { kernelFunctions } from './functions.js';
 
-const INIT_OPTIONS = optionSet((o) => ({ backend: o.backend, module: o.module }));
-
-const instances = new Map(); // backend -> Promise<WasmKernels>, one per backend
-let active = null; // { backend, kernels } of the last init() to finish
+const readInstanceOptions = optionReader(['backend', 'module']);
 
 /** 'auto' | 'simd' | 'scalar' checked, and 'auto' resolved for this engine. */
-function resolveBackend(fn, name, requested) {
+export function resolveBackend(fn, name, requested) {
   if (requested !== 'auto' && !BACKENDS.includes(requested)) {
     throw new TypeError(`${fn}: ${name} must be 'auto', 'simd' or 'scalar', got ${describe(requested)}`);
   }
@@ -23,50 +23,74 @@ function resolveBackend(fn, name, requested) {
   return backend;
 }
 
-/** The backend of a module passed as init({ module }), checked against { backend }. */
-function moduleBackend(module, requested) {
+/** { backend, module } read and checked: the module to instantiate (a
+ * promise of it) and its backend. A precompiled module must be one of ours,
+ * whole: its backend section and every export the kernels call. */
+function resolveInstanceOptions(fn, options) {
+  const { backend: requested = 'auto', module } = readInstanceOptions(fn, options);
+  if (module === undefined) {
+    const backend = resolveBackend(fn, 'options.backend', requested);
+    return { backend, module: compileBackend(backend) };
+  }
   if (!isWasmModule(module)) {
-    throw new TypeError(`init: options.module must be a WebAssembly.Module, got ${describe(module)}`);
+    throw new TypeError(`${fn}: options.module must be a WebAssembly.Module, got ${describe(module)}`);
   }
   const backend = backendOf(module);
-  if (backend === undefined) {
-    throw new TypeError('init: options.module is not an rmsnorm-wasm module; get one from compileModule()');
+  const missing = missingExports(module);
+  if (backend === undefined || missing.length > 0) {
+    throw new TypeError(`${fn}: options.module is not an rmsnorm-wasm module${missing.length > 0
+      ? ` (it lacks ${missing.join(', ')})` : ''}; get one from compileModule()`);
   }
   if (requested !== 'auto' && requested !== backend) {
-    throw new RangeError(`init: options.backend is '${requested}' but options.module is the '${backend}' module`);
+    throw new RangeError(`${fn}: options.backend is '${requested}' but options.module is the '${backend}' module`);
   }
-  return backend;
+  return { backend, module: Promise.resolve(module) };
 }
 
 /**
- * Loads the WebAssembly kernels. Picks the SIMD128 module when the engine
- * validates it and the scalar module otherwise; `{ backend }` forces one.
- * `{ module }` instantiates a module from compileModule() instead of
- * compiling the embedded one (compile once, instantiate in each worker); the
- * module knows its backend. Idempotent: each backend is instantiated once per
- * thread, and calling init again only switches which one the kernels use.
- * @param {{backend?: 'auto' | 'simd' | 'scalar', module?: WebAssembly.Module}} [options]
+ * An independent instance of the kernels: its own module instance, memory
+ * and tensors, with the same functions as the package's top level. Two
+ * libraries in one app each create their own and never see each other's
+ * backend or tensors.
+ * @param {{backend?: 'auto'|'simd'|'scalar', module?: WebAssembly.Module}} [options]
+ */
+export async function createKernels(options) {
+  const { backend, module } = resolveInstanceOptions('createKernels', options);
+  const kernels = await instantiate(await module);
+  return { backend, ...kernelFunctions(() => kernels) };
+}
+
+// The default instance: one per backend and thread, instantiated on first
+// use; init() says which one the top-level functions use.
+const defaults = new Map(); // backend -> Promise<WasmKernels>
+let active = null;
+let latestRequest = 0;
+
+/**
+ * Loads the kernels of the default instance: the SIMD128 module where the
+ * engine validates it, else the scalar one; `{ backend }` forces one and
+ * `{ module }` instantiates a module from compileModule(). Calling it again
+ * switches the top-level functions to that backend's instance; when calls
+ * overlap, the one asked for last wins, whichever finishes compiling last.
  * @returns {Promise<{backend: 'simd' | 'scalar'}>}
  */
 export async function init(options) {
-  const { backend: requested = 'auto', module } = checkOptionNames('init', options, INIT_OPTIONS);
-  const backend = module === undefined
-    ? resolveBackend('init', 'options.backend', requested)
-    : moduleBackend(module, requested);
-  let kernels = instances.get(backend);
-  if (kernels === undefined) {
-    kernels = (module === undefined ? compileBackend(backend) : Promise.resolve(module)).then(instantiate);
-    instances.set(backend, kernels);
-    kernels.catch(() => instances.delete(backend)); // a failed load may be retried
+  const request = ++latestRequest;
+  const { backend, module } = resolveInstanceOptions('init', options);
+  let instance = defaults.get(backend);
+  if (instance === undefined) {
+    instance = module.then(instantiate);
+    defaults.set(backend, instance);
+    instance.catch(() => defaults.delete(backend)); // a failed load may be retried
   }
-  active = { backend, kernels: await kernels };
+  const kernels = await instance;
+  if (request === latestRequest) active = kernels;
   return { backend };
 }
 
 /**
  * The compiled WebAssembly.Module of a backend ('auto' by default: the one
- * init() would pick), compiled once and cached. Post it to workers and pass
- * it to their init({ module }) so that each one only instantiates it.
+ * init() would pick), compiled once and cached, to post to workers.
  * @param {'auto' | 'simd' | 'scalar'} [backend]
  * @returns {Promise<WebAssembly.Module>}
  */
@@ -74,10 +98,12 @@ export async function compileModule(backend = 'auto') {
   return compileBackend(resolveBackend('compileModule', 'backend', backend));
 }
 
-/** The instance the kernels run on; throws if init() has not finished. */
+/** The default instance's kernels; throws if init() has not finished. */
 export function activeKernels(fn) {
-  if (active === null) {
-    throw new Error(`${fn}: call \`await init()\` before using the kernels`);
-  }
-  return active.kernels;
+  if (active === null) throw new Error(`${fn}: call \`await init()\` before using the kernels`);
+  return active;
 }
+
+export const {
+  rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, alloc,
+} = kernelFunctions(activeKernels);

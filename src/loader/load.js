@@ -54,6 +54,20 @@ export function backendOf(module) {
   return BACKENDS.includes(name) ? name : undefined;
 }
 
+// What the JS calls on an instance: a module lacking any of these is not a
+// whole build of ours, whatever its custom section says.
+const REQUIRED_EXPORTS = [
+  ['memory', 'memory'], ['rmsnorm', 'function'], ['rmsnorm_rstd', 'function'], ['layernorm_f32', 'function'],
+  ['rmsnorm_backward_f32', 'function'], ['layernorm_backward_f32', 'function'], ['malloc', 'function'],
+  ['free', 'function'],
+];
+
+/** The names of the exports the kernels need that `module` lacks. */
+export function missingExports(module) {
+  const kinds = new Map(WebAssembly.Module.exports(module).map(({ name, kind }) => [name, kind]));
+  return REQUIRED_EXPORTS.filter(([name, kind]) => kinds.get(name) !== kind).map(([name]) => name);
+}
+
 const compiled = new Map();
 /** The compiled module of a backend, compiled once per process and cached. */
 export function compileBackend(backend) {
@@ -68,14 +82,17 @@ export function compileBackend(backend) {
 
 let importedBase64 = null;
 const importedCompiled = new Map();
-/** The kernels-only build that imports its memory (bindMemory), compiled once.
- * Loaded on first use only: most users never need its bytes. */
-export function compileImportedMemoryBackend(backend) {
-  let module = importedCompiled.get(backend);
+/** The kernels-only build that imports its memory (bindMemory), compiled
+ * once: the one whose memory import is shared for a shared memory (a module
+ * must declare that). Loaded on first use only: most users never need it. */
+export function compileImportedMemoryBackend(backend, shared) {
+  const key = shared ? `${backend}Shared` : backend;
+  let module = importedCompiled.get(key);
   if (module === undefined) {
     importedBase64 ??= import('./modules-imported.generated.js');
-    module = importedBase64.then((modules) => WebAssembly.compile(decodeBase64(modules[backend])));
-    importedCompiled.set(backend, module);
+    module = importedBase64.then((modules) => WebAssembly.compile(decodeBase64(modules[key])));
+    importedCompiled.set(key, module);
+    module.catch(() => importedCompiled.delete(key));
   }
   return module;
 }

@@ -3,9 +3,9 @@
 // src/kernels/norm_backward_f32.h step by step, bit-identical to the wasm
 // kernels. Missing statistics come from the reference forward passes.
 
-import { resolveLayerNormBackwardArgs, resolveRmsNormBackwardArgs } from '../api/validate.js';
+import { bitsOf, copyInto, newOutput, readIn, resolveBackward } from '../api/args.js';
 import { blockedSum } from './blocked-sum.js';
-import { layerNorm } from './layernorm.js';
+import { layerNormRows } from './layernorm.js';
 import { rmsNorm } from './rmsnorm.js';
 
 const fround = Math.fround;
@@ -19,14 +19,43 @@ function backwardRow(dy, x, weight, offset, dim, mean, rstd, centred, dx, dweigh
   const g = weight === null ? (i) => dy[offset + i] : (i) => fround(dy[offset + i] * weight[i]);
   const a = centred ? fround(blockedSum(dim, g) / fround(dim)) : 0;
   const c = fround(blockedSum(dim, (i) => fround(g(i) * xhat(i))) / fround(dim));
-  const dyRow = dy.slice(offset, offset + dim); // dx may be dy itself
   for (let i = 0; i < dim; i++) {
     const gi = centred ? fround(g(i) - a) : g(i);
     const h = xhat(i);
     dx[offset + i] = fround(fround(gi - fround(h * c)) * rstd);
-    if (dweight !== null) dweight[i] = fround(dweight[i] + fround(dyRow[i] * h));
-    if (dbias !== null) dbias[i] = fround(dbias[i] + dyRow[i]);
+    if (dweight !== null) dweight[i] = fround(dweight[i] + fround(dy[offset + i] * h));
+    if (dbias !== null) dbias[i] = fround(dbias[i] + dy[offset + i]);
   }
+}
+
+/** Both passes on a resolved call: inputs read in, statistics recomputed
+ * by the reference forward passes when not given, outputs written last. */
+function backward(call, centred) {
+  const { rows, dim, eps } = call;
+  const dys = readIn(call.dy);
+  const xs = readIn(call.x);
+  const w = call.weight === null ? null : readIn(call.weight);
+  let mean = call.mean === undefined ? null : readIn(call.mean);
+  let rstd = call.rstd === undefined ? null : readIn(call.rstd);
+  if (rstd === null) {
+    if (centred) {
+      ({ mean, rstd } = layerNormRows({ rows, dim, eps, weight: null, bias: null }, xs, true, true));
+    } else {
+      rstd = new Float32Array(rows);
+      if (rows > 0) rmsNorm(xs, null, { dim, eps, rstd });
+    }
+  }
+  const dx = new Float32Array(xs.length);
+  const dweight = w === null ? null : new Float32Array(dim);
+  const dbias = centred && call.bias !== null ? new Float32Array(dim) : null;
+  for (let r = 0; r < rows; r++) {
+    backwardRow(dys, xs, w, r * dim, dim, centred ? mean[r] : 0, rstd[r], centred, dx, dweight, dbias);
+  }
+  const out = call.dx ?? newOutput('options.dx', 'float32', dx.length);
+  copyInto(bitsOf(out), dx, 0);
+  const grads = { dx: out.value, dweight };
+  if (centred) grads.dbias = dbias;
+  return grads;
 }
 
 /**
@@ -35,20 +64,7 @@ function backwardRow(dy, x, weight, offset, dim, mean, rstd, centred, dx, dweigh
  * @returns {{dx: Float32Array, dweight: Float32Array|null}}
  */
 export function rmsNormBackward(dy, x, weight, options) {
-  const args = resolveRmsNormBackwardArgs('rmsNormBackward', dy, x, weight, options);
-  const { rows, dim, eps } = args;
-  const [dys, xs, w] = [args.dy.array, args.x.array, args.weight.array];
-  let rstd = args.rstd?.array;
-  if (rstd === undefined) {
-    rstd = new Float32Array(rows);
-    rmsNorm(xs, null, { dim, eps, rstd });
-  }
-  const dx = args.dx?.array ?? new Float32Array(xs.length);
-  const dweight = w === null ? null : new Float32Array(dim);
-  for (let r = 0; r < rows; r++) {
-    backwardRow(dys, xs, w, r * dim, dim, 0, rstd[r], false, dx, dweight, null);
-  }
-  return { dx: options?.dx ?? dx, dweight };
+  return backward(resolveBackward('rmsNormBackward', dy, x, weight, undefined, options, false), false);
 }
 
 /**
@@ -57,20 +73,5 @@ export function rmsNormBackward(dy, x, weight, options) {
  * @returns {{dx: Float32Array, dweight: Float32Array|null, dbias: Float32Array|null}}
  */
 export function layerNormBackward(dy, x, weight, bias, options) {
-  const args = resolveLayerNormBackwardArgs('layerNormBackward', dy, x, weight, bias, options);
-  const { rows, dim, eps } = args;
-  const [dys, xs, w] = [args.dy.array, args.x.array, args.weight.array];
-  let [mean, rstd] = [args.mean?.array, args.rstd?.array];
-  if (rstd === undefined) {
-    mean = new Float32Array(rows);
-    rstd = new Float32Array(rows);
-    layerNorm(xs, null, null, { dim, eps, mean, rstd });
-  }
-  const dx = args.dx?.array ?? new Float32Array(xs.length);
-  const dweight = w === null ? null : new Float32Array(dim);
-  const dbias = args.bias.array === null ? null : new Float32Array(dim);
-  for (let r = 0; r < rows; r++) {
-    backwardRow(dys, xs, w, r * dim, dim, mean[r], rstd[r], true, dx, dweight, dbias);
-  }
-  return { dx: options?.dx ?? dx, dweight, dbias };
+  return backward(resolveBackward('layerNormBackward', dy, x, weight, bias, options, true), true);
 }

@@ -4,7 +4,7 @@
 // the wasm kernels. Why Math.fround per operation is exact float32: see
 // ./rmsnorm.js.
 
-import { outValue, resolveLayerNormArgs } from '../api/validate.js';
+import { bitsOf, copyInto, newOutput, readIn, resolveLayerNorm } from '../api/args.js';
 import { blockedSum } from './blocked-sum.js';
 import { FLT_MAX, rescueScale, TINY_SUM } from './rmsnorm.js';
 
@@ -38,12 +38,26 @@ function rowStatistics(row, eps, scale) {
  * @returns {Float32Array}
  */
 export function layerNorm(x, weight, bias, options) {
-  const args = resolveLayerNormArgs('layerNorm', x, weight, bias, options);
-  const { rows, dim, eps } = args;
-  const [xs, w, b, mean, rstd] = [args.x, args.weight, args.bias, args.mean, args.rstd].map((a) => a?.array ?? null);
-  const y = args.out?.array ?? new Float32Array(xs.length);
+  const call = resolveLayerNorm('layerNorm', x, weight, bias, options);
+  const { y, mean, rstd } = layerNormRows(call, readIn(call.x), call.mean !== undefined, call.rstd !== undefined);
+  if (mean !== null) copyInto(bitsOf(call.mean), mean, 0);
+  if (rstd !== null) copyInto(bitsOf(call.rstd), rstd, 0);
+  const out = call.out ?? newOutput('options.out', 'float32', y.length);
+  copyInto(bitsOf(out), y, 0);
+  return out.value;
+}
+
+/** Steps 1-7 on x (read in): y, and the statistics asked for (else null).
+ * The backward pass recomputes its statistics here too. */
+export function layerNormRows(call, xs, wantMean, wantRstd) {
+  const { rows, dim, eps } = call;
+  const w = call.weight === null ? null : readIn(call.weight);
+  const b = call.bias === null ? null : readIn(call.bias);
+  const y = new Float32Array(xs.length);
+  const mean = wantMean ? new Float32Array(rows) : null;
+  const rstd = wantRstd ? new Float32Array(rows) : null;
   for (let r = 0; r < rows; r++) {
-    const row = xs.slice(r * dim, (r + 1) * dim); // read before y (maybe x) is written
+    const row = xs.subarray(r * dim, (r + 1) * dim);
     let scale = 1;
     let st = rowStatistics(row, eps, 1);
     if (!st.plainOk) {
@@ -65,5 +79,5 @@ export function layerNorm(x, weight, bias, options) {
     if (mean !== null) mean[r] = fround(fround(st.meanHi + st.meanLo) / scale);
     if (rstd !== null) rstd[r] = fround(st.rstd * scale);
   }
-  return args.out === undefined ? y : outValue(args.out);
+  return { y, mean, rstd };
 }

@@ -9,14 +9,15 @@
 // rounded to float32 equals the float32 operation itself (float64 carries more
 // than 2*24+2 bits), so there is no double rounding.
 
-import { ARRAY_TYPE_OF } from '../api/tensor.js';
-import { outValue, resolveAddRmsNormArgs, resolveRmsNormArgs } from '../api/validate.js';
+import {
+  bitsOf, copyInto, FLT_MAX, newOutput, readIn, readRmsNormOptions, resolveRmsNorm,
+} from '../api/args.js';
 import { blockedSum } from './blocked-sum.js';
 import { narrow, roundTo, widen } from './float16.js';
 
 const fround = Math.fround;
 export const TINY_SUM = 2 ** -64;
-export const FLT_MAX = 3.4028234663852886e38;
+export { FLT_MAX };
 
 // Step 1: the blocked sum (./blocked-sum.js) of the squares, of x_i or of
 // the rescue path's x_i * scale.
@@ -83,30 +84,49 @@ function writeRow(row, weights, y, offset, { scale, inv }, dtype, castMode) {
 }
 
 /** The weight as applied (step 4): widened, plus the offset unless it is ±0. */
-function appliedWeights(args) {
-  if (args.weight === null) return null;
-  const w = args.weight.array;
-  return Array.from({ length: args.dim }, (_, i) => {
-    const wi = widen(w, i, args.weightDtype);
-    return args.weightOffset === 0 ? wi : fround(args.weightOffset + wi);
+function appliedWeights(call, w) {
+  if (w === null) return null;
+  return Array.from({ length: call.dim }, (_, i) => {
+    const wi = widen(w, i, call.weightDtype);
+    return call.weightOffset === 0 ? wi : fround(call.weightOffset + wi);
   });
 }
 
-function normalizeRows(args, source, y) {
-  const { rows, dim, eps, dtype, castMode } = args;
-  const weights = appliedWeights(args);
+function normalizeRows(call, source, w, y, rstd) {
+  const { rows, dim, eps, dtype, castMode } = call;
+  if (rows === 0) return;
+  const weights = appliedWeights(call, w);
   const row = new Array(dim);
   for (let r = 0; r < rows; r++) {
     for (let i = 0; i < dim; i++) row[i] = widen(source, r * dim + i, dtype);
     const scaling = rowScaling(row, eps);
     writeRow(row, weights, y, r * dim, scaling, dtype, castMode);
     // Step 5, on request.
-    if (args.rstd !== undefined) args.rstd.array[r] = fround(scaling.inv * scaling.scale);
+    if (rstd !== null) rstd[r] = fround(scaling.inv * scaling.scale);
   }
 }
 
-function outputFor(args) {
-  return args.out?.array ?? new ARRAY_TYPE_OF[args.dtype](args.x.array.length);
+/** rmsNorm or, with a residual, addRmsNorm on a resolved call: every input
+ * read in first, every output written once the results are whole. */
+function run(call) {
+  let source = readIn(call.x);
+  let residual = null;
+  if (call.residual !== undefined) {
+    // Step 0: residual <- round(x + residual).
+    residual = readIn(call.residual);
+    for (let i = 0; i < residual.length; i++) {
+      residual[i] = narrow(fround(widen(source, i, call.dtype) + widen(residual, i, call.dtype)), call.dtype);
+    }
+    source = residual;
+  }
+  const y = call.dtype === 'float32' ? new Float32Array(source.length) : new Uint16Array(source.length);
+  const rstd = call.rstd === undefined ? null : new Float32Array(call.rows);
+  normalizeRows(call, source, call.weight === null ? null : readIn(call.weight), y, rstd);
+  if (residual !== null) copyInto(bitsOf(call.residual), residual, 0);
+  if (rstd !== null) copyInto(bitsOf(call.rstd), rstd, 0);
+  const out = call.out ?? newOutput('options.out', call.dtype, y.length);
+  copyInto(bitsOf(out), y, 0);
+  return out.value;
 }
 
 /**
@@ -114,24 +134,15 @@ function outputFor(args) {
  * Same signature, options and errors as `rmsNorm` from 'rmsnorm-wasm'.
  */
 export function rmsNorm(x, weight, options) {
-  const args = resolveRmsNormArgs('rmsNorm', x, weight, options);
-  const y = outputFor(args);
-  normalizeRows(args, args.x.array, y);
-  return args.out === undefined ? y : outValue(args.out);
+  return run(resolveRmsNorm('rmsNorm', x, undefined, weight, readRmsNormOptions('rmsNorm', options)));
 }
 
 /**
- * addRmsNorm in plain JavaScript: residual ← round(x + residual), then
+ * addRmsNorm in plain JavaScript: residual <- round(x + residual), then
  * RMSNorm of the updated residual (step 0 of the contract).
  */
 export function addRmsNorm(x, residual, weight, options) {
-  const args = resolveAddRmsNormArgs('addRmsNorm', x, residual, weight, options);
-  const xs = args.x.array;
-  const rs = args.residual.array;
-  for (let i = 0; i < xs.length; i++) {
-    rs[i] = narrow(fround(widen(xs, i, args.dtype) + widen(rs, i, args.dtype)), args.dtype);
-  }
-  const y = outputFor(args);
-  normalizeRows(args, rs, y);
-  return args.out === undefined ? y : outValue(args.out);
+  const opts = readRmsNormOptions('addRmsNorm', options);
+  if (residual === undefined) throw new TypeError(`addRmsNorm: residual must be an array of x's dtype, got undefined`);
+  return run(resolveRmsNorm('addRmsNorm', x, residual, weight, opts));
 }

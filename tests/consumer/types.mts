@@ -3,7 +3,7 @@
 // each `@ts-expect-error` is a misuse the types must reject (tsc fails if the
 // line compiles after all). Type-level only: nothing here is run.
 import {
-  addRmsNorm, alloc, bindMemory, compileModule, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward, Tensor,
+  addRmsNorm, alloc, bindMemory, compileModule, createKernels, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward, Tensor,
 } from 'rmsnorm-wasm';
 import type { Backend, InitOptions, InitResult, RmsNormOptions } from 'rmsnorm-wasm';
 import {
@@ -45,8 +45,10 @@ const bf16: Uint16Array = rmsNorm(bits, w, { dtype: 'bfloat16', castMode: 'llama
 const f16: Uint16Array = addRmsNorm(bits, new Uint16Array(4), bits, { dtype: 'float16', weightDtype: 'float16' });
 // @ts-expect-error: a Uint16Array needs options.dtype
 rmsNorm(bits, w);
-// @ts-expect-error: a bfloat16 computation takes a float32 or bfloat16 weight, not float16
-rmsNorm(bits, bits, { dtype: 'bfloat16', weightDtype: 'float16' });
+// any weight dtype with any storage dtype
+const bf16f16: Uint16Array = rmsNorm(bits, bits, { dtype: 'bfloat16', weightDtype: 'float16' });
+// @ts-expect-error: weightDtype names one of the three dtypes
+rmsNorm(bits, bits, { dtype: 'bfloat16', weightDtype: 'float64' });
 
 // alloc and Tensor: zero-copy, out returned as given
 const tx: Tensor<'float32'> = alloc(4);
@@ -83,15 +85,23 @@ layerNormBackward(x, x, w, w, { mean });
 // @ts-expect-error: dweight is null only when weight is null
 export const notNull: null = rmsNormBackward(x, x, w).dweight;
 
-// bindMemory: views of the engine's memory, out required
+// bindMemory: views of the engine's memory
 declare const memory: WebAssembly.Memory;
 const bound = await bindMemory(memory, { scratch: { byteOffset: 0, byteLength: 4096 }, backend: 'auto' });
 const boundY: Float32Array = bound.rmsNorm(x, w, { out: x });
 const boundFused: Uint16Array = bound.addRmsNorm(bits, bits, null, { dtype: 'float16', dim: 4, out: bits });
 // @ts-expect-error: scratch is required
 await bindMemory(memory, {});
-// @ts-expect-error: a bound kernel copies nothing, so out is required
-bound.rmsNorm(x, w);
+const boundGrads = bound.layerNormBackward(x, x, null, null, { dim: 4, dx: x });
+const boundShared: boolean = bound.shared;
+
+// createKernels: an instance with the same functions
+const kernels = await createKernels({ backend: 'scalar' });
+const own: Float32Array = kernels.rmsNorm(x, w);
+const ownTensor = kernels.alloc(4, 'bfloat16');
+const mixed: Float32Array = kernels.rmsNorm(x, bits, { weightDtype: 'bfloat16' });
+// @ts-expect-error: createKernels takes init's options
+await createKernels({ backend: 'gpu' });
 
 // the reference: the same signatures
 const reference: Float32Array = referenceRmsNorm(x, w, { out: x });
@@ -112,6 +122,6 @@ referenceLayerNormBackward(x, x);
 
 export const used = [
   backend, y, maybeTensor, unweighted, fused, bf16, f16, inPlace, inPlace16, view,
-  boundY, boundFused, reference, referenceFused, ln, lnInPlace, rmsGrads, noWeightGrad, lnDx, lnDbias,
+  bf16f16, boundY, boundFused, boundGrads, boundShared, own, ownTensor, mixed, reference, referenceFused, ln, lnInPlace, rmsGrads, noWeightGrad, lnDx, lnDbias,
   referenceLn, referenceGrads, referenceRmsGrads,
 ];

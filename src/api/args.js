@@ -1,0 +1,538 @@
+// Where arguments are checked. Every public function, the wasm API and the
+// JS reference alike, resolves its arguments here, so both throw the same
+// TypeError/RangeError for the same mistake, always before anything is
+// written. The rule, in three steps:
+//
+// 1. Read. Each option is read once, from the options object's own
+//    enumerable properties (as object spread reads them), so an inherited
+//    property never steers a call and a getter runs at most once. Every
+//    piece of caller code that can run (getters, proxies) runs here.
+// 2. Measure. Each array is measured once, through the intrinsic
+//    %TypedArray%.prototype getters saved when this module loaded, never
+//    through the object's own properties or methods, and described by an
+//    Arg record. From here on only the records are used: no caller code
+//    runs again in the call.
+// 3. Check. Sizes and values, then one overlap rule over the byte ranges of
+//    every array of the call, outputs and statistics included.
+
+import { BYTES, DTYPES, Tensor } from '../loader/tensor.js';
+
+// ---- Intrinsics, saved at load (as Node's primordials) --------------------
+
+const uncurryThis = (fn) => Function.prototype.call.bind(fn);
+const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
+const typedArrayGetter = (key) => uncurryThis(Object.getOwnPropertyDescriptor(TypedArrayPrototype, key).get);
+const lengthOf = typedArrayGetter('length');
+const byteOffsetOf = typedArrayGetter('byteOffset');
+const bufferOf = typedArrayGetter('buffer');
+const byteLengthOf = typedArrayGetter('byteLength');
+const kindOf = typedArrayGetter(Symbol.toStringTag);
+/** %TypedArray%.prototype.set: copyInto(target, source, offset); reads no property of either. */
+export const copyInto = uncurryThis(TypedArrayPrototype.set);
+const typedArrayAt = uncurryThis(TypedArrayPrototype.at);
+const arrayBufferByteLength = uncurryThis(Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get);
+const hasOwn = uncurryThis(Object.prototype.hasOwnProperty);
+const { isView } = ArrayBuffer;
+const { isArray } = Array;
+const { isSafeInteger, isInteger } = Number;
+const { fround, abs } = Math;
+const StringOf = String;
+const JSONStringify = JSON.stringify;
+const Float32ArrayOf = Float32Array;
+const Uint16ArrayOf = Uint16Array;
+const Float16ArrayOf = globalThis.Float16Array; // undefined where the engine has none (Node 20)
+
+export const FLT_MAX = 3.4028234663852886e38;
+
+// ---- Messages ------------------------------------------------------------
+
+/** A short description of what was passed, for error messages. Never throws. */
+export function describe(value) {
+  if (value === undefined) return 'undefined';
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string': return `string ${JSONStringify(value.slice(0, 20))}`;
+    case 'bigint': return `bigint ${value}n`;
+    case 'symbol': return 'a symbol';
+    case 'function': return 'a function';
+    case 'object': break;
+    default: return `${typeof value} ${StringOf(value)}`;
+  }
+  if (isView(value)) {
+    const kind = kindOf(value);
+    return kind === undefined ? 'DataView' : `${kind}(${lengthOf(value)})`;
+  }
+  if (Tensor.is(value)) return `${Tensor.dtypeOf(value)} Tensor(${Tensor.lengthOf(value)})`;
+  try {
+    if (isArray(value)) return `Array(${value.length})`;
+    const name = value.constructor?.name;
+    return typeof name === 'string' && name !== '' ? name : 'object';
+  } catch {
+    return 'object';
+  }
+}
+
+// ---- Step 1: options -------------------------------------------------------
+
+/**
+ * A reader of the options named `names`: (fn, options) → a record holding
+ * exactly those fields (undefined when not given). An omitted options
+ * argument reads nothing; an own key the function does not know (a typo,
+ * say) is a TypeError. The records' prototype has no properties.
+ */
+export function optionReader(names) {
+  const known = new Set(names);
+  const allowed = names.join(', ');
+  function Options() {
+    for (const name of names) this[name] = undefined;
+  }
+  Options.prototype = Object.create(null);
+  const defaults = Object.freeze(new Options());
+  return (fn, options) => {
+    if (options === undefined) return defaults;
+    if (options === null || typeof options !== 'object' || isArray(options)) {
+      throw new TypeError(`${fn}: options must be an object, got ${describe(options)}`);
+    }
+    const record = new Options();
+    for (const key in options) {
+      if (!hasOwn(options, key)) continue; // inherited (a polluted prototype, say)
+      if (!known.has(key)) throw new TypeError(`${fn}: unknown option '${key}' (allowed: ${allowed})`);
+      record[key] = options[key]; // own: its getter, if any, runs here and only here
+    }
+    return record;
+  };
+}
+
+/** options.shape read once, element by element, into a plain array of counts. */
+function readShape(fn, shape) {
+  if (shape === undefined) return undefined;
+  const bad = () => new TypeError(`${fn}: options.shape must be a non-empty array of non-negative integers, got ${describe(shape)}`);
+  if (!isArray(shape)) throw bad();
+  const rank = shape.length;
+  if (!isSafeInteger(rank) || rank === 0) throw bad();
+  const dims = [];
+  for (let i = 0; i < rank; i++) {
+    if (!hasOwn(shape, i)) throw new TypeError(`${fn}: options.shape has a hole at index ${i}`);
+    const n = shape[i];
+    if (!isSafeInteger(n) || n < 0) throw bad();
+    dims.push(n);
+  }
+  return dims;
+}
+
+// ---- Step 2: arrays --------------------------------------------------------
+
+/**
+ * One array argument, measured: where its values lie and what they hold.
+ * For a tensor, `kernels` is its instance and `buffer` is null (its
+ * memory's buffer changes when the memory grows); for a typed array,
+ * `buffer`, `start` and `length` are what the intrinsic getters said.
+ */
+export class Arg {
+  constructor(name, value, dtype, kernels, buffer, start, length, shared, kind) {
+    this.name = name;
+    this.value = value; // what the call returns, when this is its output
+    this.dtype = dtype;
+    this.kernels = kernels;
+    this.buffer = buffer;
+    this.start = start;
+    this.length = length;
+    this.end = start + length * BYTES[dtype];
+    this.shared = shared;
+    this.kind = kind; // 'Float32Array' | 'Uint16Array' | 'Float16Array', or null for a tensor
+    this.owned = false; // made by the package for its result, not the caller's
+  }
+}
+
+/** Whether a buffer is a SharedArrayBuffer (ArrayBuffer's getter refuses those). */
+export function isSharedBuffer(buffer) {
+  try {
+    arrayBufferByteLength(buffer);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** Whether a view can no longer reach its memory (detached, or out of bounds
+ * of a shrunk resizable buffer): the intrinsic `at` validates the view. */
+function isUnreachable(view) {
+  try {
+    typedArrayAt(view, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+const ACCEPTED_KINDS = {
+  float32: ['Float32Array'],
+  bfloat16: ['Uint16Array'],
+  float16: Float16ArrayOf === undefined ? ['Uint16Array'] : ['Uint16Array', 'Float16Array'],
+};
+
+function expected(dtype) {
+  if (dtype === 'float32') return 'a Float32Array';
+  if (dtype === 'bfloat16') return 'a Uint16Array (bfloat16 bit patterns)';
+  return `a Uint16Array (float16 bit patterns)${Float16ArrayOf === undefined ? '' : ' or a Float16Array'}`;
+}
+
+/** Measures an array argument holding `dtype` values: a typed array or a
+ * live tensor. `what` ends the type error (what was asked for). */
+export function measure(fn, name, value, dtype, what = `${expected(dtype)}${dtype === 'float32' ? '' : ` for dtype '${dtype}'`}`) {
+  if (Tensor.is(value)) {
+    const kernels = Tensor.kernelsOf(value);
+    if (kernels === null) throw new TypeError(`${fn}: ${name} is a freed tensor`);
+    if (Tensor.dtypeOf(value) !== dtype) throw new TypeError(`${fn}: ${name} must be ${what}, got ${describe(value)}`);
+    return new Arg(name, value, dtype, kernels, null, Tensor.byteOffsetOf(value), Tensor.lengthOf(value), false, null);
+  }
+  const kind = isView(value) ? kindOf(value) : undefined;
+  if (kind === undefined || !ACCEPTED_KINDS[dtype].includes(kind)) {
+    throw new TypeError(`${fn}: ${name} must be ${what}, got ${describe(value)}`);
+  }
+  const length = lengthOf(value);
+  if (length === 0 && isUnreachable(value)) {
+    throw new TypeError(`${fn}: ${name} is a view of a detached ArrayBuffer (or out of bounds of a shrunk resizable one)`);
+  }
+  const buffer = bufferOf(value);
+  return new Arg(name, value, dtype, null, buffer, byteOffsetOf(value), length, isSharedBuffer(buffer), kind);
+}
+
+/** { byteOffset, byteLength } of a typed array that must be a view of `buffer`. */
+export function viewRange(fn, name, view, buffer) {
+  if (kindOf(view) === undefined || bufferOf(view) !== buffer) {
+    throw new TypeError(`${fn}: ${name} must be a view of the memory's buffer, or { byteOffset, byteLength }`);
+  }
+  return { byteOffset: byteOffsetOf(view), byteLength: byteLengthOf(view) };
+}
+
+// ---- Reading in, writing out ------------------------------------------------
+// Through views made here at the measured range: a length-tracking view whose
+// shared buffer another thread grew since is read at the length it was
+// checked at, and a Float16Array is copied as bits.
+
+/** The bits of an argument as a view of its measured range (Float32Array or
+ * Uint16Array): the tensor's own view, or a new view of the array's buffer. */
+export function bitsOf(arg) {
+  if (arg.kernels !== null) return Tensor.viewOf(arg.value);
+  return arg.dtype === 'float32'
+    ? new Float32ArrayOf(arg.buffer, arg.start, arg.length)
+    : new Uint16ArrayOf(arg.buffer, arg.start, arg.length);
+}
+
+/** A copy of an argument's bits. */
+export function readIn(arg) {
+  const copy = arg.dtype === 'float32' ? new Float32ArrayOf(arg.length) : new Uint16ArrayOf(arg.length);
+  copyInto(copy, bitsOf(arg), 0);
+  return copy;
+}
+
+/** A new array for a call's result: float16 comes back as a Float16Array where the engine has one. */
+export function newOutput(name, dtype, length) {
+  let value;
+  if (dtype === 'float32') value = new Float32ArrayOf(length);
+  else if (dtype === 'float16' && Float16ArrayOf !== undefined) value = new Float16ArrayOf(length);
+  else value = new Uint16ArrayOf(length);
+  const arg = new Arg(name, value, dtype, null, bufferOf(value), 0, length, false, kindOf(value));
+  arg.owned = true;
+  return arg;
+}
+
+// ---- Step 3: checks ----------------------------------------------------------
+
+const APART = 0;
+const SAME = 1;
+const OVERLAP = 2;
+const MAYBE = 3;
+
+/** How two measured arguments' bytes relate. Two views of different
+ * SharedArrayBuffer objects may still share memory (structuredClone of a
+ * SharedArrayBuffer is a second object over the same bytes): MAYBE. */
+function relation(a, b) {
+  if (a.start === a.end || b.start === b.end) return APART;
+  if (a.kernels === null || b.kernels === null || a.kernels !== b.kernels) {
+    const bufferA = a.kernels === null ? a.buffer : a.kernels.buffer();
+    const bufferB = b.kernels === null ? b.buffer : b.kernels.buffer();
+    if (bufferA !== bufferB) return a.shared && b.shared ? MAYBE : APART;
+  }
+  if (a.start === b.start && a.end === b.end) return SAME;
+  return a.start < b.end && b.start < a.end ? OVERLAP : APART;
+}
+
+/**
+ * The one overlap rule, for every function. `args` lists a call's arrays
+ * (null or undefined for one not given), `writes[i]` says whether args[i] is
+ * written, `inPlace` lists [output, input] pairs that may be the same
+ * range. No array written may share a byte with any other array of the
+ * call, except an output exactly over its input. Returns whether some
+ * written array may alias another through shared memory: then every input
+ * is read in before the first write.
+ */
+export function checkOverlaps(fn, args, writes, inPlace = NO_PAIRS) {
+  let mayAlias = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a == null) continue;
+    for (let j = i + 1; j < args.length; j++) {
+      const b = args[j];
+      if (b == null || !(writes[i] || writes[j])) continue;
+      const rel = relation(a, b);
+      if (rel === APART) continue;
+      if (rel === MAYBE) {
+        mayAlias = true;
+        continue;
+      }
+      const [writer, other] = writes[j] ? [b, a] : [a, b];
+      const pair = inPlace.find(([out, input]) => out === writer && input === other);
+      if (pair !== undefined && rel === SAME) continue;
+      throw new RangeError(pair !== undefined
+        ? `${fn}: ${writer.name} must be ${other.name} itself or not overlap ${other.name}`
+        : `${fn}: ${writer.name} must not overlap ${other.name}`);
+    }
+  }
+  return mayAlias;
+}
+const NO_PAIRS = Object.freeze([]);
+
+function oneOf(fn, name, value, allowed, fallback) {
+  if (value === undefined) return fallback;
+  if (!allowed.includes(value)) {
+    throw new TypeError(`${fn}: ${name} must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A number option as the float32 the kernels use: finite (and >= 0 if asked). */
+function float32Option(fn, name, value, fallback, nonNegative) {
+  if (value === undefined) return fround(fallback);
+  if (typeof value !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(value)}`);
+  if (!(nonNegative ? value >= 0 && value <= FLT_MAX : abs(value) <= FLT_MAX)) {
+    throw new RangeError(`${fn}: ${name} must be a finite float32${nonNegative ? ' >= 0' : ''}, got ${value}`);
+  }
+  return fround(value);
+}
+
+function requireLength(fn, arg, length, what) {
+  if (arg.length !== length) {
+    throw new RangeError(`${fn}: ${arg.name}.length (${arg.length}) must equal ${what} (${length})`);
+  }
+}
+
+/**
+ * The row length from options.dim, or options.shape and options.axis, or
+ * else the length of the first parameter given (`params`: [name, Arg|null]
+ * pairs, e.g. weight and bias); checks every parameter against it.
+ * Returns { rows, dim }.
+ */
+function resolveRows(fn, opts, shape, length, params) {
+  const { dim, axis } = opts;
+  let rowLength;
+  let from;
+  if (shape !== undefined) {
+    if (dim !== undefined) throw new TypeError(`${fn}: give options.dim or options.shape, not both`);
+    const rank = shape.length;
+    const at = axis ?? -1;
+    if (!isInteger(at) || at < -rank || at >= rank) {
+      throw new RangeError(`${fn}: options.axis must be an integer in [${-rank}, ${rank - 1}] for a shape of rank ${rank}, got ${describe(at)}`);
+    }
+    let total = 1;
+    for (const n of shape) total *= n;
+    if (total !== length) throw new RangeError(`${fn}: options.shape [${shape}] holds ${total} values, but x.length is ${length}`);
+    rowLength = 1;
+    for (let i = at < 0 ? at + rank : at; i < rank; i++) rowLength *= shape[i];
+    if (rowLength === 0) throw new RangeError(`${fn}: the normalized dims of options.shape [${shape}] must not be empty (dim = 0)`);
+    from = 'the product of the normalized dims of options.shape';
+  } else if (axis !== undefined) {
+    throw new TypeError(`${fn}: options.axis needs options.shape`);
+  } else if (dim !== undefined) {
+    if (typeof dim !== 'number') throw new TypeError(`${fn}: options.dim must be a number, got ${describe(dim)}`);
+    if (!isSafeInteger(dim) || dim < 1) throw new RangeError(`${fn}: options.dim must be a positive integer, got ${dim}`);
+    rowLength = dim;
+    from = 'options.dim';
+  } else {
+    const given = params.find(([, p]) => p !== null);
+    if (given === undefined) {
+      throw new TypeError(`${fn}: options.dim is required when ${params.map(([n]) => n).join(' and ')} ${params.length > 1 ? 'are' : 'is'} null`);
+    }
+    rowLength = given[1].length;
+    from = `${given[0]}.length`;
+  }
+  for (const [, p] of params) if (p !== null) requireLength(fn, p, rowLength, from);
+  if (length % rowLength !== 0) {
+    throw new RangeError(`${fn}: x.length (${length}) must be a multiple of dim (${rowLength}, from ${from})`);
+  }
+  return { rows: length / rowLength, dim: rowLength };
+}
+
+/** weight or bias: a float32 array or tensor, or null for none. */
+function measureParameter(fn, name, value) {
+  if (value === null) return null;
+  if (value === undefined) throw new TypeError(`${fn}: ${name} must be a Float32Array or null (for no ${name}), got undefined`);
+  const p = measure(fn, name, value, 'float32');
+  if (p.length === 0) throw new RangeError(`${fn}: ${name} must not be empty (dim = 0)`);
+  return p;
+}
+
+/** A per-row statistic, given as an output or an input: float32, one value a row. */
+function measureStatistic(fn, name, value, rows) {
+  if (value === undefined) return undefined;
+  const stat = measure(fn, name, value, 'float32');
+  requireLength(fn, stat, rows, 'the number of rows');
+  return stat;
+}
+
+// ---- rmsNorm and addRmsNorm --------------------------------------------------
+
+export const RMSNORM_DEFAULT_EPS = 1e-6;
+const CAST_MODES = ['llama', 'gemma'];
+export const readRmsNormOptions = optionReader(
+  ['eps', 'dim', 'out', 'dtype', 'weightDtype', 'castMode', 'weightOffset', 'shape', 'axis', 'rstd']);
+
+const WEIGHT_EXPECTED = `weight must be a Float32Array, a Uint16Array${Float16ArrayOf === undefined ? '' : ' or Float16Array'} of 16-bit values, a tensor, or null (for no weight)`;
+
+/** The dtype the weight holds: its array's, or options.weightDtype for a
+ * Uint16Array (whose bits could be either 16-bit format). */
+function weightDtypeOf(fn, weight, option, dtype) {
+  if (weight === null) {
+    if (option !== undefined) throw new TypeError(`${fn}: options.weightDtype needs a weight, but weight is null`);
+    return null;
+  }
+  const named = oneOf(fn, 'options.weightDtype', option, DTYPES, undefined);
+  if (named !== undefined) return named;
+  if (Tensor.is(weight)) return Tensor.dtypeOf(weight);
+  const kind = isView(weight) ? kindOf(weight) : undefined;
+  if (kind === 'Float32Array') return 'float32';
+  if (kind === 'Float16Array') return 'float16';
+  if (kind === 'Uint16Array') {
+    if (dtype !== 'float32') return dtype;
+    throw new TypeError(`${fn}: weight is a Uint16Array and x float32: say which 16-bit format it holds in options.weightDtype ('bfloat16' or 'float16')`);
+  }
+  throw new TypeError(`${fn}: ${WEIGHT_EXPECTED}, got ${describe(weight)}`);
+}
+
+/**
+ * Checks rmsNorm(x, weight, options), or addRmsNorm with `residual`, and
+ * resolves it to the kernel's terms. `opts` are the options already read
+ * (readRmsNormOptions).
+ */
+export function resolveRmsNorm(fn, x, residual, weight, opts) {
+  const shape = readShape(fn, opts.shape); // the last read of caller data
+  const inferred = isView(x) && kindOf(x) === 'Float16Array' ? 'float16' : 'float32';
+  const dtype = oneOf(fn, 'options.dtype', opts.dtype, DTYPES, inferred);
+  const xs = measure(fn, 'x', x, dtype);
+  let rs;
+  if (residual !== undefined) {
+    rs = measure(fn, 'residual', residual, dtype);
+    requireLength(fn, rs, xs.length, 'x.length');
+  }
+  if (weight === undefined) throw new TypeError(`${fn}: ${WEIGHT_EXPECTED}, got undefined`);
+  const weightDtype = weightDtypeOf(fn, weight, opts.weightDtype, dtype);
+  const ws = weight === null ? null : measure(fn, 'weight', weight, weightDtype, weightDtype === 'float32'
+    ? 'a Float32Array' : `${expected(weightDtype)} for weightDtype '${weightDtype}'`);
+  if (ws !== null && ws.length === 0) throw new RangeError(`${fn}: weight must not be empty (dim = 0)`);
+  const eps = float32Option(fn, 'options.eps', opts.eps, RMSNORM_DEFAULT_EPS, true);
+  const castMode = oneOf(fn, 'options.castMode', opts.castMode, CAST_MODES, 'llama');
+  const weightOffset = float32Option(fn, 'options.weightOffset', opts.weightOffset, 0, false);
+  if (opts.weightOffset !== undefined && ws === null) {
+    throw new TypeError(`${fn}: options.weightOffset needs a weight, but weight is null`);
+  }
+  const { rows, dim } = resolveRows(fn, opts, shape, xs.length, [['weight', ws]]);
+  let out;
+  if (opts.out !== undefined) {
+    out = measure(fn, 'options.out', opts.out, dtype);
+    requireLength(fn, out, xs.length, 'x.length');
+  }
+  const rstd = measureStatistic(fn, 'options.rstd', opts.rstd, rows);
+  const mayAlias = checkOverlaps(fn, [xs, ws, rs, out, rstd], [false, false, true, true, true],
+    out === undefined ? NO_PAIRS : [[out, xs]]);
+  return {
+    fn, rows, dim, eps, dtype, weightDtype, castMode, weightOffset, mayAlias,
+    x: xs, residual: rs, weight: ws, out, rstd,
+  };
+}
+
+/**
+ * Whether rmsNorm(x, weight, opts) is the plain zero-copy call an engine
+ * makes on every token: x, weight and options.out live float32 tensors of
+ * `kernels`, at least one row, out x itself or apart from it and from the
+ * weight, and no option but out, a valid eps and a dim equal to
+ * weight.length. Every such call is one resolveRmsNorm accepts and resolves
+ * to rows = x.length / weight.length, eps = fround(eps or its default),
+ * castMode 'llama', no offset: the caller may call the kernel at once.
+ * Anything else, every mistake included, takes the general path.
+ * (tests/plain-tensor-call.test.js holds the two paths to the same bits.)
+ */
+export function isPlainTensorCall(kernels, x, weight, opts) {
+  const { out, eps, dim } = opts;
+  if (!Tensor.is(x) || !Tensor.is(weight) || !Tensor.is(out)) return false;
+  if (Tensor.kernelsOf(x) !== kernels || Tensor.kernelsOf(weight) !== kernels || Tensor.kernelsOf(out) !== kernels) return false;
+  if (Tensor.dtypeOf(x) !== 'float32' || Tensor.dtypeOf(weight) !== 'float32' || Tensor.dtypeOf(out) !== 'float32') return false;
+  if (opts.dtype !== undefined || opts.weightDtype !== undefined || opts.castMode !== undefined ||
+    opts.weightOffset !== undefined || opts.shape !== undefined || opts.axis !== undefined || opts.rstd !== undefined) return false;
+  if (eps !== undefined && !(typeof eps === 'number' && eps >= 0 && eps <= FLT_MAX)) return false;
+  const n = Tensor.lengthOf(x);
+  const d = Tensor.lengthOf(weight);
+  if (d === 0 || (dim !== undefined && dim !== d) || n === 0 || n % d !== 0 || Tensor.lengthOf(out) !== n) return false;
+  const xAt = Tensor.byteOffsetOf(x);
+  const wAt = Tensor.byteOffsetOf(weight);
+  const yAt = Tensor.byteOffsetOf(out);
+  const bytes = 4 * n;
+  return (yAt === xAt || yAt + bytes <= xAt || xAt + bytes <= yAt) && (yAt + bytes <= wAt || wAt + 4 * d <= yAt);
+}
+
+// ---- layerNorm and the backward passes (float32) ------------------------------
+
+export const LAYERNORM_DEFAULT_EPS = 1e-5;
+const readLayerNormOptions = optionReader(['eps', 'dim', 'shape', 'axis', 'out', 'mean', 'rstd']);
+
+/** Checks layerNorm(x, weight, bias, options). */
+export function resolveLayerNorm(fn, x, weight, bias, options) {
+  const opts = readLayerNormOptions(fn, options);
+  const shape = readShape(fn, opts.shape);
+  const xs = measure(fn, 'x', x, 'float32');
+  const ws = measureParameter(fn, 'weight', weight);
+  const bs = measureParameter(fn, 'bias', bias);
+  const eps = float32Option(fn, 'options.eps', opts.eps, LAYERNORM_DEFAULT_EPS, true);
+  const { rows, dim } = resolveRows(fn, opts, shape, xs.length, [['weight', ws], ['bias', bs]]);
+  let out;
+  if (opts.out !== undefined) {
+    out = measure(fn, 'options.out', opts.out, 'float32');
+    requireLength(fn, out, xs.length, 'x.length');
+  }
+  const mean = measureStatistic(fn, 'options.mean', opts.mean, rows);
+  const rstd = measureStatistic(fn, 'options.rstd', opts.rstd, rows);
+  const mayAlias = checkOverlaps(fn, [xs, ws, bs, out, mean, rstd], [false, false, false, true, true, true],
+    out === undefined ? NO_PAIRS : [[out, xs]]);
+  return { fn, rows, dim, eps, mayAlias, x: xs, weight: ws, bias: bs, out, mean, rstd };
+}
+
+const readRmsNormBackwardOptions = optionReader(['eps', 'dim', 'shape', 'axis', 'rstd', 'dx']);
+const readLayerNormBackwardOptions = optionReader(['eps', 'dim', 'shape', 'axis', 'mean', 'rstd', 'dx']);
+
+/** Checks rmsNormBackward(dy, x, weight, options), or layerNormBackward's
+ * arguments when `bias` is given (not undefined for layerNorm's). */
+export function resolveBackward(fn, dy, x, weight, bias, options, layer) {
+  const opts = (layer ? readLayerNormBackwardOptions : readRmsNormBackwardOptions)(fn, options);
+  const shape = readShape(fn, opts.shape);
+  const xs = measure(fn, 'x', x, 'float32');
+  const dys = measure(fn, 'dy', dy, 'float32');
+  requireLength(fn, dys, xs.length, 'x.length');
+  const ws = measureParameter(fn, 'weight', weight);
+  const bs = layer ? measureParameter(fn, 'bias', bias) : null;
+  const eps = float32Option(fn, 'options.eps', opts.eps, layer ? LAYERNORM_DEFAULT_EPS : RMSNORM_DEFAULT_EPS, true);
+  const params = layer ? [['weight', ws], ['bias', bs]] : [['weight', ws]];
+  const { rows, dim } = resolveRows(fn, opts, shape, xs.length, params);
+  let dx;
+  if (opts.dx !== undefined) {
+    dx = measure(fn, 'options.dx', opts.dx, 'float32');
+    requireLength(fn, dx, xs.length, 'x.length');
+  }
+  const mean = layer ? measureStatistic(fn, 'options.mean', opts.mean, rows) : undefined;
+  const rstd = measureStatistic(fn, 'options.rstd', opts.rstd, rows);
+  if (layer && (mean === undefined) !== (rstd === undefined)) {
+    throw new TypeError(`${fn}: options.mean and options.rstd must be given together`);
+  }
+  const mayAlias = checkOverlaps(fn, [dys, xs, ws, bs, mean, rstd, dx], [false, false, false, false, false, false, true],
+    dx === undefined ? NO_PAIRS : [[dx, dys]]);
+  return { fn, rows, dim, eps, mayAlias, dy: dys, x: xs, weight: ws, bias: bs, mean, rstd, dx };
+}
