@@ -31,6 +31,7 @@ const WHITELIST = [
   'src/api/runtime.js',
   'src/index.d.ts',
   'src/index.js',
+  'src/loader/intrinsics.js',
   'src/loader/kernels.js',
   'src/loader/load.js',
   'src/loader/modules-imported.generated.js',

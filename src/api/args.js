@@ -15,32 +15,18 @@
 // 3. Check. Sizes and values, then one overlap rule over the byte ranges of
 //    every array of the call, outputs and statistics included.
 
-import { BYTES, DTYPES, Tensor } from '../loader/tensor.js';
+import { IN, INOUT, ONCE, OUT, PER_ROW, PER_STAT, SCRATCH } from '../loader/kernels.js';
+import {
+  bufferOf, byteLengthOf, byteOffsetOf, copyInto, Float16ArrayOf, Float32ArrayOf, hasOwn, isShared, isUnreachable,
+  isView, kindOf, lengthOf, Uint16ArrayOf,
+} from '../loader/intrinsics.js';
+import { DTYPES, Tensor } from '../loader/tensor.js';
 
-// ---- Intrinsics, saved at load (as Node's primordials) --------------------
-
-const uncurryThis = (fn) => Function.prototype.call.bind(fn);
-const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
-const typedArrayGetter = (key) => uncurryThis(Object.getOwnPropertyDescriptor(TypedArrayPrototype, key).get);
-const lengthOf = typedArrayGetter('length');
-const byteOffsetOf = typedArrayGetter('byteOffset');
-const bufferOf = typedArrayGetter('buffer');
-const byteLengthOf = typedArrayGetter('byteLength');
-const kindOf = typedArrayGetter(Symbol.toStringTag);
-/** %TypedArray%.prototype.set: copyInto(target, source, offset); reads no property of either. */
-export const copyInto = uncurryThis(TypedArrayPrototype.set);
-const typedArrayAt = uncurryThis(TypedArrayPrototype.at);
-const arrayBufferByteLength = uncurryThis(Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get);
-const hasOwn = uncurryThis(Object.prototype.hasOwnProperty);
-const { isView } = ArrayBuffer;
 const { isArray } = Array;
 const { isSafeInteger, isInteger } = Number;
 const { fround, abs } = Math;
 const StringOf = String;
 const JSONStringify = JSON.stringify;
-const Float32ArrayOf = Float32Array;
-const Uint16ArrayOf = Uint16Array;
-const Float16ArrayOf = globalThis.Float16Array; // undefined where the engine has none (Node 20)
 
 export const FLT_MAX = 3.4028234663852886e38;
 
@@ -75,28 +61,26 @@ export function describe(value) {
 // ---- Step 1: options -------------------------------------------------------
 
 /**
- * A reader of the options named `names`: (fn, options) → a record holding
- * exactly those fields (undefined when not given). An omitted options
- * argument reads nothing; an own key the function does not know (a typo,
- * say) is a TypeError. The records' prototype has no properties.
+ * A reader of the options `Record` declares as fields: (fn, options) → a
+ * new Record holding what was given (undefined for the rest). An omitted
+ * options argument reads nothing; an own key the function does not know (a
+ * typo, say) is a TypeError. Every field is the record's own and its class's
+ * prototype inherits nothing, so a record never answers with an inherited value.
  */
-export function optionReader(names) {
-  const known = new Set(names);
+export function optionReader(Record) {
+  Object.setPrototypeOf(Record.prototype, null);
+  const names = Object.keys(new Record());
   const allowed = names.join(', ');
-  function Options() {
-    for (const name of names) this[name] = undefined;
-  }
-  Options.prototype = Object.create(null);
-  const defaults = Object.freeze(new Options());
+  const defaults = Object.freeze(new Record());
   return (fn, options) => {
     if (options === undefined) return defaults;
     if (options === null || typeof options !== 'object' || isArray(options)) {
       throw new TypeError(`${fn}: options must be an object, got ${describe(options)}`);
     }
-    const record = new Options();
+    const record = new Record();
     for (const key in options) {
       if (!hasOwn(options, key)) continue; // inherited (a polluted prototype, say)
-      if (!known.has(key)) throw new TypeError(`${fn}: unknown option '${key}' (allowed: ${allowed})`);
+      if (!hasOwn(record, key)) throw new TypeError(`${fn}: unknown option '${key}' (allowed: ${allowed})`);
       record[key] = options[key]; // own: its getter, if any, runs here and only here
     }
     return record;
@@ -129,7 +113,7 @@ function readShape(fn, shape) {
  * `buffer`, `start` and `length` are what the intrinsic getters said.
  */
 export class Arg {
-  constructor(name, value, dtype, kernels, buffer, start, length, shared, kind) {
+  constructor(name, value, dtype, kernels, buffer, start, length, kind) {
     this.name = name;
     this.value = value; // what the call returns, when this is its output
     this.dtype = dtype;
@@ -137,39 +121,15 @@ export class Arg {
     this.buffer = buffer;
     this.start = start;
     this.length = length;
-    this.end = start + length * BYTES[dtype];
-    this.shared = shared;
+    this.end = start + length * (dtype === 'float32' ? 4 : 2);
+    this.shared = undefined; // whether buffer is a SharedArrayBuffer: asked only when it matters (isShared)
     this.kind = kind; // 'Float32Array' | 'Uint16Array' | 'Float16Array', or null for a tensor
     this.owned = false; // made by the package for its result, not the caller's
   }
 }
 
-/** Whether a buffer is a SharedArrayBuffer (ArrayBuffer's getter refuses those). */
-export function isSharedBuffer(buffer) {
-  try {
-    arrayBufferByteLength(buffer);
-    return false;
-  } catch {
-    return true;
-  }
-}
-
-/** Whether a view can no longer reach its memory (detached, or out of bounds
- * of a shrunk resizable buffer): the intrinsic `at` validates the view. */
-function isUnreachable(view) {
-  try {
-    typedArrayAt(view, 0);
-    return false;
-  } catch {
-    return true;
-  }
-}
-
-const ACCEPTED_KINDS = {
-  float32: ['Float32Array'],
-  bfloat16: ['Uint16Array'],
-  float16: Float16ArrayOf === undefined ? ['Uint16Array'] : ['Uint16Array', 'Float16Array'],
-};
+/** The typed array that holds each dtype's bits (float16 may also come as a Float16Array). */
+const STORAGE_KIND = { float32: 'Float32Array', bfloat16: 'Uint16Array', float16: 'Uint16Array' };
 
 function expected(dtype) {
   if (dtype === 'float32') return 'a Float32Array';
@@ -178,25 +138,31 @@ function expected(dtype) {
 }
 
 /** Measures an array argument holding `dtype` values: a typed array or a
- * live tensor. `what` ends the type error (what was asked for). */
-export function measure(fn, name, value, dtype, what = `${expected(dtype)}${dtype === 'float32' ? '' : ` for dtype '${dtype}'`}`) {
+ * live tensor. `of` names what the dtype belongs to in the type error. */
+export function measure(fn, name, value, dtype, of = 'dtype') {
   if (Tensor.is(value)) {
     const kernels = Tensor.kernelsOf(value);
     if (kernels === null) throw new TypeError(`${fn}: ${name} is a freed tensor`);
-    if (Tensor.dtypeOf(value) !== dtype) throw new TypeError(`${fn}: ${name} must be ${what}, got ${describe(value)}`);
-    return new Arg(name, value, dtype, kernels, null, Tensor.byteOffsetOf(value), Tensor.lengthOf(value), false, null);
+    if (Tensor.dtypeOf(value) !== dtype) throw wrongType(fn, name, value, dtype, of);
+    return new Arg(name, value, dtype, kernels, null, Tensor.byteOffsetOf(value), Tensor.lengthOf(value), null);
   }
   const kind = isView(value) ? kindOf(value) : undefined;
-  if (kind === undefined || !ACCEPTED_KINDS[dtype].includes(kind)) {
-    throw new TypeError(`${fn}: ${name} must be ${what}, got ${describe(value)}`);
+  if (kind !== STORAGE_KIND[dtype] && (kind !== 'Float16Array' || dtype !== 'float16' || Float16ArrayOf === undefined)) {
+    throw wrongType(fn, name, value, dtype, of);
   }
   const length = lengthOf(value);
   if (length === 0 && isUnreachable(value)) {
     throw new TypeError(`${fn}: ${name} is a view of a detached ArrayBuffer (or out of bounds of a shrunk resizable one)`);
   }
-  const buffer = bufferOf(value);
-  return new Arg(name, value, dtype, null, buffer, byteOffsetOf(value), length, isSharedBuffer(buffer), kind);
+  return new Arg(name, value, dtype, null, bufferOf(value), byteOffsetOf(value), length, kind);
 }
+
+function wrongType(fn, name, value, dtype, of) {
+  const what = dtype === 'float32' && of === 'dtype' ? '' : ` for ${of} '${dtype}'`;
+  return new TypeError(`${fn}: ${name} must be ${expected(dtype)}${what}, got ${describe(value)}`);
+}
+
+export { copyInto, isSharedBuffer } from '../loader/intrinsics.js';
 
 /** { byteOffset, byteLength } of a typed array that must be a view of `buffer`. */
 export function viewRange(fn, name, view, buffer) {
@@ -233,8 +199,9 @@ export function newOutput(name, dtype, length) {
   if (dtype === 'float32') value = new Float32ArrayOf(length);
   else if (dtype === 'float16' && Float16ArrayOf !== undefined) value = new Float16ArrayOf(length);
   else value = new Uint16ArrayOf(length);
-  const arg = new Arg(name, value, dtype, null, bufferOf(value), 0, length, false, kindOf(value));
+  const arg = new Arg(name, value, dtype, null, bufferOf(value), 0, length, kindOf(value));
   arg.owned = true;
+  arg.shared = false;
   return arg;
 }
 
@@ -253,46 +220,67 @@ function relation(a, b) {
   if (a.kernels === null || b.kernels === null || a.kernels !== b.kernels) {
     const bufferA = a.kernels === null ? a.buffer : a.kernels.buffer();
     const bufferB = b.kernels === null ? b.buffer : b.kernels.buffer();
-    if (bufferA !== bufferB) return a.shared && b.shared ? MAYBE : APART;
+    if (bufferA !== bufferB) return isShared(a) && isShared(b) ? MAYBE : APART;
   }
   if (a.start === b.start && a.end === b.end) return SAME;
   return a.start < b.end && b.start < a.end ? OVERLAP : APART;
 }
 
 /**
- * The one overlap rule, for every function. `args` lists a call's arrays
- * (null or undefined for one not given), `writes[i]` says whether args[i] is
- * written, `inPlace` lists [output, input] pairs that may be the same
- * range. No array written may share a byte with any other array of the
- * call, except an output exactly over its input. Returns whether some
- * written array may alias another through shared memory: then every input
- * is read in before the first write.
+ * The one overlap rule, for every function. `arrays` lists a call's arrays
+ * (null or undefined where not given) and `layout` says of each whether it
+ * is written and which input an output may exactly overlay (`inPlaceOf`,
+ * an index, or -1). No array written may share a byte with any other array
+ * of the call, except an output exactly over its input. Returns whether
+ * some written array may alias another through shared memory: then every
+ * input is read in before the first write.
  */
-export function checkOverlaps(fn, args, writes, inPlace = NO_PAIRS) {
+export function checkOverlaps(fn, arrays, layout) {
   let mayAlias = false;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
+  for (let i = 0; i < arrays.length; i++) {
+    const a = arrays[i];
     if (a == null) continue;
-    for (let j = i + 1; j < args.length; j++) {
-      const b = args[j];
-      if (b == null || !(writes[i] || writes[j])) continue;
+    for (let j = i + 1; j < arrays.length; j++) {
+      const b = arrays[j];
+      if (b == null || !(layout[i].writes || layout[j].writes)) continue;
       const rel = relation(a, b);
       if (rel === APART) continue;
       if (rel === MAYBE) {
         mayAlias = true;
         continue;
       }
-      const [writer, other] = writes[j] ? [b, a] : [a, b];
-      const pair = inPlace.find(([out, input]) => out === writer && input === other);
-      if (pair !== undefined && rel === SAME) continue;
-      throw new RangeError(pair !== undefined
+      const [writer, other, w, o] = layout[j].writes ? [b, a, j, i] : [a, b, i, j];
+      const inPlace = layout[w].inPlaceOf === o;
+      if (inPlace && rel === SAME) continue;
+      throw new RangeError(inPlace
         ? `${fn}: ${writer.name} must be ${other.name} itself or not overlap ${other.name}`
         : `${fn}: ${writer.name} must not overlap ${other.name}`);
     }
   }
   return mayAlias;
 }
-const NO_PAIRS = Object.freeze([]);
+
+/**
+ * The arrays of each function, in the order its resolved call lists them
+ * (`call.arrays`) and its kernel's runner takes them: per (dim values a row,
+ * one a row, or dim for the whole call), dir (read, written, both, or the
+ * kernel's own working space), inPlaceOf (the input an output may be).
+ */
+const slot = (per, dir, inPlaceOf = -1) => Object.freeze({ per, dir, inPlaceOf, writes: dir === OUT || dir === INOUT });
+export const RMSNORM_ARRAYS = Object.freeze([ // x, weight, residual, out, rstd
+  slot(PER_ROW, IN), slot(ONCE, IN), slot(PER_ROW, INOUT), slot(PER_ROW, OUT, 0), slot(PER_STAT, OUT),
+]);
+export const LAYERNORM_ARRAYS = Object.freeze([ // x, weight, bias, out, mean, rstd
+  slot(PER_ROW, IN), slot(ONCE, IN), slot(ONCE, IN), slot(PER_ROW, OUT, 0), slot(PER_STAT, OUT), slot(PER_STAT, OUT),
+]);
+// dy, x, weight, dweight, dbias, dx, mean, rstd: the statistics read when
+// given, else the kernels' working space (recomputed).
+const backwardArrays = (statistics) => Object.freeze([
+  slot(PER_ROW, IN), slot(PER_ROW, IN), slot(ONCE, IN), slot(ONCE, INOUT), slot(ONCE, INOUT),
+  slot(PER_ROW, OUT, 0), slot(PER_STAT, statistics), slot(PER_STAT, statistics),
+]);
+export const BACKWARD_ARRAYS = backwardArrays(IN);
+export const BACKWARD_ARRAYS_RECOMPUTED = backwardArrays(SCRATCH);
 
 function oneOf(fn, name, value, allowed, fallback) {
   if (value === undefined) return fallback;
@@ -385,8 +373,9 @@ function measureStatistic(fn, name, value, rows) {
 
 export const RMSNORM_DEFAULT_EPS = 1e-6;
 const CAST_MODES = ['llama', 'gemma'];
-export const readRmsNormOptions = optionReader(
-  ['eps', 'dim', 'out', 'dtype', 'weightDtype', 'castMode', 'weightOffset', 'shape', 'axis', 'rstd']);
+export const readRmsNormOptions = optionReader(class RmsNormOptions {
+  eps; dim; out; dtype; weightDtype; castMode; weightOffset; shape; axis; rstd;
+});
 
 const WEIGHT_EXPECTED = `weight must be a Float32Array, a Uint16Array${Float16ArrayOf === undefined ? '' : ' or Float16Array'} of 16-bit values, a tensor, or null (for no weight)`;
 
@@ -427,8 +416,7 @@ export function resolveRmsNorm(fn, x, residual, weight, opts) {
   }
   if (weight === undefined) throw new TypeError(`${fn}: ${WEIGHT_EXPECTED}, got undefined`);
   const weightDtype = weightDtypeOf(fn, weight, opts.weightDtype, dtype);
-  const ws = weight === null ? null : measure(fn, 'weight', weight, weightDtype, weightDtype === 'float32'
-    ? 'a Float32Array' : `${expected(weightDtype)} for weightDtype '${weightDtype}'`);
+  const ws = weight === null ? null : measure(fn, 'weight', weight, weightDtype, 'weightDtype');
   if (ws !== null && ws.length === 0) throw new RangeError(`${fn}: weight must not be empty (dim = 0)`);
   const eps = float32Option(fn, 'options.eps', opts.eps, RMSNORM_DEFAULT_EPS, true);
   const castMode = oneOf(fn, 'options.castMode', opts.castMode, CAST_MODES, 'llama');
@@ -443,10 +431,10 @@ export function resolveRmsNorm(fn, x, residual, weight, opts) {
     requireLength(fn, out, xs.length, 'x.length');
   }
   const rstd = measureStatistic(fn, 'options.rstd', opts.rstd, rows);
-  const mayAlias = checkOverlaps(fn, [xs, ws, rs, out, rstd], [false, false, true, true, true],
-    out === undefined ? NO_PAIRS : [[out, xs]]);
+  const arrays = [xs, ws, rs, out, rstd];
+  const mayAlias = checkOverlaps(fn, arrays, RMSNORM_ARRAYS);
   return {
-    fn, rows, dim, eps, dtype, weightDtype, castMode, weightOffset, mayAlias,
+    fn, rows, dim, eps, dtype, weightDtype, castMode, weightOffset, mayAlias, arrays,
     x: xs, residual: rs, weight: ws, out, rstd,
   };
 }
@@ -483,7 +471,7 @@ export function isPlainTensorCall(kernels, x, weight, opts) {
 // ---- layerNorm and the backward passes (float32) ------------------------------
 
 export const LAYERNORM_DEFAULT_EPS = 1e-5;
-const readLayerNormOptions = optionReader(['eps', 'dim', 'shape', 'axis', 'out', 'mean', 'rstd']);
+const readLayerNormOptions = optionReader(class LayerNormOptions { eps; dim; shape; axis; out; mean; rstd; });
 
 /** Checks layerNorm(x, weight, bias, options). */
 export function resolveLayerNorm(fn, x, weight, bias, options) {
@@ -501,13 +489,15 @@ export function resolveLayerNorm(fn, x, weight, bias, options) {
   }
   const mean = measureStatistic(fn, 'options.mean', opts.mean, rows);
   const rstd = measureStatistic(fn, 'options.rstd', opts.rstd, rows);
-  const mayAlias = checkOverlaps(fn, [xs, ws, bs, out, mean, rstd], [false, false, false, true, true, true],
-    out === undefined ? NO_PAIRS : [[out, xs]]);
-  return { fn, rows, dim, eps, mayAlias, x: xs, weight: ws, bias: bs, out, mean, rstd };
+  const arrays = [xs, ws, bs, out, mean, rstd];
+  const mayAlias = checkOverlaps(fn, arrays, LAYERNORM_ARRAYS);
+  return { fn, rows, dim, eps, mayAlias, arrays, x: xs, weight: ws, bias: bs, out, mean, rstd };
 }
 
-const readRmsNormBackwardOptions = optionReader(['eps', 'dim', 'shape', 'axis', 'rstd', 'dx']);
-const readLayerNormBackwardOptions = optionReader(['eps', 'dim', 'shape', 'axis', 'mean', 'rstd', 'dx']);
+const readRmsNormBackwardOptions = optionReader(class RmsNormBackwardOptions { eps; dim; shape; axis; rstd; dx; });
+const readLayerNormBackwardOptions = optionReader(class LayerNormBackwardOptions {
+  eps; dim; shape; axis; mean; rstd; dx;
+});
 
 /** Checks rmsNormBackward(dy, x, weight, options), or layerNormBackward's
  * arguments when `bias` is given (not undefined for layerNorm's). */
@@ -532,7 +522,9 @@ export function resolveBackward(fn, dy, x, weight, bias, options, layer) {
   if (layer && (mean === undefined) !== (rstd === undefined)) {
     throw new TypeError(`${fn}: options.mean and options.rstd must be given together`);
   }
-  const mayAlias = checkOverlaps(fn, [dys, xs, ws, bs, mean, rstd, dx], [false, false, false, false, false, false, true],
-    dx === undefined ? NO_PAIRS : [[dx, dys]]);
-  return { fn, rows, dim, eps, mayAlias, dy: dys, x: xs, weight: ws, bias: bs, mean, rstd, dx };
+  // dweight and dbias (indices 3 and 4) are the package's own new arrays;
+  // the bias itself is not read.
+  const arrays = [dys, xs, ws, null, null, dx, mean, rstd];
+  const mayAlias = checkOverlaps(fn, arrays, BACKWARD_ARRAYS);
+  return { fn, rows, dim, eps, mayAlias, arrays, dy: dys, x: xs, weight: ws, bias: bs, mean, rstd, dx };
 }

@@ -10,14 +10,15 @@
 // parameter gradients, recomputed statistics).
 
 import { compileImportedMemoryBackend } from '../loader/load.js';
-import { memoryBufferOf, STACK_BYTES, WasmKernels } from '../loader/kernels.js';
+import { memoryBufferOf } from '../loader/intrinsics.js';
+import { STACK_BYTES, WasmKernels } from '../loader/kernels.js';
 import { describe, isSharedBuffer, optionReader, viewRange } from './args.js';
 import { kernelFunctions } from './functions.js';
 import { resolveBackend } from './runtime.js';
 
 const { isView } = ArrayBuffer;
-const readBindOptions = optionReader(['scratch', 'backend']);
-const readScratch = optionReader(['byteOffset', 'byteLength']);
+const readBindOptions = optionReader(class BindOptions { scratch; backend; });
+const readScratch = optionReader(class Scratch { byteOffset; byteLength; });
 
 /** options.scratch read once and checked: the lent region [start, end). */
 function lentRegion(scratch, buffer) {

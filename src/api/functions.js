@@ -3,85 +3,70 @@
 // kernel called. init()'s top-level functions, createKernels() and
 // bindMemory() all hand out functions made here.
 
-import {
-  CAST_CODE, DTYPE_CODE, IN, INOUT, ONCE, OUT, PER_ROW, PER_STAT, SCRATCH,
-} from '../loader/kernels.js';
+import { CAST_CODE, DTYPE_CODE } from '../loader/kernels.js';
 import { DTYPES, Tensor } from '../loader/tensor.js';
 import {
-  describe, isPlainTensorCall, newOutput, readRmsNormOptions, resolveBackward, resolveLayerNorm, resolveRmsNorm,
-  RMSNORM_DEFAULT_EPS,
+  BACKWARD_ARRAYS, BACKWARD_ARRAYS_RECOMPUTED, describe, isPlainTensorCall, LAYERNORM_ARRAYS, newOutput,
+  readRmsNormOptions, resolveBackward, resolveLayerNorm, resolveRmsNorm, RMSNORM_ARRAYS, RMSNORM_DEFAULT_EPS,
 } from './args.js';
 
-const slot = (arg, per, dir, dtype = 'float32', inPlaceOf = -1) => ({ arg, per, dir, dtype, inPlaceOf });
+// Each kernel on one chunk of n rows, pointers in the order of its arrays
+// (src/api/args.js: RMSNORM_ARRAYS, LAYERNORM_ARRAYS, BACKWARD_ARRAYS).
+
+function rmsNormChunk(e, call, [x, w, r, y, rstd], n) {
+  const { dim, eps, residual } = call;
+  const code = DTYPE_CODE[call.dtype];
+  // options.rstd is step 5 of the contract for the row normalized: x,
+  // before y (which may be x) is written, or the updated residual after.
+  if (call.rstd !== undefined && residual === undefined) e.rmsnorm_rstd(x, rstd, n, dim, eps, code);
+  e.rmsnorm(x, r, w, y, n, dim, eps, code, DTYPE_CODE[call.weightDtype ?? 'float32'], CAST_CODE[call.castMode],
+    call.weightOffset);
+  if (call.rstd !== undefined && residual !== undefined) e.rmsnorm_rstd(r, rstd, n, dim, eps, code);
+}
+
+function layerNormChunk(e, { dim, eps }, [x, w, b, y, mean, rstd], n) {
+  e.layernorm_f32(x, w, b, y, mean, rstd, n, dim, eps);
+}
+
+// Statistics not given are recomputed chunk by chunk by the forward kernels
+// themselves, so they are the forward's to the bit.
+function rmsNormBackwardChunk(e, { dim, eps, rstd: given }, [dy, x, w, dw, , dx, , rstd], n) {
+  if (given === undefined) e.rmsnorm_rstd(x, rstd, n, dim, eps, DTYPE_CODE.float32);
+  e.rmsnorm_backward_f32(dy, x, w, rstd, dx, dw, n, dim);
+}
+
+function layerNormBackwardChunk(e, { dim, eps, rstd: given }, [dy, x, w, dw, db, dx, mean, rstd], n) {
+  if (given === undefined) e.layernorm_f32(x, 0, 0, 0, mean, rstd, n, dim, eps);
+  e.layernorm_backward_f32(dy, x, w, mean, rstd, dx, dw, db, n, dim);
+}
 
 function rmsNormOn(kernels, call) {
-  const { fn, rows, dim, eps, dtype, weightDtype, castMode, weightOffset, residual, rstd } = call;
-  const y = call.out ?? newOutput('options.out', dtype, call.x.length);
-  const { rmsnorm, rmsnorm_rstd: statistic } = kernels.exports;
-  const code = DTYPE_CODE[dtype];
-  const weightCode = DTYPE_CODE[weightDtype ?? 'float32'];
-  const cast = CAST_CODE[castMode];
-  kernels.runRows(fn, rows, dim, [
-    slot(call.weight, ONCE, IN, weightDtype ?? 'float32'),
-    slot(call.x, PER_ROW, IN, dtype),
-    slot(residual, PER_ROW, INOUT, dtype),
-    slot(y, PER_ROW, OUT, dtype, 1),
-    slot(rstd, PER_STAT, OUT),
-  ], call.mayAlias, ([w, x, r, out, s], n) => {
-    // options.rstd is step 5 of the contract for the row normalized: x,
-    // before y (which may be x) is written, or the updated residual after.
-    if (rstd !== undefined && residual === undefined) statistic(x, s, n, dim, eps, code);
-    rmsnorm(x, r, w, out, n, dim, eps, code, weightCode, cast, weightOffset);
-    if (rstd !== undefined && residual !== undefined) statistic(r, s, n, dim, eps, code);
-  });
-  return y.value;
+  const out = call.out ?? newOutput('options.out', call.dtype, call.x.length);
+  call.arrays[3] = out;
+  kernels.runRows(call.fn, call.rows, call.dim, RMSNORM_ARRAYS, call.arrays, call.mayAlias, rmsNormChunk, call);
+  return out.value;
 }
 
 function layerNormOn(kernels, call) {
-  const { fn, rows, dim, eps } = call;
-  const y = call.out ?? newOutput('options.out', 'float32', call.x.length);
-  const forward = kernels.exports.layernorm_f32;
-  kernels.runRows(fn, rows, dim, [
-    slot(call.weight, ONCE, IN),
-    slot(call.bias, ONCE, IN),
-    slot(call.x, PER_ROW, IN),
-    slot(y, PER_ROW, OUT, 'float32', 2),
-    slot(call.mean, PER_STAT, OUT),
-    slot(call.rstd, PER_STAT, OUT),
-  ], call.mayAlias, ([w, b, x, out, mean, rstd], n) => forward(x, w, b, out, mean, rstd, n, dim, eps));
-  return y.value;
+  const out = call.out ?? newOutput('options.out', 'float32', call.x.length);
+  call.arrays[3] = out;
+  kernels.runRows(call.fn, call.rows, call.dim, LAYERNORM_ARRAYS, call.arrays, call.mayAlias, layerNormChunk, call);
+  return out.value;
 }
 
 /** A parameter gradient: running sums over the rows, from +0. */
 const gradientOf = (parameter, name, dim) => (parameter === null ? null : newOutput(name, 'float32', dim));
 
 function backwardOn(kernels, call, layer) {
-  const { fn, rows, dim, eps, mean, rstd } = call;
+  const { arrays, dim } = call;
   const dx = call.dx ?? newOutput('options.dx', 'float32', call.x.length);
   const dweight = gradientOf(call.weight, 'dweight', dim);
   const dbias = layer ? gradientOf(call.bias, 'dbias', dim) : null;
-  const statistic = (given) => (given === undefined ? slot(undefined, PER_STAT, SCRATCH) : slot(given, PER_STAT, IN));
-  const e = kernels.exports;
-  kernels.runRows(fn, rows, dim, [
-    slot(call.weight, ONCE, IN),
-    slot(dweight, ONCE, INOUT),
-    slot(dbias, ONCE, INOUT),
-    slot(call.x, PER_ROW, IN),
-    slot(call.dy, PER_ROW, IN),
-    slot(dx, PER_ROW, OUT, 'float32', 4),
-    statistic(mean),
-    statistic(rstd),
-  ], call.mayAlias, ([w, dw, db, x, dy, dxAt, meanAt, rstdAt], n) => {
-    // Statistics not given are recomputed chunk by chunk by the forward
-    // kernels themselves, so they are the forward's to the bit.
-    if (layer) {
-      if (rstd === undefined) e.layernorm_f32(x, 0, 0, 0, meanAt, rstdAt, n, dim, eps);
-      e.layernorm_backward_f32(dy, x, w, meanAt, rstdAt, dxAt, dw, db, n, dim);
-    } else {
-      if (rstd === undefined) e.rmsnorm_rstd(x, rstdAt, n, dim, eps, DTYPE_CODE.float32);
-      e.rmsnorm_backward_f32(dy, x, w, rstdAt, dxAt, dw, n, dim);
-    }
-  });
+  arrays[3] = dweight;
+  arrays[4] = dbias;
+  arrays[5] = dx;
+  kernels.runRows(call.fn, call.rows, dim, call.rstd === undefined ? BACKWARD_ARRAYS_RECOMPUTED : BACKWARD_ARRAYS,
+    arrays, call.mayAlias, layer ? layerNormBackwardChunk : rmsNormBackwardChunk, call);
   const grads = { dx: dx.value, dweight: dweight === null ? null : dweight.value };
   if (layer) grads.dbias = dbias === null ? null : dbias.value;
   return grads;

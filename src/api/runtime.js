@@ -9,7 +9,7 @@ import {
 import { describe, optionReader } from './args.js';
 import { kernelFunctions } from './functions.js';
 
-const readInstanceOptions = optionReader(['backend', 'module']);
+const readInstanceOptions = optionReader(class InstanceOptions { backend; module; });
 
 /** 'auto' | 'simd' | 'scalar' checked, and 'auto' resolved for this engine. */
 export function resolveBackend(fn, name, requested) {

@@ -2,6 +2,7 @@
 // scratch space arrays are staged in, and the runner that places a checked
 // call's arrays in that memory and calls a kernel on them.
 
+import { Float32ArrayOf, isShared, isSharedBuffer, memoryBufferOf, set, Uint16ArrayOf } from './intrinsics.js';
 import { BYTES, makeTensor } from './tensor.js';
 
 // Largest single allocation asked of a wasm32 module: malloc takes a 32-bit
@@ -21,7 +22,8 @@ export const CAST_CODE = { gemma: 0, llama: 1 };
 /** Scratch regions start on 16-byte boundaries, where the kernels' vector loads are fastest. */
 const align16 = (n) => Math.ceil(n / 16) * 16;
 
-// How a slot of runRows spans the rows, and which way its values move.
+// How an array of a call spans the rows, and which way its values move
+// (the layouts are src/api/args.js's).
 export const PER_ROW = 0; // dim values a row
 export const PER_STAT = 1; // one value a row
 export const ONCE = 2; // dim values for the whole call (a weight, a running sum)
@@ -31,14 +33,8 @@ export const INOUT = 3;
 export const SCRATCH = 4; // the kernel's own working space, never copied
 const STAGED = -1;
 const ABSENT = -2;
+const MAX_ARRAYS = 8;
 
-/** WebAssembly.Memory.prototype.buffer, saved: throws for anything but a
- * memory, and no property of the memory object can redirect it. */
-export const memoryBufferOf = Function.prototype.call.bind(
-  Object.getOwnPropertyDescriptor(WebAssembly.Memory.prototype, 'buffer').get);
-const Float32ArrayOf = Float32Array;
-const Uint16ArrayOf = Uint16Array;
-const copyInto = Function.prototype.call.bind(Object.getPrototypeOf(Uint8Array.prototype).set);
 
 export class WasmKernels {
   #views = null; // { buffer, float32, uint16 } over all of memory
@@ -55,22 +51,30 @@ export class WasmKernels {
     this.exports = exports;
     this.memory = memory;
     this.bound = lent !== undefined;
+    this.shared = isSharedBuffer(memoryBufferOf(memory));
     this.#lent = lent;
   }
 
-  /** The memory's current buffer (the intrinsic getter: a property of the
-   * memory object cannot redirect it). */
+  /**
+   * The memory's current buffer. The getter (the intrinsic: no property of
+   * the memory object can redirect it) is a slow builtin, so the buffer is
+   * kept with views of it, and asked again only once those read as empty:
+   * growing a non-shared memory detaches its old buffer. A shared memory's
+   * buffer is never detached, so it is asked every time.
+   */
   buffer() {
-    return memoryBufferOf(this.memory);
-  }
-
-  /** A view of all of wasm memory by element type, rebuilt after memory.grow()
-   * (which detaches the old buffer and every view of it). */
-  heap(dtype) {
-    const buffer = this.buffer();
-    if (this.#views?.buffer !== buffer) {
+    const views = this.#views;
+    if (views !== null && views.float32.length !== 0 && !this.shared) return views.buffer;
+    const buffer = memoryBufferOf(this.memory);
+    if (views?.buffer !== buffer) {
       this.#views = { buffer, float32: new Float32ArrayOf(buffer), uint16: new Uint16ArrayOf(buffer) };
     }
+    return buffer;
+  }
+
+  /** A view of all of wasm memory by element type. */
+  heap(dtype) {
+    this.buffer();
     return dtype === 'float32' ? this.#views.float32 : this.#views.uint16;
   }
 
@@ -137,106 +141,133 @@ export class WasmKernels {
   }
 
   /**
-   * Runs `kernel(pointers, n)` over chunks of n rows, pointers[i] being the
-   * byte address of slot i for the chunk (0 for an argument not given).
-   * Slots are { arg, per, dir, dtype, inPlaceOf } (inPlaceOf: the index of
-   * an input slot the kernel may overwrite with this output, or -1). An
-   * argument in this memory is used where it is; any other is staged, its
-   * rows copied in before and out after each chunk. Rows are independent and
-   * running sums (ONCE, INOUT) stay put from the first chunk to the last, so
-   * chunking changes no bit. With `readAllFirst` (arrays that may alias
-   * through shared memory) every input is read in before the first write.
-   * All scratch is asked for before anything is written, and views of the
-   * memory are taken only after that last allocation.
+   * Runs `kernel(exports, call, pointers, n)` over chunks of n rows, with
+   * pointers[i] the byte address of arrays[i] for the chunk (0 for one not
+   * given). `layout[i]` says how array i spans the rows and which way its
+   * values move (src/api/args.js). An array in this memory is used where it
+   * is; any other is staged, its rows copied in before and out after each
+   * chunk. Rows are independent and running sums (ONCE, INOUT) stay put from
+   * the first chunk to the last, so chunking changes no bit. With
+   * `readAllFirst` (arrays that may alias through shared memory) every
+   * input is read in before the first write. All scratch is asked for before
+   * anything is written, and views of the memory are taken only after that
+   * last allocation.
    */
-  runRows(fn, rows, dim, slots, readAllFirst, kernel) {
+  runRows(fn, rows, dim, layout, arrays, readAllFirst, kernel, call) {
     if (rows === 0) return;
-    const count = slots.length;
-    // Where each slot is: a direct address, STAGED, or ABSENT (a null pointer).
-    const at = new Array(count);
+    const count = layout.length;
+    // Per array: where it is (a direct address, STAGED, or ABSENT: a null
+    // pointer), values per row (0: the same dim values for every row), bytes
+    // per value, and whether it shares the staging of the input it may
+    // overwrite (an output staged beside its staged input: the kernel works
+    // in place); every other staged array has rows of its own.
+    const { at, width, size, shares, offset, pointers } = this.#plan;
+    let perRowBytes = 0;
+    let views = false; // any typed array given as a view of this memory
     for (let i = 0; i < count; i++) {
-      const { arg, dir, inPlaceOf } = slots[i];
+      const arg = arrays[i];
+      const { per, dir, inPlaceOf } = layout[i];
+      width[i] = per === PER_ROW ? dim : per === PER_STAT ? 1 : 0;
+      size[i] = arg == null ? 4 : BYTES[arg.dtype];
       if (arg == null) {
         at[i] = dir === SCRATCH ? STAGED : ABSENT;
-      } else if (inPlaceOf >= 0 && sameRange(arg, slots[inPlaceOf].arg)) {
+      } else if (inPlaceOf >= 0 && sameRange(arg, arrays[inPlaceOf])) {
         at[i] = at[inPlaceOf]; // an output exactly over its input stays with it, staged or not
       } else {
         at[i] = this.addressOf(fn, arg);
-        if (at[i] === 0 && arg.start !== arg.end) {
-          throw new RangeError(`${fn}: ${arg.name} is a view at address 0 of wasm memory, the null pointer`);
+        if (at[i] >= 0 && arg.kernels === null) {
+          views = true;
+          if (at[i] === 0 && arg.start !== arg.end) {
+            throw new RangeError(`${fn}: ${arg.name} is a view at address 0 of wasm memory, the null pointer`);
+          }
         }
       }
-    }
-    // An output staged beside the staged input it may overwrite shares its
-    // rows (the kernel works in place); every other staged slot has its own.
-    const sharing = (i) => at[i] === STAGED && slots[i].inPlaceOf >= 0 && at[slots[i].inPlaceOf] === STAGED;
-    const width = (s) => (s.per === PER_ROW ? dim : 1);
-    let perRowBytes = 0;
-    for (let i = 0; i < count; i++) {
-      const s = slots[i];
-      if (at[i] === STAGED && !sharing(i) && s.per !== ONCE) perRowBytes += width(s) * BYTES[s.dtype];
+      shares[i] = at[i] === STAGED && inPlaceOf >= 0 && at[inPlaceOf] === STAGED;
+      if (at[i] === STAGED && !shares[i]) perRowBytes += width[i] * size[i];
     }
     const chunkRows = readAllFirst || perRowBytes === 0 ? rows
       : Math.min(rows, Math.max(1, Math.floor(CHUNK_BYTES / perRowBytes)));
-    const offset = new Array(count).fill(-1);
     let total = 0;
     for (let i = 0; i < count; i++) {
-      const s = slots[i];
-      if (at[i] !== STAGED || sharing(i)) continue;
-      offset[i] = total;
-      total += align16((s.per === ONCE ? dim : chunkRows * width(s)) * BYTES[s.dtype]);
+      if (shares[i]) {
+        offset[i] = offset[layout[i].inPlaceOf];
+      } else if (at[i] === STAGED) {
+        offset[i] = total;
+        total += align16((width[i] === 0 ? dim : chunkRows * width[i]) * size[i]);
+      } else {
+        offset[i] = -1;
+      }
     }
-    for (let i = 0; i < count; i++) if (sharing(i)) offset[i] = offset[slots[i].inPlaceOf];
     const base = total > 0 ? this.scratch(fn, total) : 0;
-
     // The last allocation is behind us: no array given as a view of this
     // memory may lie in the region the call works in.
-    const [reservedStart, reservedEnd] = this.bound ? this.#lent : [base, base + total];
-    for (let i = 0; i < count; i++) {
-      const a = slots[i].arg;
-      if (at[i] >= 0 && a != null && a.kernels === null && a.start < reservedEnd && reservedStart < a.end) {
-        throw new RangeError(`${fn}: ${a.name} overlaps the kernels' scratch region [${reservedStart}, ${reservedEnd}) of wasm memory`);
-      }
-    }
+    if (views) this.#refuseViewsIn(fn, arrays, count, base, total);
 
     // From here on: copies and kernel calls only.
-    const copiesIn = (s) => s.arg != null && (s.dir === IN || s.dir === INOUT);
-    const copiesOut = (s) => s.arg != null && (s.dir === OUT || s.dir === INOUT);
     for (let i = 0; i < count; i++) {
-      const s = slots[i];
-      if (offset[i] >= 0 && s.per === ONCE && copiesIn(s)) {
-        copyInto(this.heap(s.dtype), viewOf(s.arg, 0, dim), (base + offset[i]) / BYTES[s.dtype]);
+      if (offset[i] >= 0 && width[i] === 0 && layout[i].dir & IN && arrays[i] != null) {
+        this.#copyIn(arrays[i], 0, dim, base + offset[i]);
       }
     }
-    const pointers = new Array(count);
     for (let row = 0; row < rows; row += chunkRows) {
       const n = Math.min(chunkRows, rows - row);
       for (let i = 0; i < count; i++) {
-        const s = slots[i];
         if (offset[i] < 0) {
-          pointers[i] = at[i] === ABSENT ? 0 : at[i] + (s.per === ONCE ? 0 : row * width(s) * BYTES[s.dtype]);
-          continue;
-        }
-        pointers[i] = base + offset[i];
-        if (s.per !== ONCE && copiesIn(s) && !sharing(i)) {
-          copyInto(this.heap(s.dtype), viewOf(s.arg, row * width(s), n * width(s)), pointers[i] / BYTES[s.dtype]);
+          pointers[i] = at[i] === ABSENT ? 0 : at[i] + row * width[i] * size[i];
+        } else {
+          pointers[i] = base + offset[i];
+          if (width[i] !== 0 && !shares[i] && layout[i].dir & IN && arrays[i] != null) {
+            this.#copyIn(arrays[i], row * width[i], n * width[i], pointers[i]);
+          }
         }
       }
-      kernel(pointers, n);
+      kernel(this.exports, call, pointers, n);
       for (let i = 0; i < count; i++) {
-        const s = slots[i];
-        if (offset[i] >= 0 && s.per !== ONCE && copiesOut(s)) {
-          copyInto(viewOf(s.arg, 0, s.arg.length), this.#stagedView(s.dtype, pointers[i], n * width(s)), row * width(s));
+        if (offset[i] >= 0 && width[i] !== 0 && layout[i].dir & OUT && arrays[i] != null) {
+          this.#copyOut(arrays[i], row * width[i], n * width[i], pointers[i]);
         }
       }
     }
     for (let i = 0; i < count; i++) {
-      const s = slots[i];
-      if (offset[i] >= 0 && s.per === ONCE && copiesOut(s)) {
-        copyInto(viewOf(s.arg, 0, dim), this.#stagedView(s.dtype, base + offset[i], dim), 0);
+      if (offset[i] >= 0 && width[i] === 0 && layout[i].dir & OUT && arrays[i] != null) {
+        this.#copyOut(arrays[i], 0, dim, base + offset[i]);
       }
     }
   }
+
+  /** Refuses a typed array given as a view of this memory that lies in the
+   * region a call works in: its scratch, or all of a bound memory's lent region. */
+  #refuseViewsIn(fn, arrays, count, base, total) {
+    const [start, end] = this.bound ? this.#lent : [base, base + total];
+    for (let i = 0; i < count; i++) {
+      const a = arrays[i];
+      if (a != null && a.kernels === null && a.start < end && start < a.end && this.#plan.at[i] >= 0) {
+        throw new RangeError(`${fn}: ${a.name} overlaps the kernels' scratch region [${start}, ${end}) of wasm memory`);
+      }
+    }
+  }
+
+  /** Copies values [from, from + n) of a staged argument to byte `to` of this memory. */
+  #copyIn(arg, from, n, to) {
+    const heap = this.heap(arg.dtype);
+    set.call(heap, viewOf(arg, from, n), arg.dtype === 'float32' ? to >>> 2 : to >>> 1);
+  }
+
+  /** Copies n values from byte `at` of this memory to values [from, from + n) of a staged argument. */
+  #copyOut(arg, from, n, at) {
+    set.call(viewOf(arg, 0, arg.length), this.#stagedView(arg.dtype, at, n), from);
+  }
+
+  // runRows' working arrays, reused (it is never re-entered): a call
+  // allocates nothing here. Plain arrays, whose small integers stay unboxed.
+  #plan = {
+    at: new Array(MAX_ARRAYS).fill(0),
+    width: new Array(MAX_ARRAYS).fill(0),
+    size: new Array(MAX_ARRAYS).fill(0),
+    shares: new Array(MAX_ARRAYS).fill(false),
+    offset: new Array(MAX_ARRAYS).fill(0),
+    pointers: new Array(MAX_ARRAYS).fill(0),
+  };
 
   #lastStaged = null;
   /** A view of `length` values of memory from byte `at`, to copy staged
@@ -252,6 +283,7 @@ export class WasmKernels {
   }
 }
 
+
 /** Whether two measured arguments are the same range of the same memory. */
 function sameRange(a, b) {
   return b != null && a.kernels === b.kernels && a.buffer === b.buffer && a.start === b.start && a.end === b.end;
@@ -262,7 +294,7 @@ function sameRange(a, b) {
  * own array serves when it is all of it, of that type, and unshared: no
  * caller code has run since it was measured, so its length is the measured one. */
 function viewOf(arg, from, n) {
-  if (from === 0 && n === arg.length && !arg.shared && arg.kind === (arg.dtype === 'float32' ? 'Float32Array' : 'Uint16Array')) {
+  if (from === 0 && n === arg.length && arg.kind === (arg.dtype === 'float32' ? 'Float32Array' : 'Uint16Array') && !isShared(arg)) {
     return arg.value;
   }
   const start = arg.start + from * BYTES[arg.dtype];
