@@ -1,0 +1,504 @@
+// Attacks on the argument layer (src/api/args.js), by class, on the SIMD
+// module, the scalar module and the reference. Each attack either gets the
+// right result, or a TypeError/RangeError naming the argument with nothing
+// written: inputs, outputs and an unrelated live tensor (the canary) keep
+// their bytes, and the instance keeps working.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { bindMemory, compileModule, createKernels, init, alloc, rmsNorm as defaultRmsNorm } from '../src/index.js';
+import * as reference from '../src/reference/index.js';
+import { assertSameBits } from './helpers/bits.js';
+import { rmsNorm64 } from './helpers/oracle.js';
+import { normalArray, prng, uniformArray } from './helpers/random.js';
+
+const instances = {
+  simd: await createKernels({ backend: 'simd' }),
+  scalar: await createKernels({ backend: 'scalar' }),
+};
+const IMPLS = [['simd', instances.simd], ['scalar', instances.scalar], ['reference', reference]];
+
+/** A live tensor in each instance, with a pattern: no attack may touch it. */
+const canaries = Object.fromEntries(Object.entries(instances).map(([name, k]) => {
+  const t = k.alloc(4096);
+  t.array.set(normalArray(prng(1), 4096, 1));
+  return [name, { tensor: t, bytes: new Uint8Array(t.array.buffer, t.byteOffset, 4 * 4096).slice() }];
+}));
+function checkCanaries(what) {
+  for (const [name, { tensor, bytes }] of Object.entries(canaries)) {
+    const now = new Uint8Array(tensor.array.buffer, tensor.byteOffset, 4 * 4096);
+    assert.deepEqual(now, bytes, `${what}: the ${name} instance's unrelated live tensor was overwritten`);
+  }
+}
+
+const rand = prng(7);
+const X = normalArray(rand, 3 * 16, 2);
+const W = uniformArray(rand, 16, 0.5, 1.5);
+const EXPECTED = reference.rmsNorm(X, W, { eps: 1e-5 });
+
+/** Runs `attack(impl, name)` on every implementation. */
+function onEach(attack) {
+  for (const [name, impl] of IMPLS) attack(impl, name);
+}
+
+/** Asserts fn throws `type` with a message starting with `fnName:` and matching `pattern`. */
+function assertRejected(call, type, fnName, pattern, what) {
+  assert.throws(call, (err) => {
+    assert.ok(err instanceof type, `${what}: expected ${type.name}, got ${err?.name}: ${err?.message}`);
+    assert.match(err.message, new RegExp(`^${fnName}: `), what);
+    assert.match(err.message, pattern, what);
+    assert.doesNotMatch(err.message, /undefined undefined/, what);
+    return true;
+  }, what);
+}
+
+// ---- 1. Reads that change between check and use ----------------------------------
+
+test('class 1: every option of every function is read once, a getter at most once', () => {
+  const counted = (values, counter) => {
+    const options = {};
+    for (const [key, value] of Object.entries(values)) {
+      Object.defineProperty(options, key, { enumerable: true, get() { counter[key] = (counter[key] ?? 0) + 1; return value; } });
+    }
+    return options;
+  };
+  onEach((impl, name) => {
+    const rstd = new Float32Array(3);
+    const counter = {};
+    const out = new Float32Array(X.length);
+    const y = impl.rmsNorm(X, W, counted({
+      eps: 1e-5, dim: 16, out, dtype: 'float32', weightDtype: 'float32', castMode: 'llama', weightOffset: 0, rstd,
+    }, counter));
+    assert.equal(y, out);
+    assertSameBits(out, EXPECTED, `${name}: rmsNorm with getters`);
+    for (const [key, n] of Object.entries(counter)) assert.equal(n, 1, `${name}: rmsNorm read options.${key} ${n} times`);
+    const shaped = {};
+    impl.rmsNorm(X, W, counted({ shape: [3, 16], axis: -1, eps: 1e-5 }, shaped));
+    for (const [key, n] of Object.entries(shaped)) assert.equal(n, 1, `${name}: options.${key} read ${n} times`);
+    const ln = {};
+    impl.layerNorm(X, W, null, counted({ eps: 1e-5, out: new Float32Array(X.length), mean: new Float32Array(3), rstd: new Float32Array(3) }, ln));
+    for (const [key, n] of Object.entries(ln)) assert.equal(n, 1, `${name}: layerNorm read options.${key} ${n} times`);
+    for (const layer of [false, true]) {
+      const back = {};
+      const dx = new Float32Array(X.length);
+      const grads = layer
+        ? impl.layerNormBackward(X, X, W, null, counted({ eps: 1e-5, dx, dim: 16 }, back))
+        : impl.rmsNormBackward(X, X, W, counted({ eps: 1e-5, dx, dim: 16 }, back));
+      assert.equal(grads.dx, dx, `${name}: the dx returned is the one read`);
+      for (const [key, n] of Object.entries(back)) assert.equal(n, 1, `${name}: backward read options.${key} ${n} times`);
+    }
+  });
+  checkCanaries('getters');
+});
+
+test('class 1: a getter answering differently each time is believed once', () => {
+  onEach((impl, name) => {
+    const real = new Float32Array(X.length);
+    const decoy = new Float32Array(X.length);
+    let reads = 0;
+    const options = { get out() { reads++; return reads === 1 ? real : decoy; }, eps: 1e-5 };
+    assert.equal(impl.rmsNorm(X, W, options), real, `${name}: returns the out it wrote`);
+    assertSameBits(real, EXPECTED, `${name}: out`);
+    assert.ok(decoy.every((v) => v === 0), `${name}: the second answer was never written`);
+    // dx of the backward passes likewise.
+    let dxReads = 0;
+    const dxReal = new Float32Array(X.length);
+    const grads = impl.rmsNormBackward(X, X, W, { get dx() { dxReads++; return dxReads === 1 ? dxReal : decoy; } });
+    assert.equal(grads.dx, dxReal, `${name}: backward returns the dx it wrote`);
+    assert.ok(decoy.every((v) => v === 0), `${name}: the second dx was never written`);
+    // shape: an element answering 4, 4, then 3 is read once.
+    let dimReads = 0;
+    const shape = [2];
+    Object.defineProperty(shape, 1, { enumerable: true, get() { dimReads++; return dimReads === 1 ? 24 : 3; } });
+    const y = impl.rmsNorm(X, null, { shape });
+    assert.equal(dimReads, 1, `${name}: shape[1] read ${dimReads} times`);
+    assertSameBits(y, reference.rmsNorm(X, null, { dim: 24 }), `${name}: the shape read once`);
+    // A hole is not a 1.
+    assertRejected(() => impl.rmsNorm(X, null, { shape: [2, , 24] }), TypeError, 'rmsNorm', /options\.shape has a hole at index 1/, `${name}: sparse shape`); // eslint-disable-line no-sparse-arrays
+  });
+});
+
+const realBuffer = (a) => Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'buffer').get.call(a);
+
+test('class 1: a typed array is measured through the intrinsics, whatever its own properties, methods or class say', () => {
+  class Liar extends Float32Array {
+    get length() { return 1 << 20; }
+    get byteOffset() { return 1 << 20; }
+    get buffer() { return new ArrayBuffer(8); }
+    subarray() { throw new Error('subarray called'); }
+    set() { throw new Error('set called'); }
+    slice() { throw new Error('slice called'); }
+    static get [Symbol.species]() { throw new Error('species read'); }
+  }
+  const ownProps = (a) => Object.defineProperties(a, {
+    length: { value: 1 << 20 }, byteOffset: { value: 12 }, buffer: { value: new ArrayBuffer(4) },
+    subarray: { value: () => { throw new Error('own subarray called'); } },
+    constructor: { get() { throw new Error('constructor read'); } },
+  });
+  onEach((impl, name) => {
+    const liar = (v) => {
+      const l = new Liar(v.length);
+      Float32Array.prototype.set.call(l, v);
+      return l;
+    };
+    for (const [label, make] of [['subclass', liar], ['own properties', (v) => ownProps(Float32Array.from(v))]]) {
+      const x = make(X);
+      const w = make(W);
+      const out = make(new Float32Array(X.length));
+      assert.equal(impl.rmsNorm(x, w, { eps: 1e-5, out }), out);
+      assertSameBits(new Float32Array(realBuffer(out), 0, X.length), EXPECTED, `${name} ${label}: rmsNorm`);
+      const y = impl.rmsNorm(x, w, { eps: 1e-5 });
+      assertSameBits(y, EXPECTED, `${name} ${label}: a new result`);
+      const residual = make(X);
+      impl.addRmsNorm(make(X), residual, w, { eps: 1e-5 });
+      assertSameBits(new Float32Array(realBuffer(residual), 0, X.length), X.map((v) => Math.fround(2 * v)), `${name} ${label}: residual updated at its true length`);
+    }
+  });
+  checkCanaries('lying typed arrays');
+});
+
+test('class 1: a resizable buffer shrunk or grown by an option getter is measured after the getter', () => {
+  onEach((impl, name) => {
+    const buffer = new ArrayBuffer(4 * X.length, { maxByteLength: 8 * X.length });
+    const x = new Float32Array(buffer); // length-tracking
+    x.set(X);
+    const shrink = { get eps() { buffer.resize(4 * 16); return 1e-5; } };
+    const y = impl.rmsNorm(x, W, shrink);
+    assertSameBits(y, EXPECTED.subarray(0, 16), `${name}: x shrunk to one row by the getter`);
+    buffer.resize(4 * X.length);
+    x.set(X);
+    const out = new Float32Array(X.length).fill(7);
+    assertRejected(() => impl.rmsNorm(x, W, { out, get eps() { buffer.resize(4 * 32); return 1e-5; } }),
+      RangeError, 'rmsNorm', /options\.out\.length \(48\) must equal x\.length \(32\)/, `${name}: out no longer fits`);
+    assert.ok(out.every((v) => v === 7), `${name}: nothing written`);
+    const grow = { get eps() { buffer.resize(8 * X.length); x.set(X, X.length); return 1e-5; } };
+    buffer.resize(4 * X.length);
+    x.set(X);
+    const grown = impl.rmsNorm(x, W, grow);
+    assertSameBits(grown, Float32Array.from([...EXPECTED, ...EXPECTED]), `${name}: x grown by the getter`);
+  });
+  checkCanaries('resizable buffers');
+});
+
+test('class 1: a length-tracking view of a growable SharedArrayBuffer grown by another thread never spills', async () => {
+  const dim = 16;
+  const sab = new SharedArrayBuffer(4 * dim * 4, { maxByteLength: 4 * dim * 4096 });
+  const x = new Float32Array(sab); // length-tracking
+  x.set(normalArray(prng(9), x.length, 1));
+  const worker = new Worker(`
+    const { workerData: { sab, dim } } = require('node:worker_threads');
+    const step = 4 * dim * 8;
+    const deadline = Date.now() + 3000;
+    while (sab.byteLength + step <= sab.maxByteLength && Date.now() < deadline) {
+      sab.grow(sab.byteLength + step);
+      const t = Date.now(); while (Date.now() - t < 1) {}
+    }`, { eval: true, workerData: { sab, dim } });
+  const finished = new Promise((resolve, reject) => { worker.on('exit', resolve); worker.on('error', reject); });
+  let calls = 0;
+  let stop = false;
+  finished.then(() => { stop = true; });
+  while (!stop && calls < 4000) {
+    for (const [name, impl] of IMPLS) {
+      const y = impl.rmsNorm(x, null, { dim });
+      assert.equal(y.length % dim, 0, `${name}: whole rows`);
+      // The first rows were written before the worker started: their result is fixed.
+      assertSameBits(y.subarray(0, 4 * dim), reference.rmsNorm(new Float32Array(sab, 0, 4 * dim), null, { dim }), `${name}: call ${calls}`);
+    }
+    calls++;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await finished;
+  assert.ok(calls > 10, `only ${calls} calls overlapped the growth`);
+  checkCanaries('growable SharedArrayBuffer');
+});
+
+// ---- 2. Inherited options ------------------------------------------------------------
+
+test('class 2: a property the options object only inherits never steers a call', async () => {
+  const sink = new Float32Array(X.length).fill(3);
+  const sinkStats = new Float32Array(3).fill(3);
+  const pollution = {
+    out: sink, dx: sink, rstd: sinkStats, mean: sinkStats, eps: 0.5, dim: 8, castMode: 'gemma', dtype: 'bfloat16',
+    weightDtype: 'bfloat16', weightOffset: 1, shape: [6, 8], axis: 0, backend: 'scalar', module: 42,
+    scratch: { byteOffset: 0, byteLength: 1 << 20 },
+  };
+  const clean = {
+    rms: reference.rmsNorm(X, W), add: reference.addRmsNorm(X, X.slice(), W),
+    ln: reference.layerNorm(X, W, null), back: reference.rmsNormBackward(X, X, W).dx,
+  };
+  try {
+    for (const [key, value] of Object.entries(pollution)) Object.prototype[key] = value; // eslint-disable-line no-extend-native
+    for (const options of [undefined, {}]) {
+      onEach((impl, name) => {
+        const what = `${name}, options ${options === undefined ? 'omitted' : '{}'}`;
+        assertSameBits(impl.rmsNorm(X, W, options), clean.rms, `${what}: rmsNorm`);
+        assertSameBits(impl.addRmsNorm(X, X.slice(), W, options), clean.add, `${what}: addRmsNorm`);
+        assertSameBits(impl.layerNorm(X, W, null, options), clean.ln, `${what}: layerNorm`);
+        assertSameBits(impl.rmsNormBackward(X, X, W, options).dx, clean.back, `${what}: rmsNormBackward`);
+      });
+    }
+    const { backend } = await init();
+    assert.notEqual(backend, undefined);
+    const k = await createKernels();
+    assert.equal(k.backend, backend, 'createKernels ignored the inherited backend');
+    const memory = new WebAssembly.Memory({ initial: 2 });
+    const bound = await bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 8192 } });
+    assert.equal(bound.backend, backend);
+  } finally {
+    for (const key of Object.keys(pollution)) delete Object.prototype[key];
+  }
+  assert.ok(sink.every((v) => v === 3) && sinkStats.every((v) => v === 3), 'the inherited sinks were written');
+  checkCanaries('inherited options');
+});
+
+test('class 2: options with a null prototype, or a proxy, are read like any object', () => {
+  onEach((impl, name) => {
+    const out = new Float32Array(X.length);
+    const bare = Object.assign(Object.create(null), { eps: 1e-5, out });
+    assert.equal(impl.rmsNorm(X, W, bare), out);
+    assertSameBits(out, EXPECTED, `${name}: null-prototype options`);
+    const gets = [];
+    const proxy = new Proxy({ eps: 1e-5 }, { get(target, key, receiver) { gets.push(key); return Reflect.get(target, key, receiver); } });
+    assertSameBits(impl.rmsNorm(X, W, proxy), EXPECTED, `${name}: a proxy`);
+    assert.deepEqual(gets, ['eps'], `${name}: the proxy was asked for its own option once`);
+    assertRejected(() => impl.rmsNorm(new Proxy(X, {}), W), TypeError, 'rmsNorm', /x must be a Float32Array, got/, `${name}: a proxy is not a typed array`);
+  });
+});
+
+// ---- 3. Overlaps ----------------------------------------------------------------------
+
+test('class 3: an output that is another argument, or overlaps one, is refused before any write', () => {
+  onEach((impl, name) => {
+    const x = X.slice();
+    const w = W.slice();
+    const cases = [
+      ['rmsNorm', () => impl.rmsNorm(x, null, { dim: 1, rstd: x }), /options\.rstd must not overlap x/],
+      ['rmsNorm', () => { const s = new Float32Array(X.length); return impl.rmsNorm(x, w, { out: s, rstd: s.subarray(0, 3) }); }, /options\.rstd must not overlap options\.out/],
+      ['addRmsNorm', () => { const r = X.slice(); return impl.addRmsNorm(x, r, w, { rstd: r.subarray(0, 3) }); }, /options\.rstd must not overlap residual/],
+      ['rmsNorm', () => impl.rmsNorm(x, w, { rstd: w.subarray(0, 3) }), /options\.rstd must not overlap weight/],
+      ['layerNorm', () => impl.layerNorm(x.subarray(0, 16), w, null, { out: w }), /options\.out must not overlap weight/],
+      ['layerNorm', () => { const s = new Float32Array(3); return impl.layerNorm(x, w, null, { mean: s, rstd: s }); }, /options\.rstd must not overlap options\.mean/],
+      ['rmsNormBackward', () => { const s = new Float32Array(X.length); return impl.rmsNormBackward(X, x, w, { dx: s, rstd: s.subarray(0, 3) }); }, /options\.dx must not overlap options\.rstd/],
+      ['layerNormBackward', () => { const s = new Float32Array(X.length + 2); return impl.layerNormBackward(X, x, w, null, { dx: s.subarray(2), mean: s.subarray(0, 3), rstd: new Float32Array(3) }); }, /options\.dx must not overlap options\.mean/],
+      ['rmsNormBackward', () => impl.rmsNormBackward(X, x, w, { dx: x }), /options\.dx must not overlap x/],
+      ['rmsNormBackward', () => { const s = new Float32Array(X.length + 1); return impl.rmsNormBackward(s.subarray(0, X.length), X, w, { dx: s.subarray(1) }); }, /options\.dx must be dy itself or not overlap dy/],
+    ];
+    for (const [fn, call, pattern] of cases) {
+      const before = [x.slice(), w.slice()];
+      assertRejected(call, RangeError, fn, pattern, `${name}: ${pattern}`);
+      assertSameBits(x, before[0], `${name}: x written by a refused call`);
+      assertSameBits(w, before[1], `${name}: weight written by a refused call`);
+    }
+  });
+  checkCanaries('overlaps');
+});
+
+/** A SharedArrayBuffer copy of values, and a second SharedArrayBuffer object over the same memory. */
+function sharedTwice(values, extra = 0) {
+  const sab = new SharedArrayBuffer(4 * (values.length + extra));
+  new Float32Array(sab).set(values);
+  return [sab, structuredClone(sab)];
+}
+
+test('class 3: arrays on two SharedArrayBuffer objects over one memory are read in before anything is written', () => {
+  onEach((impl, name) => {
+    const [a, b] = sharedTwice(X, 8);
+    const x = new Float32Array(a, 0, X.length);
+    const out = new Float32Array(b, 16, X.length); // 4 values further on: overlaps x, through another object
+    assert.notEqual(a, b);
+    impl.rmsNorm(x, W, { out, eps: 1e-5 });
+    assertSameBits(out, EXPECTED, `${name}: out over a clone overlapping x`);
+    // The fused add: the residual over a clone overlapping x.
+    const [c, d] = sharedTwice([...X, ...X]);
+    const xs = new Float32Array(c, 0, X.length);
+    const residual = new Float32Array(d, 8, X.length);
+    const expectedResidual = Float32Array.from(X, (v, i) => Math.fround(v + [...X, ...X][2 + i]));
+    const y = impl.addRmsNorm(xs, residual, W, { eps: 1e-5 });
+    assertSameBits(residual, expectedResidual, `${name}: the residual, x read in first`);
+    assertSameBits(y, reference.rmsNorm(expectedResidual, W, { eps: 1e-5 }), `${name}: the fused result`);
+    // The backward pass: dx over a clone overlapping dy.
+    const [e, f] = sharedTwice(X, 4);
+    const dy = new Float32Array(e, 0, X.length);
+    const dx = new Float32Array(f, 16, X.length);
+    const expectedDx = reference.rmsNormBackward(X, X, W).dx;
+    impl.rmsNormBackward(dy, X, W, { dx });
+    assertSameBits(dx, expectedDx, `${name}: dx over a clone overlapping dy`);
+  });
+  checkCanaries('shared clones');
+});
+
+// ---- 4. Calls that fail half-way -------------------------------------------------------
+
+test('class 4: a call whose staging grows the memory completes, with every view of the memory in it', async () => {
+  for (const backend of ['simd', 'scalar']) {
+    const k = await createKernels({ backend });
+    const dim = 1 << 18; // a 1 MiB plain weight to stage: the memory must grow
+    const rows = 2;
+    const xT = k.alloc(rows * dim);
+    const rT = k.alloc(rows * dim);
+    const outT = k.alloc(rows * dim);
+    const rstdT = k.alloc(rows);
+    const xs = normalArray(prng(11), rows * dim, 1);
+    const rs = normalArray(prng(12), rows * dim, 1);
+    xT.array.set(xs);
+    rT.array.set(rs);
+    const weight = uniformArray(prng(13), dim, 0.5, 1.5);
+    const memory = xT.array.buffer;
+    const outView = outT.array;
+    const y = k.addRmsNorm(xT.array, rT.array, weight, { rstd: rstdT.array, out: outView });
+    assert.equal(y, outView, `${backend}: returns the out it was given`);
+    assert.notEqual(xT.array.buffer, memory, `${backend}: the memory grew during the call (so the views given are detached now)`);
+    const residual = Float32Array.from(xs, (v, i) => Math.fround(v + rs[i]));
+    const rstd = new Float32Array(rows);
+    const expected = reference.rmsNorm(residual, weight, { rstd });
+    assertSameBits(rT.array, residual, `${backend}: the residual, added once`);
+    assertSameBits(outT.array, expected, `${backend}: out`);
+    assertSameBits(rstdT.array, rstd, `${backend}: rstd`);
+    // In place with rstd, on views of the memory.
+    const inPlace = k.alloc(dim);
+    inPlace.array.set(xs.subarray(0, dim));
+    const r1 = k.alloc(1);
+    k.rmsNorm(inPlace.array, weight, { rstd: r1.array, out: inPlace.array });
+    const r1Expected = new Float32Array(1);
+    assertSameBits(inPlace.array, reference.rmsNorm(xs.subarray(0, dim), weight, { rstd: r1Expected }), `${backend}: in place`);
+    assertSameBits(r1.array, r1Expected, `${backend}: its rstd`);
+  }
+});
+
+test('class 4: a typed array given as a view of wasm memory over the scratch region is refused, not overwritten', async () => {
+  for (const backend of ['simd', 'scalar']) {
+    const k = await createKernels({ backend });
+    // The call below stages x and the weight: 256 bytes of scratch, which
+    // the allocator takes from the block just freed.
+    const keep = k.alloc(4);
+    const t = k.alloc(64);
+    const at = t.byteOffset;
+    t.free();
+    // (Nothing is written there first: a freed block holds the allocator's own links.)
+    const out = new Float32Array(keep.array.buffer, at, X.length);
+    const before = out.slice();
+    assertRejected(() => k.rmsNorm(X, W, { out }), RangeError, 'rmsNorm', /options\.out overlaps the kernels' scratch region/, backend);
+    assertSameBits(new Float32Array(keep.array.buffer, at, X.length), before, `${backend}: nothing written`);
+    assertSameBits(k.rmsNorm(X, W, { eps: 1e-5 }), EXPECTED, `${backend}: still working`);
+  }
+});
+
+// ---- 5. The allocator's edge ----------------------------------------------------------------
+
+test('class 5: allocating until wasm memory runs out gives RangeErrors, never a block past the end', async () => {
+  const k = await createKernels({ backend: 'scalar' });
+  const values = 1 << 20; // 4 MiB tensors
+  const tensors = [];
+  let error;
+  for (;;) {
+    try {
+      const t = k.alloc(values);
+      assert.ok(t.byteOffset + 4 * values <= 2 ** 32, `a block ends at ${t.byteOffset + 4 * values}, past the address space`);
+      t.array[0] = tensors.length;
+      t.array[values - 1] = -tensors.length;
+      tensors.push(t);
+    } catch (err) {
+      error = err;
+      break;
+    }
+  }
+  assert.ok(error instanceof RangeError, `expected a RangeError, got ${error}`);
+  assert.match(error.message, /^alloc: /);
+  assert.ok(tensors.length > 500, `only ${tensors.length} tensors of 4 MiB`);
+  // Everything still works: a copying call takes scratch from what is left, or says it cannot.
+  try {
+    assertSameBits(k.rmsNorm(X, W, { eps: 1e-5 }), EXPECTED, 'a copying call after the allocator ran out');
+  } catch (err) {
+    assert.ok(err instanceof RangeError, `a copying call: ${err}`);
+  }
+  tensors.forEach((t, i) => assert.ok(t.array[0] === i && t.array[values - 1] === -i, `tensor ${i} intact`));
+  for (const t of tensors.splice(0, 4)) t.free();
+  assertSameBits(k.rmsNorm(X, W, { eps: 1e-5 }), EXPECTED, 'a copying call after some were freed');
+  for (const t of tensors) t.free();
+});
+
+// ---- 6. init --------------------------------------------------------------------------------
+
+test('class 6: a module that only carries the backend section is refused, and init still works after', async () => {
+  // A valid module with nothing but the custom section naming a backend.
+  const name = 'rmsnorm-wasm.backend';
+  const payload = [...name].map((c) => c.charCodeAt(0)).concat([...'simd'].map((c) => c.charCodeAt(0)));
+  const bytes = new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 0, 1 + payload.length, name.length, ...payload]);
+  const impostor = await WebAssembly.compile(bytes);
+  await assert.rejects(init({ module: impostor }), { name: 'TypeError', message: /^init: options\.module is not an rmsnorm-wasm module \(it lacks memory, rmsnorm/ });
+  await assert.rejects(createKernels({ module: impostor }), { name: 'TypeError', message: /^createKernels: options\.module/ });
+  assert.equal((await init({ backend: 'simd' })).backend, 'simd');
+  assertSameBits(defaultRmsNorm(X, W, { eps: 1e-5 }), EXPECTED, 'after the impostor');
+  assert.equal((await init({ module: await compileModule('scalar') })).backend, 'scalar');
+  assertSameBits(defaultRmsNorm(X, W, { eps: 1e-5 }), EXPECTED, 'a genuine module');
+});
+
+test('class 6: of overlapping init() calls, the one asked for last wins', async () => {
+  await init({ backend: 'simd' });
+  const first = init({ backend: 'scalar' });
+  const second = init({ backend: 'simd' });
+  const third = init({ backend: 'scalar' });
+  await third;
+  const t = alloc(16);
+  await Promise.all([first, second]);
+  t.array.set(X.subarray(0, 16));
+  // Still the instance the tensor came from: not "foreign".
+  assertSameBits(defaultRmsNorm(t, W, { eps: 1e-5 }), EXPECTED.subarray(0, 16), 'the tensor allocated after the last call');
+  t.free();
+});
+
+// ---- 7. Numbers ------------------------------------------------------------------------------
+
+test('class 7: mean(x²) + eps overflowing float32 still gives the right rstd (no overflow anywhere)', () => {
+  onEach((impl, name) => {
+    const y = impl.rmsNorm(new Float32Array([1.8e19]), null, { dim: 1, eps: 3e38 });
+    const expected = 1.8e19 / Math.sqrt(Math.fround(1.8e19) ** 2 + Math.fround(3e38));
+    assert.ok(Math.abs(y[0] - expected) < 1e-6, `${name}: ${y[0]} instead of ${expected}`);
+    const ln = impl.layerNorm(new Float32Array([1.8e19, -1.8e19]), null, null, { eps: 3e38 });
+    const lnExpected = 1.8e19 / Math.sqrt(Math.fround(1.8e19) ** 2 + Math.fround(3e38));
+    assert.ok(Math.abs(ln[0] - lnExpected) < 1e-6, `${name}: layerNorm ${ln[0]} instead of ${lnExpected}`);
+  });
+  const bits = IMPLS.map(([, impl]) => impl.rmsNorm(new Float32Array([1.8e19, 3, -2e19]), null, { dim: 3, eps: 3e38 }));
+  assertSameBits(bits[0], bits[2], 'simd = reference');
+  assertSameBits(bits[1], bits[2], 'scalar = reference');
+});
+
+test('class 7: weightOffset + weight overflowing float32 is defined: the applied weight is ±Infinity', () => {
+  const x = new Float32Array([1, -2, 0, 3]);
+  const w = new Float32Array([3e38, 3e38, 3e38, -3e38]);
+  const results = IMPLS.map(([name, impl]) => [name, impl.rmsNorm(x, w, { weightOffset: 3e38 })]);
+  for (const [name, y] of results) {
+    assert.equal(y[0], Infinity, `${name}: x > 0 times +Infinity`);
+    assert.equal(y[1], -Infinity, `${name}: x < 0 times +Infinity`);
+    assert.ok(Number.isNaN(y[2]), `${name}: 0 times Infinity is NaN`);
+    assert.equal(y[3], 0, `${name}: a weight that does not overflow (here 0) applies as usual`);
+  }
+  assertSameBits(results[0][1], results[2][1], 'simd = reference');
+  assertSameBits(results[1][1], results[2][1], 'scalar = reference');
+});
+
+test('class 7: zero rows of a huge dim are a valid, empty call everywhere', () => {
+  onEach((impl, name) => {
+    assert.equal(impl.rmsNorm(new Float32Array(0), null, { shape: [0, 2 ** 32] }).length, 0, name);
+    assert.equal(impl.layerNorm(new Float32Array(0), null, null, { shape: [0, 2 ** 32] }).length, 0, name);
+  });
+});
+
+// ---- 8. Messages ------------------------------------------------------------------------------
+
+test('class 8: messages say what was expected and what came', async () => {
+  assertRejected(() => instances.simd.alloc(), TypeError, 'alloc', /^alloc: length must be a number, got undefined$/, 'alloc()');
+  onEach((impl, name) => {
+    assertRejected(() => impl.rmsNorm(undefined, W), TypeError, 'rmsNorm', /x must be a Float32Array, got undefined$/, name);
+    assertRejected(() => impl.rmsNorm(X, new Float32Array(7)), RangeError, 'rmsNorm', /x\.length \(48\) must be a multiple of dim \(7, from weight\.length\)/, name);
+  });
+  await assert.rejects(bindMemory(new WebAssembly.Memory({ initial: 1 })), (err) => {
+    assert.ok(err instanceof TypeError);
+    assert.match(err.message, /^bindMemory: options with a scratch region are required/);
+    assert.doesNotMatch(err.message, /undefined undefined/);
+    return true;
+  });
+  const other = alloc(16);
+  assertRejected(() => instances.simd.rmsNorm(other, null, { dim: 16 }), TypeError, 'rmsNorm', /x is a tensor of another instance's memory/, 'a foreign tensor');
+  other.free();
+});
