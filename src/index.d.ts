@@ -112,7 +112,7 @@ export type RmsNormOptions<D extends Dtype = 'float32', O extends Storage<D> | u
     /**
      * Where 16-bit results round: `'llama'` (default) rounds the normalized
      * value to storage before the weight multiply, as Llama does; `'gemma'`
-     * rounds once, after it. The same for float32.
+     * rounds once, after it. Float32 storage gives the same bits in both.
      */
     castMode?: 'llama' | 'gemma';
     /** Added to each weight in float32 before it is applied (Gemma stores `w - 1`: offset 1). Default 0. */
@@ -344,7 +344,9 @@ export interface BindMemoryOptions {
   /**
    * A region of the memory the kernels may use as their call stack:
    * `byteOffset` a multiple of 16, at least 4096 bytes, not used by the
-   * engine during a call.
+   * engine during a call. Take it from the engine's allocator, not a fixed
+   * address (Emscripten: `aligned_alloc(16, n)`; its `malloc` returns
+   * 8-byte-aligned blocks).
    */
   scratch: { byteOffset: number; byteLength: number };
   /** As in {@link init}. */
@@ -354,7 +356,10 @@ export interface BindMemoryOptions {
 /** The options of a bound kernel: `out`, a view of the bound memory, is required. */
 export type BoundOptionsArg<D extends Dtype, O extends ArrayOf<D>> = [options: RmsNormOptions<D, O> & { out: O }];
 
-/** Kernels bound to an engine's memory by {@link bindMemory}. */
+/**
+ * Kernels bound to an engine's memory by {@link bindMemory}: every array a
+ * view of `memory.buffer`, `options.out` required, no `options.rstd`.
+ */
 export interface BoundKernels {
   backend: Backend;
   memory: WebAssembly.Memory;
