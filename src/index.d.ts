@@ -123,7 +123,7 @@ export type RmsNormOptions<D extends Dtype = 'float32', O extends Storage<D> | u
     /**
      * Where 16-bit results round: `'llama'` (default) rounds the normalized
      * value to storage before the weight multiply, as Llama does; `'gemma'`
-     * rounds once, after it. The same for float32.
+     * rounds once, after it. Float32 storage gives the same bits in both.
      */
     castMode?: 'llama' | 'gemma';
     /** Added to each weight in float32 before it is applied (Gemma stores `w - 1`: offset 1). Default 0. */
@@ -356,9 +356,9 @@ export interface BindMemoryOptions {
    * A region of the memory the kernels may use during a call, as their
    * call stack (the top 4096 bytes) and to stage what they allocate:
    * `byteOffset` a multiple of 16, at least 4096 bytes, not used by the
-   * engine during a call (`aligned_alloc(16, n)` in an Emscripten engine;
-   * its `malloc` gives 8-aligned blocks). A typed array view of the memory
-   * names its own range.
+   * engine during a call. Take it from the engine's allocator, not a fixed
+   * address (Emscripten: `aligned_alloc(16, n)`; its `malloc` returns
+   * 8-byte-aligned blocks). A typed array view of the memory names its own range.
    */
   scratch: { byteOffset: number; byteLength: number } | ArrayBufferView;
   /** As in {@link init}. */

@@ -26,33 +26,37 @@ after(async () => {
   demo?.server.close();
 });
 
-/** The tutorial, once every panel has drawn its first result. */
-async function openTutorial(viewport = DESKTOP) {
-  const opened = await openCheckedPage(browser, demo.url(), viewport);
-  await opened.page.waitForSelector('body[data-ready]');
-  return opened;
+/**
+ * Opens the tutorial at `viewport`, waits until every panel has drawn its
+ * first result, runs `check(page)`, then asserts that the page logged no
+ * error or warning and no request failed. The page is closed whatever happens.
+ */
+async function onTutorial(check, viewport = DESKTOP) {
+  const { page, problems } = await openCheckedPage(browser, demo.url(), viewport);
+  try {
+    await page.waitForSelector('body[data-ready]');
+    await check(page);
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.context().close();
+  }
 }
 
 const cellTexts = (page, selector) => page.$$eval(selector, (cells) => cells.map((c) => c.textContent));
 
 test('the worked example shows the blog\'s output, computed by the SIMD module', async () => {
-  const { page, problems } = await openTutorial();
-  try {
+  await onTutorial(async (page) => {
     assert.deepEqual(await cellTexts(page, '#formula-y td'), ['0.55', '-0.37', '1.10', '-2.92']);
     assert.equal(await page.getAttribute('#status', 'data-backend'), 'simd');
     assert.equal(await page.locator('.math .katex').count(), 2, 'both formulas typeset by KaTeX');
     const steps = await cellTexts(page, '#formula-steps li');
     assert.equal(steps[1], 'Average the squares: mean(x²) = 30');
     assert.equal(steps[3], 'Take the root: RMS = √30.000001 ≈ 5.477226');
-    assert.deepEqual(problems, []);
-  } finally {
-    await page.context().close();
-  }
+  });
 });
 
 test('editing x updates the output to what rmsNorm computes in Node, bit for bit', async () => {
-  const { page, problems } = await openTutorial();
-  try {
+  await onTutorial(async (page) => {
     const text = '3, -1.5, 0.25, 7';
     await page.fill('#formula-x', text);
     await page.waitForSelector(`#formula-table[data-input^="${text}|"]`);
@@ -66,16 +70,12 @@ test('editing x updates the output to what rmsNorm computes in Node, bit for bit
     await page.click('#formula-ones');
     await page.waitForSelector('#formula-table[data-input*="|1, 1, 1, 1|"]');
     assert.match(await page.textContent('#formula-rms'), /RMS\(y\) = 1\.000000 ≈ 1\./);
-    assert.deepEqual(problems, []);
-  } finally {
-    await page.context().close();
-  }
+  });
 });
 
 test('bad input shows an inline message and keeps the last good result', async () => {
-  const { page, problems } = await openTutorial();
-  const message = page.locator('#formula .message');
-  try {
+  await onTutorial(async (page) => {
+    const message = page.locator('#formula .message');
     const good = await cellTexts(page, '#formula-y td');
     assert.equal(await message.isHidden(), true);
     const cases = [
@@ -95,15 +95,11 @@ test('bad input shows an inline message and keeps the last good result', async (
       await page.waitForFunction(() => document.querySelector('#formula .message').hidden);
     }
     assert.deepEqual(await cellTexts(page, '#formula-y td'), good);
-    assert.deepEqual(problems, []);
-  } finally {
-    await page.context().close();
-  }
+  });
 });
 
 test('the precision panel: bfloat16 throughout misses the float64 oracle far more than the upcast; cast modes differ', async () => {
-  const { page, problems } = await openTutorial();
-  try {
+  await onTutorial(async (page) => {
     for (const dim of [896, 64]) {
       if (dim !== 896) {
         await page.selectOption('#precision-dim', String(dim));
@@ -122,15 +118,11 @@ test('the precision panel: bfloat16 throughout misses the float64 oracle far mor
       assert.ok(differing > 0.1 * total, `dim ${dim}, seed ${seed}: the cast modes differ in ${differing} of ${total}`);
       assert.equal(Number(await page.getAttribute('#precision-summary', 'data-modes')), differing, `dim ${dim}, seed ${seed}`);
     }
-    assert.deepEqual(problems, []);
-  } finally {
-    await page.context().close();
-  }
+  });
 });
 
 test('the LayerNorm panel: both kernels side by side, identical on a zero-mean row, timed on a picked shape', async () => {
-  const { page, problems } = await openTutorial();
-  try {
+  await onTutorial(async (page) => {
     const both = (values) => {
       const x = new Float32Array(values);
       return [rmsNorm(x, null, { dim: x.length, eps: 1e-6 }), layerNorm(x, null, null, { dim: x.length, eps: 1e-6 })]
@@ -157,15 +149,11 @@ test('the LayerNorm panel: both kernels side by side, identical on a zero-mean r
     await page.waitForSelector('#ln-speed[data-ratio]', { timeout: 60_000 });
     assert.equal(await page.locator('#ln-speed tbody tr').count(), 2);
     assert.match(await page.textContent('#ln-speed-summary'), /RMSNorm takes [\d.]+× the time of LayerNorm/);
-    assert.deepEqual(problems, []);
-  } finally {
-    await page.context().close();
-  }
+  });
 });
 
 test('the bit-exactness panel reads 0 after each new batch', async () => {
-  const { page, problems } = await openTutorial();
-  try {
+  await onTutorial(async (page) => {
     const seeds = new Set();
     for (let batch = 2; batch <= 5; batch++) {
       if (batch === 5) {
@@ -182,15 +170,11 @@ test('the bit-exactness panel reads 0 after each new batch', async () => {
       assert.deepEqual(await cellTexts(page, '#bit-exact-pairs tbody td:last-child'), Array(3).fill('0 of 576'));
     }
     assert.equal(seeds.size, 4, 'every press draws a new batch');
-    assert.deepEqual(problems, []);
-  } finally {
-    await page.context().close();
-  }
+  });
 });
 
 test('the drift panel: RMSNorm keeps the residual stream\'s scale; the slider works by keyboard', async () => {
-  const { page, problems } = await openTutorial();
-  try {
+  await onTutorial(async (page) => {
     const summary = page.locator('#drift-summary');
     const plain = Number(await summary.getAttribute('data-plain'));
     const normed = Number(await summary.getAttribute('data-normed'));
@@ -202,15 +186,11 @@ test('the drift panel: RMSNorm keeps the residual stream\'s scale; the slider wo
     await page.keyboard.press('ArrowLeft');
     await page.waitForFunction(() => document.getElementById('drift-summary').textContent.includes('After 27 blocks'));
     assert.equal(await page.textContent('#drift-blocks-out'), '27');
-    assert.deepEqual(problems, []);
-  } finally {
-    await page.context().close();
-  }
+  });
 });
 
 test('the square-and-eps panel: NaN from the raw mean, zeros with eps inside, NaN with eps = 0', async () => {
-  const { page, problems } = await openTutorial();
-  try {
+  await onTutorial(async (page) => {
     const x = new Float32Array([0.5, -1.25, 0.25, 0.375]);
     const y = rmsNorm(x, null, { dim: 4 });
     assert.equal(await page.textContent('#square-kernel-y'), [...y].map((v) => v.toFixed(2)).join(', '));
@@ -222,15 +202,11 @@ test('the square-and-eps panel: NaN from the raw mean, zeros with eps inside, Na
     await page.waitForSelector('#eps-table[data-scale="1"]');
     const ones = rmsNorm(new Float32Array([1, -1, 1, -1]), null, { dim: 4 });
     assert.equal(await page.textContent('#eps-inside-y'), [...ones].map((v) => v.toFixed(2)).join(', '));
-    assert.deepEqual(problems, []);
-  } finally {
-    await page.context().close();
-  }
+  });
 });
 
 test('the benchmark on its smallest setting draws a bar per contender, each checked first', async () => {
-  const { page, problems } = await openTutorial();
-  try {
+  await onTutorial(async (page) => {
     await page.selectOption('#speed-shape', '1x896');
     await page.click('#speed-run');
     await page.waitForSelector('#speed-chart rect', { timeout: 60_000 });
@@ -240,25 +216,18 @@ test('the benchmark on its smallest setting draws a bar per contender, each chec
     assert.deepEqual(checks, ['within 1e-5', 'bit-exact', 'bit-exact', 'bit-exact', 'bit-exact']);
     assert.equal(await page.$eval('#speed-progress', (p) => p.value === p.max), true);
     assert.match(await page.textContent('#speed-summary'), /backend: simd/);
-    assert.deepEqual(problems, []);
-  } finally {
-    await page.context().close();
-  }
+  });
 });
 
 test('full-page screenshots at desktop and phone width, with nothing wider than the screen', async () => {
   await mkdir(ARTIFACTS, { recursive: true });
   for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
-    const { page, problems } = await openTutorial(viewport);
-    try {
+    await onTutorial(async (page) => {
       await page.click('#speed-run');
       await page.waitForSelector('#speed-chart rect', { timeout: 60_000 });
       const [scrollWidth, innerWidth] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
       assert.ok(scrollWidth <= innerWidth, `${name}: page is ${scrollWidth}px wide on a ${innerWidth}px screen`);
       await page.screenshot({ path: `${ARTIFACTS}tutorial-${name}.png`, fullPage: true });
-      assert.deepEqual(problems, []);
-    } finally {
-      await page.context().close();
-    }
+    }, viewport);
   }
 });

@@ -21,6 +21,14 @@ export function report(message, text, fields = []) {
   for (const field of fields) field.setAttribute('aria-invalid', 'true');
 }
 
+/** A `tag` element (a table cell, say) holding `text`, with an optional class. */
+export function cell(tag, text, className = '') {
+  const node = document.createElement(tag);
+  node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
 /** A table row: a header cell, then one cell per item, each filled by `fill(td, item, i)`. */
 export function tableRow(header, items, fill) {
   const tr = document.createElement('tr');

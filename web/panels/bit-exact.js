@@ -7,7 +7,7 @@ import { rmsNorm as referenceRmsNorm } from '../../src/reference/index.js';
 import { onBackend, preferredBackend } from '../lib/kernels.js';
 import { newSeed, normalArray, prng, uniformArray } from '../lib/random.js';
 import { short } from '../lib/format.js';
-import { find, report } from '../lib/dom.js';
+import { cell, find, report } from '../lib/dom.js';
 
 const SHAPE = [2, 9, 32];
 const DIM = SHAPE[2];
@@ -27,13 +27,6 @@ function compare(a, b) {
     }
   }
   return { largest, differing };
-}
-
-function cell(tag, text, className = '') {
-  const node = document.createElement(tag);
-  node.textContent = text;
-  if (className) node.className = className;
-  return node;
 }
 
 export function mountBitExact(section) {

@@ -8,6 +8,7 @@ import { newSeed, normalArray, prng } from '../lib/random.js';
 import { significant } from '../lib/format.js';
 import { find, report } from '../lib/dom.js';
 import { logLineChart } from '../lib/svg.js';
+import { rmsOf } from '../lib/stats.js';
 
 const DIM = 64;
 const MAX_BLOCKS = 28;
@@ -26,12 +27,6 @@ function addSublayer(x, W, input, gain) {
     for (let c = 0; c < DIM; c++) sum += W[r * DIM + c] * input[c];
     x[r] += gain * sum;
   }
-}
-
-function rmsOf(values) {
-  let sum = 0;
-  for (const v of values) sum += v * v;
-  return Math.sqrt(sum / values.length);
 }
 
 /** RMS of the stream after each block, with and without RMSNorm before each sublayer. */

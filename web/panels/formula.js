@@ -7,6 +7,7 @@ import { onBackend } from '../lib/kernels.js';
 import { parseNumber, parseRow } from '../lib/parse.js';
 import { float32String, short, significant } from '../lib/format.js';
 import { find, report, tableRow } from '../lib/dom.js';
+import { rmsOf } from '../lib/stats.js';
 import { barChart } from '../lib/svg.js';
 
 const EXAMPLE = { x: '2, -4, 6, -8', w: '1.5, 0.5, 1, 2', eps: '1e-6' };
@@ -15,13 +16,6 @@ const SHOWN_TERMS = 8;
 function list(values, format) {
   const shown = [...values].slice(0, SHOWN_TERMS).map(format);
   return `(${shown.join(', ')}${values.length > SHOWN_TERMS ? ', …' : ''})`;
-}
-
-/** Root-mean-square of a kernel output, to show it lands at 1. */
-function rmsOf(values) {
-  let sum = 0;
-  for (const v of values) sum += v * v;
-  return Math.sqrt(sum / values.length);
 }
 
 export function mountFormula(section) {

@@ -10,15 +10,12 @@ import { find, nextFrame, report, tableRow } from '../lib/dom.js';
 import { barChart } from '../lib/svg.js';
 import { normalArray, prng, uniformArray } from '../lib/random.js';
 import { median, timeCalls } from '../lib/timing.js';
+import { meanOf } from '../lib/stats.js';
 
 // layerNorm's own default ε is 1e-5 (PyTorch's); one ε for both here, so
 // that on a zero-mean row the two compute the same thing.
 const EPS = 1e-6;
 const ROUNDS = 5;
-
-function meanOf(values) {
-  return values.reduce((a, b) => a + b, 0) / values.length;
-}
 
 export function mountLayerNorm(section) {
   const xField = find(section, '#ln-x');

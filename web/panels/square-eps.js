@@ -6,21 +6,14 @@ import { rmsNorm } from '../../src/index.js';
 import { onBackend } from '../lib/kernels.js';
 import { parseRow } from '../lib/parse.js';
 import { short, significant } from '../lib/format.js';
-import { find, report } from '../lib/dom.js';
+import { cell, find, report } from '../lib/dom.js';
+import { meanOf } from '../lib/stats.js';
 
 const EPS = 1e-6;
 
-function cell(tag, text, className = '') {
-  const node = document.createElement(tag);
-  node.textContent = text;
-  if (className) node.className = className;
-  if (tag === 'th') node.scope = 'row';
-  return node;
-}
-
 function row(header, ...cells) {
   const tr = document.createElement('tr');
-  tr.append(cell('th', header), ...cells);
+  tr.append(Object.assign(cell('th', header), { scope: 'row' }), ...cells);
   return tr;
 }
 
@@ -29,10 +22,6 @@ function valueCell(v) {
   const values = typeof v === 'number' ? [v] : [...v];
   const format = typeof v === 'number' ? (u) => significant(u, 5) : short;
   return cell('td', values.map(format).join(', '), values.some(Number.isNaN) ? 'bad' : '');
-}
-
-function mean(values) {
-  return values.reduce((a, b) => a + b, 0) / values.length;
 }
 
 export function mountSquareEps(section) {
@@ -57,8 +46,8 @@ export function mountSquareEps(section) {
       return;
     }
     report(message, '');
-    const raw = mean([...x]);
-    const squares = mean([...x].map((v) => v * v));
+    const raw = meanOf([...x]);
+    const squares = meanOf([...x].map((v) => v * v));
     const inverse = (m) => 1 / Math.sqrt(m + EPS);
     const head = document.createElement('thead');
     const headRow = document.createElement('tr');
@@ -95,7 +84,7 @@ export function mountSquareEps(section) {
       report(message, err.message);
       return;
     }
-    const outsideDenominator = Math.sqrt(mean([...x].map((v) => v * v))) + EPS;
+    const outsideDenominator = Math.sqrt(meanOf([...x].map((v) => v * v))) + EPS;
     const outside = x.map((v) => v / outsideDenominator);
     const head = document.createElement('thead');
     const headRow = document.createElement('tr');

@@ -1,0 +1,60 @@
+// ESLint flat config: `npm run lint` (eslint .), part of `make test`.
+import js from '@eslint/js';
+import globals from 'globals';
+
+export default [
+  {
+    // Build output, installed packages, the modules `make build` embeds as
+    // base64, and test artefacts are not source.
+    ignores: ['build/', 'node_modules/', 'src/loader/*.generated.js', 'tests/artifacts/'],
+  },
+  js.configs.recommended,
+  {
+    languageOptions: {
+      ecmaVersion: 2024,
+      sourceType: 'module',
+    },
+    linterOptions: {
+      reportUnusedDisableDirectives: 'error',
+    },
+    rules: {
+      // Every parameter before the last one used stays: callbacks such as
+      // (td, item, i) => … name their arguments by position.
+      'no-unused-vars': ['error', { args: 'after-used', caughtErrors: 'none', ignoreRestSiblings: true }],
+      'no-var': 'error',
+      'prefer-const': 'error',
+      // `x != null` is the idiom for "null or undefined"; everything else is strict.
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+    },
+  },
+  {
+    // The package runs in browsers, workers and Node alike.
+    files: ['src/**/*.js'],
+    languageOptions: { globals: { ...globals.browser, ...globals.node } },
+  },
+  {
+    files: ['tests/**/*.{js,mjs}', 'web/serve.js', 'eslint.config.js'],
+    languageOptions: { globals: globals.node },
+  },
+  {
+    files: ['tests/**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: globals.node },
+  },
+  {
+    // The consumer page and its worker run in the browser.
+    files: ['tests/consumer/page.mjs', 'tests/consumer/worker.mjs'],
+    languageOptions: { globals: globals.browser },
+  },
+  {
+    // Node tests that drive a page: the callbacks they hand to
+    // page.evaluate() and page.waitForFunction() run in the browser.
+    files: ['tests/demo.test.js'],
+    languageOptions: { globals: { ...globals.browser, ...globals.node } },
+  },
+  {
+    // The tutorial's modules run in the page.
+    files: ['web/**/*.js'],
+    ignores: ['web/serve.js'],
+    languageOptions: { globals: globals.browser },
+  },
+];
