@@ -9,7 +9,6 @@ import { Worker } from 'node:worker_threads';
 import { bindMemory, compileModule, createKernels, init, alloc, rmsNorm as defaultRmsNorm } from '../src/index.js';
 import * as reference from '../src/reference/index.js';
 import { assertSameBits } from './helpers/bits.js';
-import { rmsNorm64 } from './helpers/oracle.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 const instances = {
@@ -227,7 +226,7 @@ test('class 2: a property the options object only inherits never steers a call',
     ln: reference.layerNorm(X, W, null), back: reference.rmsNormBackward(X, X, W).dx,
   };
   try {
-    for (const [key, value] of Object.entries(pollution)) Object.prototype[key] = value; // eslint-disable-line no-extend-native
+    for (const [key, value] of Object.entries(pollution)) Object.prototype[key] = value;
     for (const options of [undefined, {}]) {
       onEach((impl, name) => {
         const what = `${name}, options ${options === undefined ? 'omitted' : '{}'}`;
