@@ -55,15 +55,15 @@ const SUMMARY_COLUMNS = [
   ['llama.cpp-style unfused ÷ zero-copy', 'llamacpp-unfused', 'simd-zero-copy'],
 ];
 
-/** The per-engine table: time ratios at the summary shapes, and the llama.cpp-style row's accuracy. */
-export function engineSummary(runs) {
+/** The per-engine table: time ratios at `shapes`, and the llama.cpp-style row's accuracy. */
+export function engineSummary(runs, shapes = SUMMARY_SHAPES) {
   const lines = [
     `| engine | shape | ${SUMMARY_COLUMNS.map(([title]) => title).join(' | ')} | mean ulp: zero-copy / llama.cpp-style |`,
     `| --- | --- | ${SUMMARY_COLUMNS.map(() => '---:').join(' | ')} | ---: |`,
   ];
   for (const { version, results } of runs) {
     for (const { shape, rows, ratio } of results) {
-      if (!SUMMARY_SHAPES.includes(`${shape.rows}x${shape.dim}`)) continue;
+      if (!shapes.includes(`${shape.rows}x${shape.dim}`)) continue;
       const find = (id) => rows.find((r) => r.row.id === id);
       const cells = SUMMARY_COLUMNS.map(([, a, b]) => (find(a) && find(b) ? fmt(ratio(a, b), 3) : ''));
       const mean = (id) => (find(id)?.accuracy ? find(id).accuracy.mean.toFixed(3) : '–');

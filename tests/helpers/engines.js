@@ -144,6 +144,7 @@ const firefox = {
       protocol: 'webDriverBiDi',
       executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
       headless: true,
+      protocolTimeout: 600_000, // the bench measures a whole shape in one call
     });
     return {
       name: 'firefox',
