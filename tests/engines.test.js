@@ -56,8 +56,22 @@ for (const engine of ENGINES) {
     });
     after(() => browser?.close());
 
-    test('the bit-exactness suite: SIMD = scalar = reference in every case, and the digest is Node\'s', async (t) => {
+    test('the page\'s problems are reported: console error and warning, uncaught error, missing resource', async (t) => {
       t.diagnostic(browser.version);
+      const page = await browser.openPage(server.url('/tests/pages/noisy.html'));
+      try {
+        await page.waitFor(() => document.body.dataset.done === 'true');
+        const problems = (await page.problems()).join('\n');
+        assert.match(problems, /console error: noisy error/);
+        assert.match(problems, /console warn(ing)?: noisy warning/);
+        assert.match(problems, /noisy uncaught/);
+        assert.match(problems, /HTTP 404: \/tests\/pages\/missing\.png/);
+      } finally {
+        await page.close();
+      }
+    });
+
+    test('the bit-exactness suite: SIMD = scalar = reference in every case, and the digest is Node\'s', async (t) => {
       const result = await inPage(browser, BLANK, async () => {
         const [wasmModule, referenceModule, { runBitExactSuite: run }] = await Promise.all([
           import('/src/index.js'), import('/src/reference/index.js'), import('/tests/helpers/bit-exact-suite.js')]);

@@ -88,9 +88,12 @@ function unwrap(reply, fn) {
   return JSON.parse(reply.json);
 }
 
-/** The page interface over an engine's `run(expression)`, `engineProblems()` and `close()`. */
-function pageOf({ run, engineProblems, close }) {
-  const serverMark = serverErrors.length;
+/**
+ * The page interface over an engine's `run(expression)`, `engineProblems()`
+ * and `close()`; `serverMark` is the count of server errors before the page
+ * was navigated.
+ */
+function pageOf({ run, engineProblems, close, serverMark }) {
   const page = {
     evaluate: async (fn, arg) => unwrap(await run(pageExpression(fn, arg)), fn),
     async waitFor(fn, arg, timeoutMs = 30_000) {
@@ -116,6 +119,7 @@ const chromium = {
       name: 'chromium',
       version: `Chromium ${browser.version()}`,
       async openPage(url, { viewport = { width: 1280, height: 900 } } = {}) {
+        const serverMark = serverErrors.length;
         const context = await browser.newContext({ viewport });
         const page = await context.newPage();
         const problems = [];
@@ -129,6 +133,7 @@ const chromium = {
           run: (expression) => page.evaluate(expression),
           engineProblems: async () => problems,
           close: () => context.close(),
+          serverMark,
         });
       },
       close: () => browser.close(),
@@ -150,6 +155,7 @@ const firefox = {
       name: 'firefox',
       version: `Firefox ${(await browser.version()).replace(/^firefox\//i, '')}`,
       async openPage(url, { viewport = { width: 1280, height: 900 } } = {}) {
+        const serverMark = serverErrors.length;
         const page = await browser.newPage();
         await page.setViewport(viewport);
         const problems = [];
@@ -163,6 +169,7 @@ const firefox = {
           run: (expression) => page.evaluate(expression),
           engineProblems: async () => problems,
           close: () => page.close(),
+          serverMark,
         });
       },
       close: () => browser.close(),
@@ -242,6 +249,7 @@ const webkit = {
         name: 'webkit',
         version: `WebKitGTK ${capabilities.browserVersion} (${capabilities.browserName})`,
         async openPage(url, { viewport = { width: 1280, height: 900 } } = {}) {
+          const serverMark = serverErrors.length;
           await call('POST', `${session}/window/rect`, viewport).catch(() => {}); // best effort: a window manager-less X display
           await call('POST', `${session}/url`, { url });
           return pageOf({
@@ -249,6 +257,7 @@ const webkit = {
             engineProblems: () => run('Promise.resolve({ json: JSON.stringify(window.__pageProblems ?? ["no page hook: not served by startTestServer"]) })')
               .then((reply) => JSON.parse(reply.json)),
             close: () => call('POST', `${session}/url`, { url: 'about:blank' }),
+            serverMark,
           });
         },
         async close() {
