@@ -250,7 +250,7 @@ const webkit = {
         version: `WebKitGTK ${capabilities.browserVersion} (${capabilities.browserName})`,
         async openPage(url, { viewport = { width: 1280, height: 900 } } = {}) {
           const serverMark = serverErrors.length;
-          await call('POST', `${session}/window/rect`, viewport).catch(() => {}); // best effort: a window manager-less X display
+          await call('POST', `${session}/window/rect`, viewport); // the window's outer size: no viewport in classic WebDriver
           await call('POST', `${session}/url`, { url });
           return pageOf({
             run,
