@@ -52,13 +52,17 @@ endef
 all: build
 build: $(EMBEDDED)
 
-# Debian packages: Emscripten builds the modules, Chromium runs the browser
-# tests, SIMDe lets the same SIMD128 source build for the host (native
-# benchmark, sanitizers, fuzzing).
+# Debian packages: Emscripten builds the modules; Chromium, Firefox ESR and
+# WebKitGTK (its WebDriver and MiniBrowser, on an Xvfb display) run the
+# browser tests (tests/helpers/engines.js); SIMDe lets the same SIMD128
+# source build for the host (native benchmark, sanitizers, fuzzing).
 deps: node_modules/.package-lock.json
 	@missing=""; \
 	command -v $(EMCC) >/dev/null || missing="$$missing emscripten"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	[ -x /usr/bin/firefox-esr ] || missing="$$missing firefox-esr"; \
+	command -v WebKitWebDriver >/dev/null || missing="$$missing webkit2gtk-driver"; \
+	command -v Xvfb >/dev/null || missing="$$missing xvfb"; \
 	[ -f /usr/include/simde/wasm/simd128.h ] || missing="$$missing libsimde-dev"; \
 	command -v $(CC_NATIVE) >/dev/null || missing="$$missing clang"; \
 	command -v $(HOST_CC) >/dev/null || missing="$$missing clang-14"; \
@@ -163,11 +167,19 @@ $(NATIVE_BENCH): tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c
 build/conversions-exhaustive: tests/fuzz/conversions_exhaustive.c $(KERNEL_HEADERS) | build/
 	$(CC_NATIVE) $(NATIVE_CFLAGS) $< -lm -o $@
 
-bench: deps build bench-native
+# The benchmark's llama.cpp-style row (tests/bench/llamacpp/): built as wllama
+# builds ggml, -O3 -msimd128 with the compiler's default float flags.
+LLAMACPP_BENCH := build/llamacpp-rmsnorm.wasm
+$(LLAMACPP_BENCH): tests/bench/llamacpp/rms_norm.c | build/
+	$(EMCC) -O3 -msimd128 -std=c11 -Wall -Wextra -Werror -DNDEBUG --no-entry -sSTANDALONE_WASM \
+	  -sEXPORTED_FUNCTIONS=_llamacpp_rms_norm_mul_fused,_llamacpp_rms_norm_then_mul,_malloc,_free \
+	  -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB $< -o $@
+
+bench: deps build bench-native $(LLAMACPP_BENCH)
 	node tests/bench/run.js
 
 # The bounded fuzz run first, so that the test runner's summary closes the output.
-test: deps build bench-native build/known-answers-host build/conversions-exhaustive
+test: deps build bench-native $(LLAMACPP_BENCH) build/known-answers-host build/conversions-exhaustive
 	$(MAKE) --no-print-directory fuzz
 	build/conversions-exhaustive
 	npm test

@@ -8,7 +8,9 @@ import { test } from 'node:test';
 import { makeShape } from './bench/data.js';
 import { measureShape } from './bench/measure.js';
 import { ROWS } from './bench/rows/index.js';
-import { runBench, shapeTable } from './bench/run.js';
+import { PORTABLE_ROWS } from './bench/rows/portable.js';
+import { engineSummary, runBench, runBenchInBrowser, shapeTable } from './bench/run.js';
+import { ENGINES } from './helpers/engines.js';
 import { layerNorm as referenceLayerNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { bfloat16ToNumber, numberToBfloat16 } from '../src/reference/float16.js';
 import { assertSameBits } from './helpers/bits.js';
@@ -77,6 +79,23 @@ test('the runner times every row and prints its table and targets', async () => 
   // 1×896 is a shape of targets 1, 2 (twice), 3 and 5.
   assert.deepEqual(targets.map((t) => t.what.split('.')[0]), ['1', '2', '2', '3', '5']);
   for (const t of targets) assert.ok(Number.isFinite(t.value) && typeof t.met === 'boolean', t.what);
+});
+
+test('the bench page times every portable row in every browser engine, each checked against the oracle first', async () => {
+  const runs = [];
+  for (const engine of ENGINES) {
+    const run = await runBenchInBrowser(engine.name, { shapes: ['3x40'], rows: PORTABLE_ROWS, rounds: 2, sampleSeconds: 0.001 });
+    const [result] = run.results;
+    assert.deepEqual(result.rows.map(({ row }) => row.id), PORTABLE_ROWS.map((row) => row.id), run.version);
+    for (const { row, seconds, accuracy } of result.rows) {
+      for (const s of seconds) assert.ok(s >= 0 && Number.isFinite(s), `${run.version} ${row.id}: ${s} s/call`);
+      if (row.id.startsWith('llamacpp')) assert.ok(accuracy.max < 4 && accuracy.mean < 1, `${run.version} ${row.id}: ${JSON.stringify(accuracy)}`);
+    }
+    assert.ok(Number.isFinite(result.ratio('naive-js', 'simd-zero-copy')), run.version);
+    runs.push(run);
+  }
+  const summary = engineSummary(runs, ['3x40']);
+  for (const run of runs) assert.ok(summary.includes(`| ${run.version} | 3×40 |`), `summary lacks ${run.version}`);
 });
 
 test('a row with a wrong answer is refused before it is timed', async () => {

@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { launchBrowser, openCheckedPage, startDemoServer } from './helpers/browser.js';
+import { ENGINES, startTestServer } from './helpers/engines.js';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -117,7 +117,7 @@ test('the types compile under tsc --strict, and each misuse is a type error', as
   }
 });
 
-test('esbuild bundles it for the browser: the page computes the worked example with SIMD, and a Web Worker the same bits', async () => {
+test('esbuild bundles it for the browser: in Chromium, Firefox and WebKit the page computes the worked example with SIMD, and a module Web Worker the same bits', async () => {
   const dist = join(app, 'dist');
   const result = await build({
     entryPoints: [join(app, 'page.mjs'), join(app, 'worker.mjs')],
@@ -135,23 +135,29 @@ test('esbuild bundles it for the browser: the page computes the worked example w
     assert.doesNotMatch(code, /\bnode:|\brequire\(|\bprocess\./, `${file} has no Node-only code`);
   }
   await cp(join(app, 'index.html'), join(dist, 'index.html'));
-  const server = await startDemoServer(dist + sep);
-  const browser = await launchBrowser();
+  const server = await startTestServer(dist + sep);
   try {
-    const { page, problems } = await openCheckedPage(browser, server.url('/index.html'));
-    await page.waitForSelector('body[data-report]', { state: 'attached' });
-    const report = JSON.parse(await page.getAttribute('body', 'data-report'));
-    assert.equal(report.error, undefined);
-    assert.equal(report.backend, 'simd');
-    assert.deepEqual(twoDecimals(report.wasm), EXAMPLE);
-    assert.deepEqual(report.reference, report.wasm);
-    assert.equal(report.worker.backend, 'simd');
-    assert.equal(report.worker.y.length, report.long.length);
-    const i = report.worker.y.findIndex((v, j) => !Object.is(v, report.long[j]));
-    assert.equal(i, -1, `worker and main thread differ first at index ${i} (rows=4 dim=1000)`);
-    assert.deepEqual(problems, []);
+    for (const engine of ENGINES) {
+      const browser = await engine.launch();
+      try {
+        const page = await browser.openPage(server.url('/index.html'));
+        const report = JSON.parse(await page.waitFor(() => document.body.dataset.report, null, 60_000));
+        const what = browser.version;
+        assert.equal(report.error, undefined, what);
+        assert.equal(report.backend, 'simd', what);
+        assert.deepEqual(twoDecimals(report.wasm), EXAMPLE, what);
+        assert.deepEqual(report.reference, report.wasm, what);
+        assert.equal(report.worker.backend, 'simd', what);
+        assert.equal(report.worker.y.length, report.long.length, what);
+        const i = report.worker.y.findIndex((v, j) => !Object.is(v, report.long[j]));
+        assert.equal(i, -1, `${what}: worker and main thread differ first at index ${i} (rows=4 dim=1000)`);
+        assert.deepEqual(await page.problems(), [], what);
+        await page.close();
+      } finally {
+        await browser.close();
+      }
+    }
   } finally {
-    await browser.close();
-    server.server.close();
+    await server.close();
   }
 });

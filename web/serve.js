@@ -19,10 +19,31 @@ const TYPES = {
   '.woff2': 'font/woff2',
 };
 
-/** Serves `root` (the repository by default) on localhost; resolves to the listening server. */
-export function startServer(port = 8080, host = '127.0.0.1', root = repoRoot) {
+// Cross-origin isolation (SharedArrayBuffer, precise timers) for pages whose
+// path starts with `options.isolatedPrefix`: the prefix is dropped and the
+// COOP/COEP headers added.
+const ISOLATION_HEADERS = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' };
+
+/** `html` with `extra` first inside <head> (after the doctype when there is no <head> tag). */
+function withHeadHtml(html, extra) {
+  const head = /<head[^>]*>/i.exec(html) ?? /<!doctype[^>]*>/i.exec(html);
+  const at = head ? head.index + head[0].length : 0;
+  return `${html.slice(0, at)}\n${extra}${html.slice(at)}`;
+}
+
+/**
+ * Serves `root` (the repository by default) on localhost; resolves to the
+ * listening server. Options for the browser tests: `isolatedPrefix` (see
+ * above), `headHtml` (inserted at the start of every HTML file, before the
+ * page's own scripts), `onError(status, path)` (called for every 4xx reply).
+ */
+export function startServer(port = 8080, host = '127.0.0.1', root = repoRoot, options = {}) {
+  const { isolatedPrefix, headHtml, onError } = options;
   const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    let path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    const isolated = isolatedPrefix !== undefined && path.startsWith(`${isolatedPrefix}/`);
+    if (isolated) path = path.slice(isolatedPrefix.length);
+    const extraHeaders = isolated ? ISOLATION_HEADERS : {};
     if (path === '/') {
       res.writeHead(302, { location: '/web/' });
       res.end();
@@ -30,15 +51,20 @@ export function startServer(port = 8080, host = '127.0.0.1', root = repoRoot) {
     }
     const file = normalize(join(root, path.endsWith('/') ? `${path}index.html` : path));
     if (!file.startsWith(root)) {
+      onError?.(403, path);
       res.writeHead(403);
       res.end('forbidden');
       return;
     }
     try {
-      const body = await readFile(file);
-      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+      let body = await readFile(file);
+      if (headHtml !== undefined && extname(file) === '.html') body = withHeadHtml(String(body), headHtml);
+      res.writeHead(200, {
+        'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store', ...extraHeaders,
+      });
       res.end(body);
     } catch {
+      onError?.(404, path);
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('not found');
     }

@@ -1,6 +1,6 @@
 // The inputs every row of one shape normalizes, the float64 oracle's answer,
 // and the check each row must pass before it is timed.
-import { layerNorm64, rmsNorm64 } from '../helpers/oracle.js';
+import { layerNorm64, rmsNorm64, ulpErrors } from '../helpers/oracle.js';
 import { normalArray, prng, uniformArray } from '../helpers/random.js';
 
 export const EPS = Math.fround(1e-6);
@@ -58,4 +58,9 @@ export function oracleMismatch(shape, y, {
     }
   }
   return null;
+}
+
+/** Max and mean error of `y` in float32 ulps of the float64 oracle's RMSNorm of the shape. */
+export function oracleUlpErrors(shape, y) {
+  return ulpErrors(y, oracle(shape, shape.x, shape.w, 'rmsNorm'));
 }

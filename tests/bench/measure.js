@@ -4,7 +4,7 @@
 // medians over rounds; a ratio between two rows is taken within each round,
 // then the median of those, so drift and noise on this shared machine hit
 // both sides of a ratio alike.
-import { normBytes, oracleMismatch } from './data.js';
+import { normBytes, oracleMismatch, oracleUlpErrors } from './data.js';
 import { timeAsync, timeSync } from './timing.js';
 
 export const median = (values) => {
@@ -32,6 +32,9 @@ async function checkedInstance(row, shape) {
     await instance.dispose?.();
     throw new Error(`${row.name}: wrong answer, ${problem}`);
   }
+  // Accuracy in ulps of the float64 oracle, for the rows that compute
+  // RMSNorm of the shape's own x and w in float32.
+  if (row.expects !== 'copy' && instance.expected === undefined) instance.accuracy = oracleUlpErrors(shape, y);
   instance.timeLoop = instance.time ??
     (instance.async ? (n) => timeAsync(instance.call, n) : (n) => Promise.resolve(timeSync(instance.call, n)));
   return instance;
@@ -48,6 +51,22 @@ async function callsPerSample(instance, sampleSeconds) {
   iters = Math.max(1, Math.round((iters * sampleSeconds) / t));
   await instance.timeLoop(iters); // one more warm-up at the final size
   return iters;
+}
+
+/**
+ * A shape's result: { shape, rows, ratio(a, b) }, where rows[i].seconds[r] is
+ * row i's per-call time in round r. Also rebuilds a result that a browser
+ * page measured and sent back as plain data.
+ */
+export function withRatios(shape, rows) {
+  const rounds = rows[0]?.seconds.length ?? 0;
+  const byId = (round) => Object.fromEntries(rows.map(({ row, seconds }) => [row.id, seconds[round]]));
+  const pick = (side, times) => (typeof side === 'function' ? side(times) : times[side]);
+  const ratio = (a, b) => median(Array.from({ length: rounds }, (_, r) => {
+    const times = byId(r);
+    return pick(a, times) / pick(b, times);
+  }));
+  return { shape, rows, ratio };
 }
 
 /**
@@ -75,21 +94,12 @@ export async function measureShape(shape, rows, { rounds, sampleSeconds, log = (
         seconds[i].push((await instances[i].timeLoop(iters[i])) / iters[i]);
       }
     }
-    const byId = (round) => Object.fromEntries(rows.map((row, i) => [row.id, seconds[i][round]]));
-    const pick = (side, times) => (typeof side === 'function' ? side(times) : times[side]);
-    const ratio = (a, b) => median(Array.from({ length: rounds }, (_, r) => {
-      const times = byId(r);
-      return pick(a, times) / pick(b, times);
-    }));
-    return {
-      shape,
-      rows: rows.map((row, i) => ({
-        row,
-        seconds: seconds[i],
-        bytes: (row.bytes ?? normBytes)(shape),
-      })),
-      ratio,
-    };
+    return withRatios(shape, rows.map((row, i) => ({
+      row,
+      seconds: seconds[i],
+      bytes: (row.bytes ?? normBytes)(shape),
+      accuracy: instances[i].accuracy ?? null,
+    })));
   } finally {
     for (const instance of instances) await instance.dispose?.();
   }

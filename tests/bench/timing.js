@@ -6,10 +6,14 @@
 // machine with more runnable threads than cores, wall time also counts the
 // time the scheduler gave to others, which swamps microsecond calls. The rows
 // all run on this one thread (ORT and TF.js are set to one thread), so CPU
-// time is the time the work took. 'wall' is the plain monotonic clock.
+// time is the time the work took. 'wall' is the plain monotonic clock, and
+// the only one a browser page has: performance.now(), which browsers coarsen
+// (the bench page is served cross-origin isolated, where they give their
+// finest resolution, and every sample is a loop of about 25 ms anyway).
 
-export const CLOCKS = ['cpu', 'wall'];
-let clock = 'cpu';
+const hasCpuClock = typeof process !== 'undefined' && typeof process.cpuUsage === 'function';
+export const CLOCKS = hasCpuClock ? ['cpu', 'wall'] : ['wall'];
+let clock = CLOCKS[0];
 
 export function setClock(name) {
   if (!CLOCKS.includes(name)) throw new RangeError(`setClock: clock must be one of ${CLOCKS.join(', ')}, got ${name}`);
@@ -19,7 +23,7 @@ export function setClock(name) {
 export const currentClock = () => clock;
 
 function now() {
-  if (clock === 'wall') return Number(process.hrtime.bigint()) / 1e9;
+  if (clock === 'wall') return performance.now() / 1e3;
   const { user, system } = process.cpuUsage();
   return (user + system) / 1e6;
 }

@@ -1,0 +1,20 @@
+// The rows that run wherever the package runs: Node and a browser page
+// (tests/bench/page.js). The peers' rows (onnxruntime-web, TF.js) and the
+// native row need Node.
+import { naiveJs, reference } from './js.js';
+import { scalarCopying, scalarZeroCopy, simdCopying, simdExport, simdZeroCopy } from './wasm.js';
+import { llamacppFused, llamacppUnfused } from './llamacpp.js';
+import { memoryCopy } from './memory-copy.js';
+import { simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm } from './variants.js';
+
+export {
+  naiveJs, reference, scalarCopying, scalarZeroCopy, simdCopying, simdExport, simdZeroCopy,
+  llamacppFused, llamacppUnfused, memoryCopy, simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm,
+};
+
+export const PORTABLE_ROWS = [
+  naiveJs, reference,
+  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdExport,
+  llamacppFused, llamacppUnfused, memoryCopy,
+  simdBfloat16, simdAddRmsNorm, simdAddThenRmsNorm, simdLayerNorm,
+];
