@@ -174,7 +174,9 @@ function canonicalWords(array, dtype) {
     return words;
   }
   const [infinity, nan] = NAN16[dtype];
-  return array.map((v) => ((v & infinity) === infinity && (v & 0x7fff) !== infinity ? nan : v));
+  // The bits, whatever the array: a new float16 result is a Float16Array where the engine has one.
+  const bits = new Uint16Array(array.buffer, array.byteOffset, array.length);
+  return bits.map((v) => ((v & infinity) === infinity && (v & 0x7fff) !== infinity ? nan : v));
 }
 
 /** FNV-1a over 32-bit words (16-bit patterns widened), seeded by `hash`. */
