@@ -3,7 +3,7 @@
  * every build. Each WebAssembly module links exactly one kernel per
  * operation: the SIMD128 build (-msimd128) the wasmsimd kernel, the
  * baseline build the scalar one. Arguments are checked in JS
- * (src/api/validate.js) before any call reaches this file.
+ * (src/api/args.js) before any call reaches this file.
  */
 #include <emscripten/emscripten.h>
 #include <stdint.h>
