@@ -177,9 +177,11 @@ $(LLAMACPP_BENCH): tests/bench/llamacpp/rms_norm.c | build/
 
 bench: deps build bench-native $(LLAMACPP_BENCH)
 	node tests/bench/run.js
+	node tests/bench/threads.js
 
 # The bounded fuzz run first, so that the test runner's summary closes the output.
 test: deps build bench-native $(LLAMACPP_BENCH) build/known-answers-host build/conversions-exhaustive
+	npm run --silent lint
 	$(MAKE) --no-print-directory fuzz
 	build/conversions-exhaustive
 	npm test
