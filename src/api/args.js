@@ -307,15 +307,14 @@ function requireLength(fn, arg, length, what) {
 }
 
 /**
- * The row length from options.dim, or options.shape and options.axis, or
- * else the length of the first parameter given (`params`: [name, Arg|null]
- * pairs, e.g. weight and bias); checks every parameter against it.
- * Returns { rows, dim }.
+ * The row length (dim) from options.dim, or options.shape and options.axis,
+ * or else the length of the first of `weight` and `bias` given (measured
+ * Args or null; bias undefined where the function has none); checks both
+ * against it, and that it divides x.length.
  */
-function resolveRows(fn, opts, shape, length, params) {
+function resolveDim(fn, opts, shape, length, weight, bias) {
   const { dim, axis } = opts;
   let rowLength;
-  let from;
   if (shape !== undefined) {
     if (dim !== undefined) throw new TypeError(`${fn}: give options.dim or options.shape, not both`);
     const rank = shape.length;
@@ -329,27 +328,29 @@ function resolveRows(fn, opts, shape, length, params) {
     rowLength = 1;
     for (let i = at < 0 ? at + rank : at; i < rank; i++) rowLength *= shape[i];
     if (rowLength === 0) throw new RangeError(`${fn}: the normalized dims of options.shape [${shape}] must not be empty (dim = 0)`);
-    from = 'the product of the normalized dims of options.shape';
   } else if (axis !== undefined) {
     throw new TypeError(`${fn}: options.axis needs options.shape`);
   } else if (dim !== undefined) {
     if (typeof dim !== 'number') throw new TypeError(`${fn}: options.dim must be a number, got ${describe(dim)}`);
     if (!isSafeInteger(dim) || dim < 1) throw new RangeError(`${fn}: options.dim must be a positive integer, got ${dim}`);
     rowLength = dim;
-    from = 'options.dim';
+  } else if (weight !== null || (bias != null)) {
+    rowLength = (weight ?? bias).length;
   } else {
-    const given = params.find(([, p]) => p !== null);
-    if (given === undefined) {
-      throw new TypeError(`${fn}: options.dim is required when ${params.map(([n]) => n).join(' and ')} ${params.length > 1 ? 'are' : 'is'} null`);
+    throw new TypeError(`${fn}: options.dim is required when weight${bias === undefined ? ' is' : ' and bias are'} null`);
+  }
+  // Where dim came from, for the messages.
+  const from = () => (shape !== undefined ? 'the product of the normalized dims of options.shape'
+    : dim !== undefined ? 'options.dim' : `${(weight ?? bias).name}.length`);
+  for (const p of [weight, bias]) {
+    if (p != null && p.length !== rowLength) {
+      throw new RangeError(`${fn}: ${p.name}.length (${p.length}) must equal ${from()} (${rowLength})`);
     }
-    rowLength = given[1].length;
-    from = `${given[0]}.length`;
   }
-  for (const [, p] of params) if (p !== null) requireLength(fn, p, rowLength, from);
   if (length % rowLength !== 0) {
-    throw new RangeError(`${fn}: x.length (${length}) must be a multiple of dim (${rowLength}, from ${from})`);
+    throw new RangeError(`${fn}: x.length (${length}) must be a multiple of dim (${rowLength}, from ${from()})`);
   }
-  return { rows: length / rowLength, dim: rowLength };
+  return rowLength;
 }
 
 /** weight or bias: a float32 array or tensor, or null for none. */
@@ -424,7 +425,8 @@ export function resolveRmsNorm(fn, x, residual, weight, opts) {
   if (opts.weightOffset !== undefined && ws === null) {
     throw new TypeError(`${fn}: options.weightOffset needs a weight, but weight is null`);
   }
-  const { rows, dim } = resolveRows(fn, opts, shape, xs.length, [['weight', ws]]);
+  const dim = resolveDim(fn, opts, shape, xs.length, ws, undefined);
+  const rows = xs.length / dim;
   let out;
   if (opts.out !== undefined) {
     out = measure(fn, 'options.out', opts.out, dtype);
@@ -481,7 +483,8 @@ export function resolveLayerNorm(fn, x, weight, bias, options) {
   const ws = measureParameter(fn, 'weight', weight);
   const bs = measureParameter(fn, 'bias', bias);
   const eps = float32Option(fn, 'options.eps', opts.eps, LAYERNORM_DEFAULT_EPS, true);
-  const { rows, dim } = resolveRows(fn, opts, shape, xs.length, [['weight', ws], ['bias', bs]]);
+  const dim = resolveDim(fn, opts, shape, xs.length, ws, bs);
+  const rows = xs.length / dim;
   let out;
   if (opts.out !== undefined) {
     out = measure(fn, 'options.out', opts.out, 'float32');
@@ -510,8 +513,8 @@ export function resolveBackward(fn, dy, x, weight, bias, options, layer) {
   const ws = measureParameter(fn, 'weight', weight);
   const bs = layer ? measureParameter(fn, 'bias', bias) : null;
   const eps = float32Option(fn, 'options.eps', opts.eps, layer ? LAYERNORM_DEFAULT_EPS : RMSNORM_DEFAULT_EPS, true);
-  const params = layer ? [['weight', ws], ['bias', bs]] : [['weight', ws]];
-  const { rows, dim } = resolveRows(fn, opts, shape, xs.length, params);
+  const dim = resolveDim(fn, opts, shape, xs.length, ws, layer ? bs : undefined);
+  const rows = xs.length / dim;
   let dx;
   if (opts.dx !== undefined) {
     dx = measure(fn, 'options.dx', opts.dx, 'float32');
