@@ -12,7 +12,7 @@ CC_NATIVE ?= clang
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 PORT ?= 8080
 
-KERNEL_HEADERS := $(wildcard src/kernels/*.h)
+KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/*/*.h src/abi/*.h)
 # Each module links the exported ABI and exactly one kernel per operation.
 KERNEL_DIRS := src/kernels/f32-rmsnorm src/kernels/f32-layernorm src/kernels/f32-norm-backward
 SIMD_SOURCES := src/abi/exports.c $(addsuffix /wasmsimd.c,$(KERNEL_DIRS))

@@ -16,7 +16,7 @@ import { bfloat16ToNumber, float16ToNumber, numberToBfloat16, numberToFloat16 } 
 import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
 
 const FLT_MAX = 3.4028234663852886e38;
-const BLOCK = 256; // the contract's block and lane counts (src/kernels/rmsnorm_f32.h)
+const BLOCK = 256; // the contract's block and lane counts (src/kernels/f32-rmsnorm/rmsnorm_f32.h)
 const LANES = 16;
 
 const replay = process.env.FC_SEED === undefined ? {}

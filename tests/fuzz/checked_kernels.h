@@ -1,7 +1,7 @@
 /*
  * Runs one kernel call on both implementations (scalar and wasmsimd),
  * natively, and aborts with a description on any breach of the contracts in
- * src/kernels/{rmsnorm,layernorm,norm_backward}_f32.h:
+ * the *_f32.h headers of src/kernels/f32-rmsnorm, f32-layernorm, f32-norm-backward:
  *   - both return the same bits in every output (a NaN matches a NaN:
  *     WebAssembly leaves its sign and payload open, in every storage type);
  *   - where an output may alias an input (y == x, dx == dy), doing so gives
@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/kernels/layernorm_f32.h"
-#include "../../src/kernels/norm_backward_f32.h"
-#include "../../src/kernels/rmsnorm_f32.h"
+#include "../../src/kernels/f32-layernorm/layernorm_f32.h"
+#include "../../src/kernels/f32-norm-backward/norm_backward_f32.h"
+#include "../../src/kernels/f32-rmsnorm/rmsnorm_f32.h"
 
 static size_t elem_size(int dtype) {
   return dtype == RMSNORM_F32 ? 4 : 2;
@@ -232,28 +232,28 @@ enum { LN_X, LN_W, LN_B, LN_Y, LN_MEAN, LN_RSTD, LN_ARGS };
 enum { BW_DY, BW_X, BW_W, BW_MEAN, BW_RSTD, BW_DX, BW_DW, BW_DB, BW_ARGS };
 
 static inline void invoke_rmsnorm(const struct call* c, bool simd, void* const* p) {
-  (simd ? rmsnorm_f32__wasmsimd_u16_acc4 : rmsnorm_f32__scalar)(
+  (simd ? rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd : rmsnorm_wasm_f32_rmsnorm_ukernel__scalar)(
       p[RMS_X], p[RMS_RESIDUAL], p[RMS_W], p[RMS_Y], c->rows, c->dim, c->eps, c->dtype,
       c->weight_dtype, c->cast_mode, c->weight_offset);
 }
 
 static inline void invoke_rmsnorm_rstd(const struct call* c, bool simd, void* const* p) {
-  (simd ? rmsnorm_rstd_f32__wasmsimd_u16_acc4 : rmsnorm_rstd_f32__scalar)(
+  (simd ? rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__wasmsimd : rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__scalar)(
       p[RSTD_X], p[RSTD_OUT], c->rows, c->dim, c->eps, c->dtype);
 }
 
 static inline void invoke_layernorm(const struct call* c, bool simd, void* const* p) {
-  (simd ? layernorm_f32__wasmsimd_u16_acc4 : layernorm_f32__scalar)(
+  (simd ? rmsnorm_wasm_f32_layernorm_ukernel__wasmsimd : rmsnorm_wasm_f32_layernorm_ukernel__scalar)(
       p[LN_X], p[LN_W], p[LN_B], p[LN_Y], p[LN_MEAN], p[LN_RSTD], c->rows, c->dim, c->eps);
 }
 
 static inline void invoke_rmsnorm_backward(const struct call* c, bool simd, void* const* p) {
-  (simd ? rmsnorm_backward_f32__wasmsimd_u16_acc4 : rmsnorm_backward_f32__scalar)(
+  (simd ? rmsnorm_wasm_f32_rmsnorm_backward_ukernel__wasmsimd : rmsnorm_wasm_f32_rmsnorm_backward_ukernel__scalar)(
       p[BW_DY], p[BW_X], p[BW_W], p[BW_RSTD], p[BW_DX], p[BW_DW], c->rows, c->dim);
 }
 
 static inline void invoke_layernorm_backward(const struct call* c, bool simd, void* const* p) {
-  (simd ? layernorm_backward_f32__wasmsimd_u16_acc4 : layernorm_backward_f32__scalar)(
+  (simd ? rmsnorm_wasm_f32_layernorm_backward_ukernel__wasmsimd : rmsnorm_wasm_f32_layernorm_backward_ukernel__scalar)(
       p[BW_DY], p[BW_X], p[BW_W], p[BW_MEAN], p[BW_RSTD], p[BW_DX], p[BW_DW], p[BW_DB],
       c->rows, c->dim);
 }
@@ -280,7 +280,7 @@ static void describe(struct call* c, const char* op) {
   }
 }
 
-/* RMSNorm, or with a residual the fused add (rmsnorm_f32.h): y may equal x. */
+/* RMSNorm, or with a residual the fused add (src/kernels/f32-rmsnorm/rmsnorm_f32.h): y may equal x. */
 static inline struct call rmsnorm_call(const void* x, const void* residual, const void* w, size_t rows,
                                 size_t dim, float eps, int dtype, int weight_dtype,
                                 int cast_mode, float weight_offset) {
@@ -308,7 +308,7 @@ static inline struct call rmsnorm_rstd_call(const void* x, size_t rows, size_t d
   return c;
 }
 
-/* LayerNorm (layernorm_f32.h): y, mean and rstd each optional; y may equal x. */
+/* LayerNorm (src/kernels/f32-layernorm/layernorm_f32.h): y, mean and rstd each optional; y may equal x. */
 static inline struct call layernorm_call(const float* x, const float* w, const float* b, bool y,
                                   bool mean, bool rstd, size_t rows, size_t dim, float eps) {
   struct call c = {.nargs = LN_ARGS, .alias_out = LN_Y, .alias_in = LN_X,
@@ -323,7 +323,7 @@ static inline struct call layernorm_call(const float* x, const float* w, const f
   return c;
 }
 
-/* The backward passes (norm_backward_f32.h): dw and db are running sums
+/* The backward passes (src/kernels/f32-norm-backward/norm_backward_f32.h): dw and db are running sums
  * (their initial contents count), dw only with w; dx may equal dy. mean is
  * NULL for RMSNorm's. */
 static inline struct call backward_call(bool layernorm, const float* dy, const float* x,

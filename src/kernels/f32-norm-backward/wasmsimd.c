@@ -1,15 +1,14 @@
 /*
  * SIMD128 float32 backward passes of RMSNorm and LayerNorm: 16 values a step
  * in four f32x4 accumulators per sum (u16_acc4); vacc[j] holds lanes
- * 4j..4j+3 of the contract's 16 lanes (../norm_backward_f32.h). The last
+ * 4j..4j+3 of the contract's 16 lanes (norm_backward_f32.h). The last
  * 1..15 values of a block go through the same lanes one at a time.
  */
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../f32_rowsum.h"
-#include "../rmsnorm_scalar.h"
-#include "../norm_backward_f32.h"
+#include "../common.h"
+#include "norm_backward_f32.h"
 #include "../simd128.h"
 
 static inline float xhat_of(float x, float mean, float rstd, bool centred) {
@@ -121,6 +120,6 @@ static inline void grad_row(const float* dy, const float* x, const float* w, flo
   }
 }
 
-#define RMSNORM_BACKWARD_F32_KERNEL rmsnorm_backward_f32__wasmsimd_u16_acc4
-#define LAYERNORM_BACKWARD_F32_KERNEL layernorm_backward_f32__wasmsimd_u16_acc4
-#include "../norm_backward_f32_rows.h"
+#define RMSNORM_BACKWARD_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_backward_ukernel__wasmsimd
+#define LAYERNORM_BACKWARD_F32_KERNEL rmsnorm_wasm_f32_layernorm_backward_ukernel__wasmsimd
+#include "rows.h"

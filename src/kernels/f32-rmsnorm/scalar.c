@@ -1,12 +1,12 @@
 /*
  * Scalar RMSNorm: the baseline for engines without SIMD128. It is the
- * contract one value at a time (the scalar_* helpers of rmsnorm_scalar.h),
+ * contract one value at a time (the scalar_* helpers of scalar_steps.h),
  * walking the same 16 lanes as the SIMD kernel, so both return the same bits.
  */
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../rmsnorm_scalar.h"
+#include "scalar_steps.h"
 
 RMSNORM_INLINE float block_sumsq(const void* x, size_t n, int dtype) {
   return scalar_block_sumsq(x, n, dtype, 1.0f, false);
@@ -33,6 +33,6 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   return block_sumsq((const char*) next + start * dtype_size(dtype), n, dtype);
 }
 
-#define RMSNORM_F32_KERNEL rmsnorm_f32__scalar
-#define RMSNORM_F32_RSTD_KERNEL rmsnorm_rstd_f32__scalar
-#include "../rmsnorm_f32_rows.h"
+#define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__scalar
+#define RMSNORM_F32_RSTD_KERNEL rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__scalar
+#include "rows.h"

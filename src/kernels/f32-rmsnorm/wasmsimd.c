@@ -1,7 +1,7 @@
 /*
  * SIMD128 RMSNorm: 16 values a step in four f32x4 accumulators (u16_acc4).
  * vacc0 holds lanes 0-3, vacc1 lanes 4-7, vacc2 lanes 8-11 and vacc3 lanes
- * 12-15 of the contract's 16 lanes (../rmsnorm_f32.h), so the vector adds are
+ * 12-15 of the contract's 16 lanes (rmsnorm_f32.h), so the vector adds are
  * the lane adds, and the fold below is the contract's fold. 16-bit storage is
  * widened on load and narrowed on store (../float16_wasmsimd.h).
  */
@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "../float16_wasmsimd.h"
-#include "../rmsnorm_scalar.h"
+#include "scalar_steps.h"
 #include "../simd128.h"
 
 /* Lane order. Vectors of float32 values hold consecutive values. 16-bit
@@ -77,7 +77,7 @@ RMSNORM_INLINE v128_t load4(const void* x, size_t i, int dtype) {
  * path are finite (their sum of squares is), so x * inv is finite; times a
  * finite weight it may overflow to Inf, which the conversions round
  * correctly, but not become NaN. The kernel checks the weight once per call
- * (rmsnorm_f32_rows.h) and sends rows to the scalar writer if it is not. */
+ * (rows.h) and sends rows to the scalar writer if it is not. */
 
 /* The 16-bit patterns of four float32 values, in u32 lanes. */
 RMSNORM_INLINE v128_t narrow4(v128_t v, int dtype, bool finite) {
@@ -382,6 +382,6 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   return fold_accumulators(vacc, dtype);
 }
 
-#define RMSNORM_F32_KERNEL rmsnorm_f32__wasmsimd_u16_acc4
-#define RMSNORM_F32_RSTD_KERNEL rmsnorm_rstd_f32__wasmsimd_u16_acc4
-#include "../rmsnorm_f32_rows.h"
+#define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd
+#define RMSNORM_F32_RSTD_KERNEL rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__wasmsimd
+#include "rows.h"

@@ -22,7 +22,7 @@
  *
  * and names the kernels it defines with RMSNORM_F32_KERNEL (the forward pass)
  * and RMSNORM_F32_RSTD_KERNEL (step 5, the per-row rstd, alone). The scalar_*
- * helpers of rmsnorm_scalar.h serve for the rare rescue rows.
+ * helpers of scalar_steps.h serve for the rare rescue rows.
  */
 #include <assert.h>
 #include <float.h>
@@ -30,24 +30,23 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "f32_rowsum.h"
-#include "float16.h"
+#include "../common.h"
+#include "../float16.h"
 #include "rmsnorm_f32.h"
-
-#include "rmsnorm_scalar.h"
+#include "scalar_steps.h"
 
 /* ---- rows ---------------------------------------------------------------- */
 
 enum sum_mode { SUM_PLAIN, SUM_ADD_RESIDUAL, SUM_SCALED };
 
-/* Step 1 for a whole row: block sums added pairwise (f32_rowsum.h). */
+/* Step 1 for a whole row: block sums added pairwise (../common.h). */
 RMSNORM_INLINE float row_sumsq(const void* x, void* r, size_t dim, int dtype, int mode,
                                float scale) {
   const size_t size = dtype_size(dtype);
   f32_pairwise sums;
   f32_pairwise_init(&sums);
   for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
-    const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
+    const size_t n = block_len(dim, start);
     const void* xb = (const char*) x + start * size;
     float s;
     switch (mode) {
@@ -72,7 +71,7 @@ RMSNORM_INLINE float row_sumsq_writing(const void* next, const void* src, const 
   f32_pairwise sums;
   f32_pairwise_init(&sums);
   for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
-    const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
+    const size_t n = block_len(dim, start);
     f32_pairwise_push(&sums, block_sumsq_writing(next, src, w, y, start, n, inv, weight_offset,
                                                  dtype, weight_dtype, offset, cast_mode));
   }

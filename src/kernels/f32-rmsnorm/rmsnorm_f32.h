@@ -14,7 +14,7 @@
  * 0. Storage. x, the residual and y share one storage type: float32,
  *    bfloat16 or float16. 16-bit values are widened to float32 (exactly)
  *    before any arithmetic; "round(v)" below means rounding a float32 to the
- *    storage type (round to nearest even, see float16.h; identity for
+ *    storage type (round to nearest even, see ../float16.h; identity for
  *    float32). Computing in float32 is what the seed chapter calls
  *    load-bearing: in 16-bit throughout, a fifth or more of the outputs differ.
  *    With a residual (addRmsNorm), first r_i = round(x_i + r_i) is stored back
@@ -46,10 +46,10 @@
  *    For float32 storage round() is the identity, so both modes are
  *    y_i = (x_i * inv) * w'_i.
  * 5. rstd = inv: the per-row statistic the backward pass reads
- *    (norm_backward_f32.h); rmsNorm returns it on request.
+ *    (../f32-norm-backward/norm_backward_f32.h); rmsNorm returns it on request.
  *
  * Rows whose S is outside [RMSNORM_TINY_SUM, FLT_MAX] take the rescue path
- * (see rmsnorm_f32_rows.h): if the row is finite and not all zero, it is
+ * (see rows.h): if the row is finite and not all zero, it is
  * redone on z_i = x_i * 2^k, where 2^k brings max|x| into [1, 2) (k clamped
  * to [-126, 126]), with eps_z = (eps * 2^k) * 2^k; the output then uses
  * v_i = (x_i * 2^k) * inv_z in step 4 and rstd = inv_z * 2^k in step 5 (which
@@ -75,13 +75,8 @@
 
 #include <stddef.h>
 
-#include "float16.h"
-
-#define RMSNORM_LANES 16
-#define RMSNORM_BLOCK 256
-/* Below this sum of squares, float32 squares may have underflowed enough to
- * matter; 2^-64 leaves dim * 2^-150 of underflow error far below an ulp. */
-#define RMSNORM_TINY_SUM 0x1p-64f
+#include "../common.h"
+#include "../float16.h"
 
 /* weight_dtype when there is no weight (w == NULL). */
 #define RMSNORM_NO_WEIGHT (-1)
@@ -93,16 +88,16 @@ enum rmsnorm_cast { RMSNORM_CAST_GEMMA = 0, RMSNORM_CAST_LLAMA = 1 };
  * w holds dim values of weight_dtype, or is NULL (weight_dtype ignored).
  * rows may be 0; dim must be >= 1; eps finite and >= 0.
  */
-void rmsnorm_f32__scalar(const void* x, void* residual, const void* w, void* y, size_t rows,
+void rmsnorm_wasm_f32_rmsnorm_ukernel__scalar(const void* x, void* residual, const void* w, void* y, size_t rows,
                          size_t dim, float eps, int dtype, int weight_dtype, int cast_mode,
                          float weight_offset);
-void rmsnorm_f32__wasmsimd_u16_acc4(const void* x, void* residual, const void* w, void* y,
+void rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd(const void* x, void* residual, const void* w, void* y,
                                     size_t rows, size_t dim, float eps, int dtype,
                                     int weight_dtype, int cast_mode, float weight_offset);
 /* Step 5 alone: rstd[r] for each of the rows of x (dtype as above). */
-void rmsnorm_rstd_f32__scalar(const void* x, float* rstd, size_t rows, size_t dim, float eps,
+void rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__scalar(const void* x, float* rstd, size_t rows, size_t dim, float eps,
                               int dtype);
-void rmsnorm_rstd_f32__wasmsimd_u16_acc4(const void* x, float* rstd, size_t rows, size_t dim,
+void rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__wasmsimd(const void* x, float* rstd, size_t rows, size_t dim,
                                          float eps, int dtype);
 
 #endif

@@ -21,9 +21,8 @@
 #include <assert.h>
 #include <stdbool.h>
 
-#include "f32_rowsum.h"
+#include "../common.h"
 #include "norm_backward_f32.h"
-#include "rmsnorm_f32.h" /* RMSNORM_BLOCK */
 
 static inline void backward_rows(const float* dy, const float* x, const float* w,
                                  const float* mean, const float* rstd, float* dx, float* dw,
@@ -38,7 +37,7 @@ static inline void backward_rows(const float* dy, const float* x, const float* w
     f32_pairwise_init(&g_sums);
     f32_pairwise_init(&gxhat_sums);
     for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
-      const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
+      const size_t n = block_len(dim, start);
       float block_g;
       float block_gxhat;
       block_grad_sums(dy + start, x + start, w != NULL ? w + start : NULL, n, row_mean,
