@@ -118,12 +118,11 @@ static inline v128_t f32x4_to_f16x4(v128_t vx, bool finite) {
   const v128_t vbias = wasm_i32x4_add(wasm_i32x4_splat(0xFFF), vodd);
   v128_t vnormal = wasm_u32x4_shr(wasm_i32x4_add(vrebiased, vbias), 13);
   vnormal = wasm_u32x4_min(vnormal, wasm_i32x4_splat(0x7C00));
-  v128_t vbits = wasm_v128_bitselect(vsubnormal, vnormal,
-                                     wasm_f32x4_lt(vabs, wasm_f32x4_splat(0x1p-14f)));
-  if (!finite) {
-    vbits = wasm_v128_bitselect(wasm_i32x4_splat(0x7E00), vbits, wasm_f32x4_ne(vx, vx));
-  }
-  return wasm_v128_or(vbits, vsign);
+  const v128_t vbits = wasm_v128_or(
+      wasm_v128_bitselect(vsubnormal, vnormal, wasm_f32x4_lt(vabs, wasm_f32x4_splat(0x1p-14f))),
+      vsign);
+  /* NaN: the fixed pattern, without the sign (float16.h) */
+  return finite ? vbits : wasm_v128_bitselect(wasm_i32x4_splat(0x7E00), vbits, wasm_f32x4_ne(vx, vx));
 }
 
 /* Eight values in the interleaved order (0, 2, 4, 6 in veven; 1, 3, 5, 7 in
@@ -154,10 +153,10 @@ static inline v128_t f32x4_round_f16(v128_t vx, bool finite) {
                                      wasm_f32x4_lt(vabs, wasm_f32x4_splat(0x1p-14f)));
   vbits = wasm_v128_bitselect(wasm_f32x4_splat(INFINITY), vbits,
                               wasm_f32x4_gt(vbits, wasm_f32x4_splat(65504.0f)));
-  if (!finite) {
-    vbits = wasm_v128_bitselect(wasm_i32x4_splat(0x7FC00000), vbits, wasm_f32x4_ne(vx, vx));
-  }
-  return wasm_v128_or(vbits, vsign);
+  vbits = wasm_v128_or(vbits, vsign);
+  /* NaN: float16's fixed 0x7E00, widened */
+  return finite ? vbits
+                : wasm_v128_bitselect(wasm_i32x4_splat(0x7FC00000), vbits, wasm_f32x4_ne(vx, vx));
 }
 
 #endif

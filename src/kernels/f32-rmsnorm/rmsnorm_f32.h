@@ -63,9 +63,11 @@
  * all-zero row gives NaN (0 * 1/sqrt(0)), as the formula says; a NaN makes
  * its row NaN; an infinity gives NaN at its own position and +-0 elsewhere.
  *
- * NaN results: WebAssembly leaves the sign and payload of a NaN to the
- * engine, so "the same bits" means the same bits for every non-NaN value
- * (+0 and -0 differ) and a NaN wherever the other side has a NaN.
+ * NaN results: WebAssembly leaves the sign and payload of a float32 NaN to
+ * the engine, so for float32 outputs "the same bits" means the same bits for
+ * every non-NaN value (+0 and -0 differ) and a NaN wherever the other side
+ * has a NaN. 16-bit outputs are the same bits, NaNs included: round() writes
+ * every NaN as one pattern, bfloat16 0x7FC0 and float16 0x7E00 (../float16.h).
  *
  * Aliasing: y may equal x (in place); any other overlap of y with x, the
  * residual or w is not allowed. No alignment is required.
