@@ -19,11 +19,15 @@ const consumerFiles = fileURLToPath(new URL('./consumer/', import.meta.url));
 const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
 const { version } = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8'));
 
-// Exactly what users need: the JS, its types, the embedded modules, the docs.
+// Exactly what users need: the JS, its types, the embedded modules, the C
+// library (tests/c-library.test.js), the docs.
 const WHITELIST = [
   'CHANGELOG.md',
   'LICENSE',
   'README.md',
+  'c/librmsnorm_wasm_scalar.a',
+  'c/librmsnorm_wasm_simd.a',
+  'c/rmsnorm_wasm.h',
   'package.json',
   'src/api/alloc.js',
   'src/api/backward.js',
