@@ -16,7 +16,7 @@
  * The mean is carried in two float32 parts, so that rows with a large common
  * offset (1e4 + N(0,1)) are normalized as accurately as centred ones: a mean
  * rounded to float32 alone would shift every deviation by up to half an ulp
- * of the offset (PyTorch's float32 measures ~2e4 units of 2^-23 there).
+ * of the offset (PyTorch's float32 LayerNorm errs that way: CHANGELOG).
  *
  * 1. S1      = blocked sum of x_i
  * 2. mean_hi = S1 / (float)dim

@@ -1,6 +1,6 @@
 /*
  * SIMD128 float32 LayerNorm: 16 values a step in four f32x4 accumulators per
- * sum (u16_acc4); vacc0 holds lanes 0-3 of the contract's 16 lanes
+ * sum; vacc0 holds lanes 0-3 of the contract's 16 lanes
  * (layernorm_f32.h), vacc1 lanes 4-7, and so on. The last 1..15 values of
  * a block go through the same lanes one at a time: zero padding would not
  * do here, since a padded 0 has the deviation -mean_hi.

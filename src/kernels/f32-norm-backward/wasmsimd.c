@@ -1,6 +1,6 @@
 /*
  * SIMD128 float32 backward passes of RMSNorm and LayerNorm: 16 values a step
- * in four f32x4 accumulators per sum (u16_acc4); vacc[j] holds lanes
+ * in four f32x4 accumulators per sum; vacc[j] holds lanes
  * 4j..4j+3 of the contract's 16 lanes (norm_backward_f32.h). The last
  * 1..15 values of a block go through the same lanes one at a time.
  */

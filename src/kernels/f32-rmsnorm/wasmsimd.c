@@ -1,5 +1,5 @@
 /*
- * SIMD128 RMSNorm: 16 values a step in four f32x4 accumulators (u16_acc4).
+ * SIMD128 RMSNorm: 16 values a step in four f32x4 accumulators.
  * vacc0 holds lanes 0-3, vacc1 lanes 4-7, vacc2 lanes 8-11 and vacc3 lanes
  * 12-15 of the contract's 16 lanes (rmsnorm_f32.h), so the vector adds are
  * the lane adds, and the fold below is the contract's fold. 16-bit storage is
@@ -340,8 +340,8 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   /* The steps advance pointers rather than index from the bases: clang then
    * gives each access of a step a constant offset from one address
    * (`v128.load offset=16`), where an index it knows to be a multiple of 16
-   * becomes `(i << 2) | 16` plus a base, one more add per access in V8's code
-   * (a tenth of the time of this loop at 32 x 1024). */
+   * becomes `(i << 2) | 16` plus a base, one more add per access in V8's
+   * code. */
   const size_t size = dtype_size(dtype);
   const size_t weight_size = weight_dtype == RMSNORM_NO_WEIGHT ? 0 : dtype_size(weight_dtype);
   const char* pn = (const char*) next + start * size;
@@ -351,9 +351,8 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   /* float32: two steps per iteration. A float32 step is only 16 vector
    * instructions, and V8 adds to each iteration a stack-guard check, one add
    * per pointer and the loop test (about 12 scalar instructions); two steps
-   * halve that share. (At 32 x 1024 the export took 6.4-6.5 us against
-   * 6.7-6.9 us in two of three interleaved bench runs; the shared machine
-   * leaves it at that.) bfloat16 steps are long enough already. */
+   * halve that share (a small gain: CHANGELOG). bfloat16 steps are long
+   * enough already. */
   const size_t unroll = dtype == RMSNORM_F32 ? 2 : 1;
   const size_t lanes = unroll * RMSNORM_LANES;
   for (; i + lanes <= end; i += lanes, pn += lanes * size, ps += lanes * size, py += lanes * size) {
