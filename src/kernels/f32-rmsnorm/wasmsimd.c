@@ -214,9 +214,10 @@ RMSNORM_INLINE float block_add_sumsq(const void* x, void* r, size_t n, int dtype
   return block_sumsq_impl(x, r, n, dtype, true);
 }
 
-/* Step 4 for four values v = x * inv and their weights vw, widened (see
- * scalar_finish); vw is unused without a weight. */
-RMSNORM_INLINE v128_t finish4(v128_t v, v128_t vw, v128_t voffset, int dtype, int weight_dtype,
+/* The weight's part of step 4 for four values v = x * inv and their weights
+ * vw, widened: offset, cast mode, multiply; the output rounding is the
+ * store's (compare scalar_finish). vw is unused without a weight. */
+RMSNORM_INLINE v128_t weigh4(v128_t v, v128_t vw, v128_t voffset, int dtype, int weight_dtype,
                               bool offset, int cast_mode) {
   if (weight_dtype == RMSNORM_NO_WEIGHT) {
     return v;
@@ -230,8 +231,8 @@ RMSNORM_INLINE v128_t finish4(v128_t v, v128_t vw, v128_t voffset, int dtype, in
   return wasm_f32x4_mul(v, vw);
 }
 
-/* Step 4 for values i..i+7. */
-RMSNORM_INLINE void finish8(const void* src, const void* w, void* y, size_t i, v128_t vinv,
+/* All of step 4 for values i..i+7: load, times inv, weigh4, store. */
+RMSNORM_INLINE void write8(const void* src, const void* w, void* y, size_t i, v128_t vinv,
                             v128_t voffset, int dtype, int weight_dtype, bool offset,
                             int cast_mode) {
   const bool interleaved = write_interleaved(dtype, weight_dtype);
@@ -242,19 +243,20 @@ RMSNORM_INLINE void finish8(const void* src, const void* w, void* y, size_t i, v
     load8((const char*) w + i * dtype_size(weight_dtype), weight_dtype, interleaved, vw);
   }
   for (int k = 0; k < 2; k++) {
-    v[k] = finish4(wasm_f32x4_mul(v[k], vinv), vw[k], voffset, dtype, weight_dtype, offset,
+    v[k] = weigh4(wasm_f32x4_mul(v[k], vinv), vw[k], voffset, dtype, weight_dtype, offset,
                    cast_mode);
   }
   store8((char*) y + i * dtype_size(dtype), v, dtype, interleaved, true);
 }
 
-/* Step 4 for values i..i+3, in order, with 16-bit storage narrowed four at a time. */
-RMSNORM_INLINE void finish_four(const void* src, const void* w, void* y, size_t i, v128_t vinv,
+/* All of step 4 for values i..i+3, in order, 16-bit storage narrowed four
+ * at a time. */
+RMSNORM_INLINE void write4(const void* src, const void* w, void* y, size_t i, v128_t vinv,
                                 v128_t voffset, int dtype, int weight_dtype, bool offset,
                                 int cast_mode) {
   const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
   const v128_t vw = weight_dtype == RMSNORM_NO_WEIGHT ? vinv : load4(w, i, weight_dtype);
-  store4(y, i, finish4(v, vw, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
+  store4(y, i, weigh4(v, vw, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
 }
 
 /* The 1..3 values a row's vector loop leaves over, with every choice made at
@@ -282,14 +284,14 @@ RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t di
   char* py = (char*) y;
   for (; i + 16 <= dim; i += 16, ps += step, py += step) {
     for (size_t h = 0; h < 16; h += 8) {
-      finish8(ps, pw, py, h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+      write8(ps, pw, py, h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
     }
     if (weight_step != 0) {
       pw += weight_step;
     }
   }
   for (; i + 4 <= dim; i += 4) {
-    finish_four(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+    write4(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
   }
   if (i < dim) {
     write_tail(src, w, y, i, dim, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
@@ -310,7 +312,7 @@ RMSNORM_INLINE void step_sumsq_writing(v128_t vacc[4], const char* pn, const cha
     for (size_t k = 0; k < 4; k++) {
       const v128_t vn = load4(pn, j + 4 * k, dtype);
       vacc[k] = wasm_f32x4_add(vacc[k], wasm_f32x4_mul(vn, vn));
-      finish_four(ps, pw, py, j + 4 * k, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+      write4(ps, pw, py, j + 4 * k, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
     }
     return;
   }
@@ -321,7 +323,7 @@ RMSNORM_INLINE void step_sumsq_writing(v128_t vacc[4], const char* pn, const cha
     for (size_t k = 0; k < 2; k++) {
       vacc[2 * h + k] = wasm_f32x4_add(vacc[2 * h + k], wasm_f32x4_mul(vn[k], vn[k]));
     }
-    finish8(ps, pw, py, j + 8 * h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+    write8(ps, pw, py, j + 8 * h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
   }
 }
 
@@ -372,7 +374,7 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   if (i < end) {
     accumulate_tail(vacc, next, NULL, i, end, dtype, false);
     for (; i + 4 <= end; i += 4) {
-      finish_four(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+      write4(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
     }
     if (i < end) {
       write_tail(src, w, y, i, end, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
