@@ -13,6 +13,7 @@ EMCC ?= emcc
 CC_NATIVE ?= clang
 # The host builds under the sanitizers (fuzzer, known-answer harness).
 HOST_CC ?= clang-14
+CLANG_FORMAT ?= clang-format
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 PORT ?= 8080
 
@@ -52,7 +53,7 @@ define name_backend
 	printf '%b%s%s' "$$(printf '\\x00\\x%02x\\x%02x' $$((1 + $${#name} + $${#backend})) $${#name})" "$$name" "$$backend" >> $@
 endef
 
-.PHONY: all build deps test demo clean bench bench-native fuzz
+.PHONY: all build deps test demo clean bench bench-native fuzz lint-c
 all: build
 build: $(EMBEDDED) $(C_LIBRARY)
 
@@ -65,6 +66,7 @@ deps: node_modules/.package-lock.json
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	[ -f /usr/include/simde/wasm/simd128.h ] || missing="$$missing libsimde-dev"; \
 	command -v $(CC_NATIVE) >/dev/null || missing="$$missing clang"; \
+	command -v $(CLANG_FORMAT) >/dev/null || missing="$$missing clang-format"; \
 	command -v $(HOST_CC) >/dev/null || missing="$$missing clang-14"; \
 	dpkg -s libclang-rt-14-dev >/dev/null 2>&1 || missing="$$missing libclang-rt-14-dev"; \
 	if [ -n "$$missing" ]; then \
@@ -188,6 +190,12 @@ test: deps build bench-native build/known-answers-host build/conversions-exhaust
 	$(MAKE) --no-print-directory fuzz
 	build/conversions-exhaustive
 	npm test
+
+# The C sources and headers in the style of .clang-format (Debian's
+# clang-format, installed by `make deps`); `clang-format -i` applies it.
+C_STYLED := $(shell find src tests -name '*.[ch]' -not -path '*/node_modules/*')
+lint-c:
+	$(CLANG_FORMAT) --dry-run -Werror $(C_STYLED)
 
 demo: deps build
 	node web/serve.js $(PORT)

@@ -16,11 +16,11 @@
  * combination; cast_mode: 0 gemma, 1 llama (rmsnorm_f32.h). Pointers are
  * byte addresses in this module's memory. */
 EMSCRIPTEN_KEEPALIVE
-void rmsnorm(const void* x, void* residual, const void* w, void* y, uint32_t rows,
-             uint32_t dim, float eps, int32_t dtype, int32_t weight_dtype, int32_t cast_mode,
+void rmsnorm(const void* x, void* residual, const void* w, void* y, uint32_t rows, uint32_t dim,
+             float eps, int32_t dtype, int32_t weight_dtype, int32_t cast_mode,
              float weight_offset) {
-  UKERNEL(rmsnorm)(x, residual, w, y, rows, dim, eps, dtype, weight_dtype, cast_mode,
-                   weight_offset);
+  UKERNEL(rmsnorm)
+  (x, residual, w, y, rows, dim, eps, dtype, weight_dtype, cast_mode, weight_offset);
 }
 
 /* Step 5 of rmsnorm_f32.h alone: the per-row rstd of x (dtype as above),

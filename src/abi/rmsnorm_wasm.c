@@ -37,8 +37,8 @@ struct span {
 static bool overlap(const struct span* a, const struct span* b) {
   const uintptr_t a0 = (uintptr_t) a->at;
   const uintptr_t b0 = (uintptr_t) b->at;
-  return a->at != NULL && b->at != NULL && a->bytes > 0 && b->bytes > 0 &&
-         a0 < b0 + b->bytes && b0 < a0 + a->bytes;
+  return a->at != NULL && b->at != NULL && a->bytes > 0 && b->bytes > 0 && a0 < b0 + b->bytes &&
+         b0 < a0 + a->bytes;
 }
 
 /* The aliasing rules of rmsnorm_wasm.h over the n arrays of one call. */
@@ -80,10 +80,9 @@ static bool valid_eps(float eps) {
   return eps >= 0.0f && eps <= FLT_MAX;
 }
 
-rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const void* weight,
-                                         void* y, float* rstd, size_t rows, size_t dim, float eps,
-                                         rmsnorm_wasm_dtype dtype,
-                                         rmsnorm_wasm_dtype weight_dtype,
+rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const void* weight, void* y,
+                                         float* rstd, size_t rows, size_t dim, float eps,
+                                         rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
                                          rmsnorm_wasm_cast_mode cast_mode, float weight_offset) {
   if (!known_dtype(dtype) || (weight != NULL && !known_dtype(weight_dtype)) ||
       (cast_mode != RMSNORM_WASM_CAST_GEMMA && cast_mode != RMSNORM_WASM_CAST_LLAMA) ||
@@ -125,8 +124,8 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const vo
   if (rstd != NULL && residual == NULL) {
     UKERNEL(rmsnorm_rstd)(x, rstd, rows, dim, eps, dtype);
   }
-  UKERNEL(rmsnorm)(x, residual, weight, y, rows, dim, eps, dtype, weight_dtype, cast_mode,
-                   weight_offset);
+  UKERNEL(rmsnorm)
+  (x, residual, weight, y, rows, dim, eps, dtype, weight_dtype, cast_mode, weight_offset);
   if (rstd != NULL && residual != NULL) {
     UKERNEL(rmsnorm_rstd)(residual, rstd, rows, dim, eps, dtype);
   }
@@ -139,8 +138,8 @@ void rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows
                               RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f);
 }
 
-rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_rstd(const void* x, float* rstd, size_t rows,
-                                              size_t dim, float eps, rmsnorm_wasm_dtype dtype) {
+rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_rstd(const void* x, float* rstd, size_t rows, size_t dim,
+                                              float eps, rmsnorm_wasm_dtype dtype) {
   if (!known_dtype(dtype)) {
     return RMSNORM_WASM_ERROR_OPTION;
   }
@@ -189,9 +188,12 @@ rmsnorm_wasm_status rmsnorm_wasm_layernorm_f32(const float* x, const float* weig
   const size_t stat_bytes = rows * sizeof(float);
   enum { X, WEIGHT, BIAS, Y, MEAN, RSTD };
   const struct span spans[] = {
-      [X] = {x, bytes, false, Y},           [WEIGHT] = {weight, row_bytes, false, -1},
-      [BIAS] = {bias, row_bytes, false, -1}, [Y] = {y, bytes, true, X},
-      [MEAN] = {mean, stat_bytes, true, -1}, [RSTD] = {rstd, stat_bytes, true, -1},
+      [X] = {x, bytes, false, Y},
+      [WEIGHT] = {weight, row_bytes, false, -1},
+      [BIAS] = {bias, row_bytes, false, -1},
+      [Y] = {y, bytes, true, X},
+      [MEAN] = {mean, stat_bytes, true, -1},
+      [RSTD] = {rstd, stat_bytes, true, -1},
   };
   status = check_overlaps(spans, 6);
   if (status == RMSNORM_WASM_OK) {
@@ -223,10 +225,14 @@ static rmsnorm_wasm_status check_backward(const float* dy, const float* x, const
   const size_t stat_bytes = rows * sizeof(float);
   enum { DY, X, WEIGHT, MEAN, RSTD, DX, DWEIGHT, DBIAS };
   const struct span spans[] = {
-      [DY] = {dy, bytes, false, DX},          [X] = {x, bytes, false, -1},
-      [WEIGHT] = {weight, row_bytes, false, -1}, [MEAN] = {mean, stat_bytes, false, -1},
-      [RSTD] = {rstd, stat_bytes, false, -1},  [DX] = {dx, bytes, true, DY},
-      [DWEIGHT] = {dweight, row_bytes, true, -1}, [DBIAS] = {dbias, row_bytes, true, -1},
+      [DY] = {dy, bytes, false, DX},
+      [X] = {x, bytes, false, -1},
+      [WEIGHT] = {weight, row_bytes, false, -1},
+      [MEAN] = {mean, stat_bytes, false, -1},
+      [RSTD] = {rstd, stat_bytes, false, -1},
+      [DX] = {dx, bytes, true, DY},
+      [DWEIGHT] = {dweight, row_bytes, true, -1},
+      [DBIAS] = {dbias, row_bytes, true, -1},
   };
   return check_overlaps(spans, 8);
 }
@@ -246,8 +252,8 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_backward_f32(const float* dy, const flo
 rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const float* x,
                                                         const float* weight, const float* mean,
                                                         const float* rstd, float* dx,
-                                                        float* dweight, float* dbias,
-                                                        size_t rows, size_t dim) {
+                                                        float* dweight, float* dbias, size_t rows,
+                                                        size_t dim) {
   const rmsnorm_wasm_status status =
       check_backward(dy, x, weight, mean, rstd, dx, dweight, dbias, rows, dim, true);
   if (status == RMSNORM_WASM_OK && rows > 0) {

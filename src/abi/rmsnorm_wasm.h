@@ -71,11 +71,11 @@ typedef enum rmsnorm_wasm_cast_mode {
 
 typedef enum rmsnorm_wasm_status {
   RMSNORM_WASM_OK = 0,
-  RMSNORM_WASM_ERROR_NULL = 1,     /* a required array is NULL */
-  RMSNORM_WASM_ERROR_DIM = 2,      /* dim == 0, or an array's size overflows size_t */
-  RMSNORM_WASM_ERROR_EPS = 3,      /* eps negative, infinite or NaN */
-  RMSNORM_WASM_ERROR_OPTION = 4,   /* unknown dtype or cast mode; weight_offset not finite */
-  RMSNORM_WASM_ERROR_OVERLAP = 5,  /* arrays overlap against the aliasing rules */
+  RMSNORM_WASM_ERROR_NULL = 1,    /* a required array is NULL */
+  RMSNORM_WASM_ERROR_DIM = 2,     /* dim == 0, or an array's size overflows size_t */
+  RMSNORM_WASM_ERROR_EPS = 3,     /* eps negative, infinite or NaN */
+  RMSNORM_WASM_ERROR_OPTION = 4,  /* unknown dtype or cast mode; weight_offset not finite */
+  RMSNORM_WASM_ERROR_OVERLAP = 5, /* arrays overlap against the aliasing rules */
 } rmsnorm_wasm_status;
 
 /* A short English description of a status ("ok", "dim must be >= 1 ...");
@@ -108,16 +108,15 @@ void rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows
  *                 statistic the backward pass reads.
  * y may equal x; nothing else may overlap y, residual or rstd.
  */
-rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const void* weight,
-                                         void* y, float* rstd, size_t rows, size_t dim, float eps,
-                                         rmsnorm_wasm_dtype dtype,
-                                         rmsnorm_wasm_dtype weight_dtype,
+rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const void* weight, void* y,
+                                         float* rstd, size_t rows, size_t dim, float eps,
+                                         rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
                                          rmsnorm_wasm_cast_mode cast_mode, float weight_offset);
 
 /* Only the per-row rstd of RMSNorm (rows floats), to the bit what
  * rmsnorm_wasm_rmsnorm's rstd gets. rstd may not overlap x. */
-rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_rstd(const void* x, float* rstd, size_t rows,
-                                              size_t dim, float eps, rmsnorm_wasm_dtype dtype);
+rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_rstd(const void* x, float* rstd, size_t rows, size_t dim,
+                                              float eps, rmsnorm_wasm_dtype dtype);
 
 /*
  * float32 LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias, biased
@@ -150,8 +149,8 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_backward_f32(const float* dy, const flo
 rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const float* x,
                                                         const float* weight, const float* mean,
                                                         const float* rstd, float* dx,
-                                                        float* dweight, float* dbias,
-                                                        size_t rows, size_t dim);
+                                                        float* dweight, float* dbias, size_t rows,
+                                                        size_t dim);
 
 #ifdef __cplusplus
 }

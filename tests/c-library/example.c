@@ -172,7 +172,8 @@ static void layernorm_case(size_t rows, size_t dim, float eps) {
   float* y = malloc(rows * dim * sizeof(float));
   float* mean = malloc(rows * sizeof(float));
   float* rstd = malloc(rows * sizeof(float));
-  const rmsnorm_wasm_status status = rmsnorm_wasm_layernorm_f32(x, w, b, y, mean, rstd, rows, dim, eps);
+  const rmsnorm_wasm_status status =
+      rmsnorm_wasm_layernorm_f32(x, w, b, y, mean, rstd, rows, dim, eps);
   begin_case("layerNorm");
   print_number("dim", (double) dim);
   print_number("eps", eps);
@@ -247,42 +248,40 @@ static void error_cases(void) {
   } calls[] = {
       {"dim 0", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, 2, 0, 1e-6f, RMSNORM_WASM_FLOAT32,
                                      RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
-      {"size overflow", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, SIZE_MAX / 2, 4, 1e-6f,
-                                             RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
-                                             RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"size overflow",
+       rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, SIZE_MAX / 2, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
       {"eps -1", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, 2, 4, -1.0f, RMSNORM_WASM_FLOAT32,
                                       RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
       {"eps NaN", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, 2, 4, NAN, RMSNORM_WASM_FLOAT32,
                                        RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
-      {"eps Inf", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, 2, 4, INFINITY,
-                                       RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
-                                       RMSNORM_WASM_CAST_LLAMA, 0.0f)},
-      {"x NULL", rmsnorm_wasm_rmsnorm(NULL, NULL, NULL, y, NULL, 2, 4, 1e-6f,
-                                      RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
-                                      RMSNORM_WASM_CAST_LLAMA, 0.0f)},
-      {"dtype 3", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, 2, 4, 1e-6f,
-                                       (rmsnorm_wasm_dtype) 3, RMSNORM_WASM_FLOAT32,
-                                       RMSNORM_WASM_CAST_LLAMA, 0.0f)},
-      {"weight offset Inf", rmsnorm_wasm_rmsnorm(x, NULL, x, y, NULL, 2, 4, 1e-6f,
-                                                 RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
-                                                 RMSNORM_WASM_CAST_LLAMA, INFINITY)},
-      {"y overlaps x", rmsnorm_wasm_rmsnorm(x, NULL, NULL, x + 1, NULL, 1, 4, 1e-6f,
-                                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
-                                            RMSNORM_WASM_CAST_LLAMA, 0.0f)},
-      {"y overlaps the weight", rmsnorm_wasm_rmsnorm(x, NULL, y + 2, y, NULL, 2, 4, 1e-6f,
-                                                     RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
-                                                     RMSNORM_WASM_CAST_LLAMA, 0.0f)},
-      {"rstd overlaps x", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, x + 6, 2, 4, 1e-6f,
-                                               RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
-                                               RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"eps Inf", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, 2, 4, INFINITY, RMSNORM_WASM_FLOAT32,
+                                       RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"x NULL", rmsnorm_wasm_rmsnorm(NULL, NULL, NULL, y, NULL, 2, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                                      RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"dtype 3", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, 2, 4, 1e-6f, (rmsnorm_wasm_dtype) 3,
+                                       RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"weight offset Inf",
+       rmsnorm_wasm_rmsnorm(x, NULL, x, y, NULL, 2, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, INFINITY)},
+      {"y overlaps x",
+       rmsnorm_wasm_rmsnorm(x, NULL, NULL, x + 1, NULL, 1, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"y overlaps the weight",
+       rmsnorm_wasm_rmsnorm(x, NULL, y + 2, y, NULL, 2, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"rstd overlaps x",
+       rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, x + 6, 2, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
       {"layerNorm mean NULL is fine, dim 0 is not",
        rmsnorm_wasm_layernorm_f32(x, NULL, NULL, y, NULL, rstd, 2, 0, 1e-5f)},
       {"backward dweight without weight",
        rmsnorm_wasm_rmsnorm_backward_f32(x, x, NULL, rstd, y, y, 2, 4)},
-      {"backward dx overlaps x", rmsnorm_wasm_rmsnorm_backward_f32(x, x, NULL, rstd, x, NULL, 2, 4)},
-      {"rows 0 touches nothing", rmsnorm_wasm_rmsnorm(NULL, NULL, NULL, NULL, NULL, 0, 4, 1e-6f,
-                                                      RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
-                                                      RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"backward dx overlaps x",
+       rmsnorm_wasm_rmsnorm_backward_f32(x, x, NULL, rstd, x, NULL, 2, 4)},
+      {"rows 0 touches nothing",
+       rmsnorm_wasm_rmsnorm(NULL, NULL, NULL, NULL, NULL, 0, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
   };
   rmsnorm_wasm_f32(x, NULL, y, 2, 4, -1.0f); /* rejected: writes nothing */
   int kept = 1;
@@ -305,8 +304,8 @@ int main(void) {
   f32_case(2, 300, 1e-5f, 0);
   rmsnorm_case(2, 40, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA,
                0.0f, 0, 1);
-  rmsnorm_case(3, 300, 1e-6f, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_BFLOAT16,
-               RMSNORM_WASM_CAST_LLAMA, 0.0f, 0, 0);
+  rmsnorm_case(3, 300, 1e-6f, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_CAST_LLAMA,
+               0.0f, 0, 0);
   rmsnorm_case(2, 300, 1e-6f, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_FLOAT16, RMSNORM_WASM_CAST_LLAMA,
                1.0f, 1, 0);
   rmsnorm_case(3, 19, 1e-5f, RMSNORM_WASM_FLOAT16, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_CAST_GEMMA,

@@ -33,11 +33,11 @@ static size_t elem_size(int dtype) {
 
 /* One pointer argument of a kernel call. */
 struct arg {
-  bool present;       /* false: the kernel gets NULL */
-  bool written;       /* an output, or updated in place (residual, dw, db) */
-  const void* data;   /* initial contents, or NULL for a fresh output */
-  size_t count;       /* elements */
-  int dtype;          /* storage type, for sizes and the NaN rule */
+  bool present;     /* false: the kernel gets NULL */
+  bool written;     /* an output, or updated in place (residual, dw, db) */
+  const void* data; /* initial contents, or NULL for a fresh output */
+  size_t count;     /* elements */
+  int dtype;        /* storage type, for sizes and the NaN rule */
 };
 
 #define MAX_ARGS 8
@@ -45,10 +45,10 @@ struct arg {
 /* A kernel call: its pointer arguments, which output may alias which input,
  * and how to make the call on either implementation. */
 struct call {
-  char what[200];             /* the parameters, for messages */
+  char what[200]; /* the parameters, for messages */
   size_t nargs;
   struct arg args[MAX_ARGS];
-  int alias_out, alias_in;    /* -1 when no output may alias an input */
+  int alias_out, alias_in; /* -1 when no output may alias an input */
   void (*invoke)(const struct call* c, bool simd, void* const* p);
   /* Scalar parameters, as the invoke functions need them. */
   size_t rows, dim;
@@ -103,8 +103,8 @@ static bool is_nan32(const unsigned char* p) {
   return (u & UINT32_C(0x7FFFFFFF)) > UINT32_C(0x7F800000);
 }
 
-static void require_same_bits(const void* a, const void* b, const struct arg* arg,
-                              const char* what, const struct call* c) {
+static void require_same_bits(const void* a, const void* b, const struct arg* arg, const char* what,
+                              const struct call* c) {
   const size_t size = elem_size(arg->dtype);
   const unsigned char* pa = a;
   const unsigned char* pb = b;
@@ -197,8 +197,8 @@ static struct outputs run_checked(const struct call* c, bool simd, unsigned misa
     char what[96];
     for (size_t i = 0; i < c->nargs; i++) {
       if (o.of[i] == NULL) continue;
-      snprintf(what, sizeof what, "%s: argument %zu differs when output %d aliases input %d",
-               name, i, c->alias_out, c->alias_in);
+      snprintf(what, sizeof what, "%s: argument %zu differs when output %d aliases input %d", name,
+               i, c->alias_out, c->alias_in);
       require_same_bits(p[i], o.of[i], &c->args[i], what, c);
     }
     free_args(c, true, g);
@@ -234,24 +234,28 @@ static inline void invoke_rmsnorm(const struct call* c, bool simd, void* const* 
 }
 
 static inline void invoke_rmsnorm_rstd(const struct call* c, bool simd, void* const* p) {
-  (simd ? rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__wasmsimd : rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__scalar)(
-      p[RSTD_X], p[RSTD_OUT], c->rows, c->dim, c->eps, c->dtype);
+  (simd ? rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__wasmsimd
+        : rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__scalar)(p[RSTD_X], p[RSTD_OUT], c->rows, c->dim,
+                                                         c->eps, c->dtype);
 }
 
 static inline void invoke_layernorm(const struct call* c, bool simd, void* const* p) {
-  (simd ? rmsnorm_wasm_f32_layernorm_ukernel__wasmsimd : rmsnorm_wasm_f32_layernorm_ukernel__scalar)(
+  (simd ? rmsnorm_wasm_f32_layernorm_ukernel__wasmsimd
+        : rmsnorm_wasm_f32_layernorm_ukernel__scalar)(
       p[LN_X], p[LN_W], p[LN_B], p[LN_Y], p[LN_MEAN], p[LN_RSTD], c->rows, c->dim, c->eps);
 }
 
 static inline void invoke_rmsnorm_backward(const struct call* c, bool simd, void* const* p) {
-  (simd ? rmsnorm_wasm_f32_rmsnorm_backward_ukernel__wasmsimd : rmsnorm_wasm_f32_rmsnorm_backward_ukernel__scalar)(
-      p[BW_DY], p[BW_X], p[BW_W], p[BW_RSTD], p[BW_DX], p[BW_DW], c->rows, c->dim);
+  (simd ? rmsnorm_wasm_f32_rmsnorm_backward_ukernel__wasmsimd
+        : rmsnorm_wasm_f32_rmsnorm_backward_ukernel__scalar)(p[BW_DY], p[BW_X], p[BW_W], p[BW_RSTD],
+                                                             p[BW_DX], p[BW_DW], c->rows, c->dim);
 }
 
 static inline void invoke_layernorm_backward(const struct call* c, bool simd, void* const* p) {
-  (simd ? rmsnorm_wasm_f32_layernorm_backward_ukernel__wasmsimd : rmsnorm_wasm_f32_layernorm_backward_ukernel__scalar)(
-      p[BW_DY], p[BW_X], p[BW_W], p[BW_MEAN], p[BW_RSTD], p[BW_DX], p[BW_DW], p[BW_DB],
-      c->rows, c->dim);
+  (simd ? rmsnorm_wasm_f32_layernorm_backward_ukernel__wasmsimd
+        : rmsnorm_wasm_f32_layernorm_backward_ukernel__scalar)(p[BW_DY], p[BW_X], p[BW_W],
+                                                               p[BW_MEAN], p[BW_RSTD], p[BW_DX],
+                                                               p[BW_DW], p[BW_DB], c->rows, c->dim);
 }
 
 static struct arg input(const void* data, size_t count, int dtype) {
@@ -268,22 +272,31 @@ static void describe(struct call* c, const char* op) {
   memcpy(&offset_bits, &c->weight_offset, sizeof offset_bits);
   snprintf(c->what, sizeof c->what,
            "%s rows=%zu dim=%zu eps=0x%08x dtype=%d weight_dtype=%d cast_mode=%d "
-           "weight_offset=0x%08x present=", op, c->rows, c->dim, (unsigned) eps_bits, c->dtype,
-           c->weight_dtype, c->cast_mode, (unsigned) offset_bits);
+           "weight_offset=0x%08x present=",
+           op, c->rows, c->dim, (unsigned) eps_bits, c->dtype, c->weight_dtype, c->cast_mode,
+           (unsigned) offset_bits);
   for (size_t i = 0; i < c->nargs; i++) {
     const size_t at = strlen(c->what);
     snprintf(c->what + at, sizeof c->what - at, "%c", c->args[i].present ? '1' : '0');
   }
 }
 
-/* RMSNorm, or with a residual the fused add (src/kernels/f32-rmsnorm/rmsnorm_f32.h): y may equal x. */
-static inline struct call rmsnorm_call(const void* x, const void* residual, const void* w, size_t rows,
-                                size_t dim, float eps, int dtype, int weight_dtype,
-                                int cast_mode, float weight_offset) {
-  struct call c = {.nargs = RMS_ARGS, .alias_out = RMS_Y, .alias_in = RMS_X,
-                   .invoke = invoke_rmsnorm, .rows = rows, .dim = dim, .eps = eps,
-                   .weight_offset = weight_offset, .dtype = dtype,
-                   .weight_dtype = weight_dtype, .cast_mode = cast_mode};
+/* RMSNorm, or with a residual the fused add (src/kernels/f32-rmsnorm/rmsnorm_f32.h): y may equal x.
+ */
+static inline struct call rmsnorm_call(const void* x, const void* residual, const void* w,
+                                       size_t rows, size_t dim, float eps, int dtype,
+                                       int weight_dtype, int cast_mode, float weight_offset) {
+  struct call c = {.nargs = RMS_ARGS,
+                   .alias_out = RMS_Y,
+                   .alias_in = RMS_X,
+                   .invoke = invoke_rmsnorm,
+                   .rows = rows,
+                   .dim = dim,
+                   .eps = eps,
+                   .weight_offset = weight_offset,
+                   .dtype = dtype,
+                   .weight_dtype = weight_dtype,
+                   .cast_mode = cast_mode};
   const size_t n = rows * dim;
   c.args[RMS_X] = input(x, n, dtype);
   c.args[RMS_RESIDUAL] = (struct arg){residual != NULL, true, residual, n, dtype};
@@ -294,9 +307,14 @@ static inline struct call rmsnorm_call(const void* x, const void* residual, cons
 }
 
 static inline struct call rmsnorm_rstd_call(const void* x, size_t rows, size_t dim, float eps,
-                                     int dtype) {
-  struct call c = {.nargs = RSTD_ARGS, .alias_out = -1, .alias_in = -1,
-                   .invoke = invoke_rmsnorm_rstd, .rows = rows, .dim = dim, .eps = eps,
+                                            int dtype) {
+  struct call c = {.nargs = RSTD_ARGS,
+                   .alias_out = -1,
+                   .alias_in = -1,
+                   .invoke = invoke_rmsnorm_rstd,
+                   .rows = rows,
+                   .dim = dim,
+                   .eps = eps,
                    .dtype = dtype};
   c.args[RSTD_X] = input(x, rows * dim, dtype);
   c.args[RSTD_OUT] = output(true, NULL, rows);
@@ -304,11 +322,17 @@ static inline struct call rmsnorm_rstd_call(const void* x, size_t rows, size_t d
   return c;
 }
 
-/* LayerNorm (src/kernels/f32-layernorm/layernorm_f32.h): y, mean and rstd each optional; y may equal x. */
+/* LayerNorm (src/kernels/f32-layernorm/layernorm_f32.h): y, mean and rstd each optional; y may
+ * equal x. */
 static inline struct call layernorm_call(const float* x, const float* w, const float* b, bool y,
-                                  bool mean, bool rstd, size_t rows, size_t dim, float eps) {
-  struct call c = {.nargs = LN_ARGS, .alias_out = LN_Y, .alias_in = LN_X,
-                   .invoke = invoke_layernorm, .rows = rows, .dim = dim, .eps = eps};
+                                         bool mean, bool rstd, size_t rows, size_t dim, float eps) {
+  struct call c = {.nargs = LN_ARGS,
+                   .alias_out = LN_Y,
+                   .alias_in = LN_X,
+                   .invoke = invoke_layernorm,
+                   .rows = rows,
+                   .dim = dim,
+                   .eps = eps};
   c.args[LN_X] = input(x, rows * dim, RMSNORM_F32);
   c.args[LN_W] = input(w, dim, RMSNORM_F32);
   c.args[LN_B] = input(b, dim, RMSNORM_F32);
@@ -319,15 +343,18 @@ static inline struct call layernorm_call(const float* x, const float* w, const f
   return c;
 }
 
-/* The backward passes (src/kernels/f32-norm-backward/norm_backward_f32.h): dw and db are running sums
- * (their initial contents count), dw only with w; dx may equal dy. mean is
- * NULL for RMSNorm's. */
+/* The backward passes (src/kernels/f32-norm-backward/norm_backward_f32.h): dw and db are running
+ * sums (their initial contents count), dw only with w; dx may equal dy. mean is NULL for RMSNorm's.
+ */
 static inline struct call backward_call(bool layernorm, const float* dy, const float* x,
-                                 const float* w, const float* mean, const float* rstd,
-                                 const float* dw, const float* db, size_t rows, size_t dim) {
-  struct call c = {.nargs = BW_ARGS, .alias_out = BW_DX, .alias_in = BW_DY,
+                                        const float* w, const float* mean, const float* rstd,
+                                        const float* dw, const float* db, size_t rows, size_t dim) {
+  struct call c = {.nargs = BW_ARGS,
+                   .alias_out = BW_DX,
+                   .alias_in = BW_DY,
                    .invoke = layernorm ? invoke_layernorm_backward : invoke_rmsnorm_backward,
-                   .rows = rows, .dim = dim};
+                   .rows = rows,
+                   .dim = dim};
   c.args[BW_DY] = input(dy, rows * dim, RMSNORM_F32);
   c.args[BW_X] = input(x, rows * dim, RMSNORM_F32);
   c.args[BW_W] = input(w, dim, RMSNORM_F32);

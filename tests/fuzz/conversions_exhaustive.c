@@ -18,7 +18,9 @@
 #include "../../src/kernels/float16.h"
 #include "../../src/kernels/float16_wasmsimd.h"
 
-static int is_nan32(uint32_t bits) { return (bits & 0x7FFFFFFFu) > 0x7F800000u; }
+static int is_nan32(uint32_t bits) {
+  return (bits & 0x7FFFFFFFu) > 0x7F800000u;
+}
 static uint32_t bits_of(float v) {
   uint32_t b;
   memcpy(&b, &v, sizeof b);
@@ -88,10 +90,8 @@ static void check_narrowing(void) {
         check32("f32x4_round_f16", in[k], f16_round[k], bits_of(f16_to_f32(want_f16)));
         check32("f32x4_round_bf16", in[k], bf16_round[k], bits_of(bf16_to_f32(want_bf16)));
         for (uint32_t lane = 0; lane < 2; lane++) {
-          check16("f32x4x2_to_f16x8_interleaved", in[k], f16_pairs[2 * k + lane],
-                  want_f16);
-          check16("f32x4x2_to_bf16x8_interleaved", in[k],
-                  bf16_pairs[2 * k + lane], want_bf16);
+          check16("f32x4x2_to_f16x8_interleaved", in[k], f16_pairs[2 * k + lane], want_f16);
+          check16("f32x4x2_to_bf16x8_interleaved", in[k], bf16_pairs[2 * k + lane], want_bf16);
         }
       }
     }

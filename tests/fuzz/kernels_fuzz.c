@@ -118,8 +118,9 @@ static void decode_values(const uint8_t* data, size_t size, void* out, size_t n,
     } else {
       /* Raw values keep 16 bits as they are; the others are narrowed. */
       const bool keep_raw = (raw & 0xFF) % 8 >= 6;
-      ((uint16_t*) out)[i] = keep_raw ? (uint16_t) (raw >> 16)
-          : dtype == RMSNORM_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
+      ((uint16_t*) out)[i] = keep_raw                ? (uint16_t) (raw >> 16)
+                             : dtype == RMSNORM_BF16 ? f32_to_bf16(v)
+                                                     : f32_to_f16(v);
     }
   }
 }

@@ -51,10 +51,11 @@
 /* w, b may be NULL (no weight, no bias). y may be NULL: then only the
  * statistics are computed. mean and rstd (rows floats each) may be NULL:
  * then they are not stored. rows may be 0; dim must be >= 1. */
-void rmsnorm_wasm_f32_layernorm_ukernel__scalar(const float* x, const float* w, const float* b, float* y,
-                           float* mean, float* rstd, size_t rows, size_t dim, float eps);
-void rmsnorm_wasm_f32_layernorm_ukernel__wasmsimd(const float* x, const float* w, const float* b, float* y,
-                                      float* mean, float* rstd, size_t rows, size_t dim,
-                                      float eps);
+void rmsnorm_wasm_f32_layernorm_ukernel__scalar(const float* x, const float* w, const float* b,
+                                                float* y, float* mean, float* rstd, size_t rows,
+                                                size_t dim, float eps);
+void rmsnorm_wasm_f32_layernorm_ukernel__wasmsimd(const float* x, const float* w, const float* b,
+                                                  float* y, float* mean, float* rstd, size_t rows,
+                                                  size_t dim, float eps);
 
 #endif

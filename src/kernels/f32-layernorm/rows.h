@@ -71,8 +71,8 @@ static inline layernorm_stats row_stats(const float* x, size_t dim, float eps, f
   return st;
 }
 
-void LAYERNORM_F32_KERNEL(const float* x, const float* w, const float* b, float* y,
-                          float* mean, float* rstd, size_t rows, size_t dim, float eps) {
+void LAYERNORM_F32_KERNEL(const float* x, const float* w, const float* b, float* y, float* mean,
+                          float* rstd, size_t rows, size_t dim, float eps) {
   assert(dim >= 1);
   assert(eps >= 0.0f && eps <= FLT_MAX);
   assert(y == NULL || y == x || y + rows * dim <= x || x + rows * dim <= y);

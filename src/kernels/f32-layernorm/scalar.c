@@ -30,8 +30,8 @@ static inline void block_deviation_sums(const float* x, size_t n, float scale, b
 }
 
 static inline void normalize_row(const float* x, const float* w, const float* b, float* y,
-                                 size_t dim, float scale, bool scaled, float mean_hi,
-                                 float mean_lo, float rstd) {
+                                 size_t dim, float scale, bool scaled, float mean_hi, float mean_lo,
+                                 float rstd) {
   for (size_t i = 0; i < dim; i++) {
     float v = (((scaled ? x[i] * scale : x[i]) - mean_hi) - mean_lo) * rstd;
     v = w != NULL ? v * w[i] : v;

@@ -9,8 +9,8 @@
 #include <stddef.h>
 
 #include "../common.h"
-#include "layernorm_f32.h"
 #include "../simd128.h"
+#include "layernorm_f32.h"
 
 static inline v128_t load_z(const float* x, v128_t vscale, bool scaled) {
   const v128_t vx = wasm_v128_load(x);
@@ -95,8 +95,8 @@ static inline void normalize_row_impl(const float* x, const float* w, const floa
     }
   }
   for (; i + 4 <= dim; i += 4) {
-    wasm_v128_store(y + i, normalize4(x, w, b, i, vscale, scaled, vmean_hi, vmean_lo, vrstd,
-                                      weighted, biased));
+    wasm_v128_store(
+        y + i, normalize4(x, w, b, i, vscale, scaled, vmean_hi, vmean_lo, vrstd, weighted, biased));
   }
   for (; i < dim; i++) {
     float v = (((scaled ? x[i] * scale : x[i]) - mean_hi) - mean_lo) * rstd;
@@ -107,8 +107,8 @@ static inline void normalize_row_impl(const float* x, const float* w, const floa
 
 /* One specialised loop per (weight, bias) combination. */
 static inline void normalize_row(const float* x, const float* w, const float* b, float* y,
-                                 size_t dim, float scale, bool scaled, float mean_hi,
-                                 float mean_lo, float rstd) {
+                                 size_t dim, float scale, bool scaled, float mean_hi, float mean_lo,
+                                 float rstd) {
   if (w != NULL && b != NULL) {
     normalize_row_impl(x, w, b, y, dim, scale, scaled, mean_hi, mean_lo, rstd, true, true);
   } else if (w != NULL) {

@@ -51,19 +51,22 @@
 
 /* w may be NULL (then dw must be NULL too; otherwise dw holds dim running
  * sums). rstd holds rows floats. rows may be 0; dim must be >= 1. */
-void rmsnorm_wasm_f32_rmsnorm_backward_ukernel__scalar(const float* dy, const float* x, const float* w,
-                                  const float* rstd, float* dx, float* dw, size_t rows,
-                                  size_t dim);
-void rmsnorm_wasm_f32_rmsnorm_backward_ukernel__wasmsimd(const float* dy, const float* x, const float* w,
-                                             const float* rstd, float* dx, float* dw,
-                                             size_t rows, size_t dim);
+void rmsnorm_wasm_f32_rmsnorm_backward_ukernel__scalar(const float* dy, const float* x,
+                                                       const float* w, const float* rstd, float* dx,
+                                                       float* dw, size_t rows, size_t dim);
+void rmsnorm_wasm_f32_rmsnorm_backward_ukernel__wasmsimd(const float* dy, const float* x,
+                                                         const float* w, const float* rstd,
+                                                         float* dx, float* dw, size_t rows,
+                                                         size_t dim);
 
 /* As above, plus mean (rows floats) and db (NULL, or dim running sums). */
-void rmsnorm_wasm_f32_layernorm_backward_ukernel__scalar(const float* dy, const float* x, const float* w,
-                                    const float* mean, const float* rstd, float* dx, float* dw,
-                                    float* db, size_t rows, size_t dim);
-void rmsnorm_wasm_f32_layernorm_backward_ukernel__wasmsimd(const float* dy, const float* x, const float* w,
-                                               const float* mean, const float* rstd, float* dx,
-                                               float* dw, float* db, size_t rows, size_t dim);
+void rmsnorm_wasm_f32_layernorm_backward_ukernel__scalar(const float* dy, const float* x,
+                                                         const float* w, const float* mean,
+                                                         const float* rstd, float* dx, float* dw,
+                                                         float* db, size_t rows, size_t dim);
+void rmsnorm_wasm_f32_layernorm_backward_ukernel__wasmsimd(const float* dy, const float* x,
+                                                           const float* w, const float* mean,
+                                                           const float* rstd, float* dx, float* dw,
+                                                           float* db, size_t rows, size_t dim);
 
 #endif

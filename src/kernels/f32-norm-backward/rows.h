@@ -24,9 +24,9 @@
 #include "../common.h"
 #include "norm_backward_f32.h"
 
-static inline void backward_rows(const float* dy, const float* x, const float* w,
-                                 const float* mean, const float* rstd, float* dx, float* dw,
-                                 float* db, size_t rows, size_t dim, bool centred) {
+static inline void backward_rows(const float* dy, const float* x, const float* w, const float* mean,
+                                 const float* rstd, float* dx, float* dw, float* db, size_t rows,
+                                 size_t dim, bool centred) {
   assert(dim >= 1);
   assert((w == NULL) == (dw == NULL));
   const float fdim = (float) dim;
@@ -40,8 +40,8 @@ static inline void backward_rows(const float* dy, const float* x, const float* w
       const size_t n = block_len(dim, start);
       float block_g;
       float block_gxhat;
-      block_grad_sums(dy + start, x + start, w != NULL ? w + start : NULL, n, row_mean,
-                      rstd[r], centred, &block_g, &block_gxhat);
+      block_grad_sums(dy + start, x + start, w != NULL ? w + start : NULL, n, row_mean, rstd[r],
+                      centred, &block_g, &block_gxhat);
       if (centred) {
         f32_pairwise_push(&g_sums, block_g);
       }
@@ -53,9 +53,8 @@ static inline void backward_rows(const float* dy, const float* x, const float* w
   }
 }
 
-void RMSNORM_BACKWARD_F32_KERNEL(const float* dy, const float* x, const float* w,
-                                 const float* rstd, float* dx, float* dw, size_t rows,
-                                 size_t dim) {
+void RMSNORM_BACKWARD_F32_KERNEL(const float* dy, const float* x, const float* w, const float* rstd,
+                                 float* dx, float* dw, size_t rows, size_t dim) {
   backward_rows(dy, x, w, NULL, rstd, dx, dw, NULL, rows, dim, false);
 }
 

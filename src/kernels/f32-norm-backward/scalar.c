@@ -26,9 +26,9 @@ static inline void block_grad_sums(const float* dy, const float* x, const float*
   *sum_gxhat = fold_lanes(acc_gxhat);
 }
 
-static inline void grad_row(const float* dy, const float* x, const float* w, float* dx,
-                            float* dw, float* db, size_t dim, float mean, float rstd,
-                            bool centred, float a, float c) {
+static inline void grad_row(const float* dy, const float* x, const float* w, float* dx, float* dw,
+                            float* db, size_t dim, float mean, float rstd, bool centred, float a,
+                            float c) {
   for (size_t i = 0; i < dim; i++) {
     const float dyi = dy[i];
     const float xhat = xhat_of(x[i], mean, rstd, centred);

@@ -90,16 +90,17 @@ enum rmsnorm_cast { RMSNORM_CAST_GEMMA = 0, RMSNORM_CAST_LLAMA = 1 };
  * w holds dim values of weight_dtype, or is NULL (weight_dtype ignored).
  * rows may be 0; dim must be >= 1; eps finite and >= 0.
  */
-void rmsnorm_wasm_f32_rmsnorm_ukernel__scalar(const void* x, void* residual, const void* w, void* y, size_t rows,
-                         size_t dim, float eps, int dtype, int weight_dtype, int cast_mode,
-                         float weight_offset);
-void rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd(const void* x, void* residual, const void* w, void* y,
-                                    size_t rows, size_t dim, float eps, int dtype,
-                                    int weight_dtype, int cast_mode, float weight_offset);
+void rmsnorm_wasm_f32_rmsnorm_ukernel__scalar(const void* x, void* residual, const void* w, void* y,
+                                              size_t rows, size_t dim, float eps, int dtype,
+                                              int weight_dtype, int cast_mode, float weight_offset);
+void rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd(const void* x, void* residual, const void* w,
+                                                void* y, size_t rows, size_t dim, float eps,
+                                                int dtype, int weight_dtype, int cast_mode,
+                                                float weight_offset);
 /* Step 5 alone: rstd[r] for each of the rows of x (dtype as above). */
-void rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__scalar(const void* x, float* rstd, size_t rows, size_t dim, float eps,
-                              int dtype);
-void rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__wasmsimd(const void* x, float* rstd, size_t rows, size_t dim,
-                                         float eps, int dtype);
+void rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__scalar(const void* x, float* rstd, size_t rows,
+                                                   size_t dim, float eps, int dtype);
+void rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__wasmsimd(const void* x, float* rstd, size_t rows,
+                                                     size_t dim, float eps, int dtype);
 
 #endif

@@ -64,10 +64,9 @@ RMSNORM_INLINE float row_sumsq(const void* x, void* r, size_t dim, int dtype, in
  * stay in flight together, and the sum's add chains overlap the multiplies.
  * Each row still gets exactly its own operations; one pass over memory per
  * row instead of two (figures in the CHANGELOG). */
-RMSNORM_INLINE float row_sumsq_writing(const void* next, const void* src, const void* w,
-                                       void* y, size_t dim, float inv, float weight_offset,
-                                       int dtype, int weight_dtype, bool offset,
-                                       int cast_mode) {
+RMSNORM_INLINE float row_sumsq_writing(const void* next, const void* src, const void* w, void* y,
+                                       size_t dim, float inv, float weight_offset, int dtype,
+                                       int weight_dtype, bool offset, int cast_mode) {
   f32_pairwise sums;
   f32_pairwise_init(&sums);
   for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
@@ -106,13 +105,13 @@ static float rescue_inv(const void* src, size_t dim, float eps, float plain_sums
 /* Whether no element has an all-ones exponent field (Inf or NaN). A branchless
  * loop over the bits, which the compiler vectorizes: this runs on every call,
  * and one row is often all the work there is. */
-#define DEFINE_EXPONENTS_FINITE(NAME, TYPE, EXPONENT)        \
-  static bool NAME(const TYPE* w, size_t dim) {             \
-    TYPE special = 0;                                       \
-    for (size_t i = 0; i < dim; i++) {                      \
-      special |= (TYPE) ((w[i] & EXPONENT) == EXPONENT);    \
-    }                                                       \
-    return special == 0;                                    \
+#define DEFINE_EXPONENTS_FINITE(NAME, TYPE, EXPONENT)    \
+  static bool NAME(const TYPE* w, size_t dim) {          \
+    TYPE special = 0;                                    \
+    for (size_t i = 0; i < dim; i++) {                   \
+      special |= (TYPE) ((w[i] & EXPONENT) == EXPONENT); \
+    }                                                    \
+    return special == 0;                                 \
   }
 DEFINE_EXPONENTS_FINITE(exponents_finite_32, uint32_t, UINT32_C(0x7F800000))
 DEFINE_EXPONENTS_FINITE(exponents_finite_16, uint16_t, 0x7F80)
@@ -146,9 +145,9 @@ static bool all_finite(const void* w, size_t dim, int weight_dtype, bool offset,
 
 typedef float (*row_sumsq_fn)(const void* x, void* r, size_t dim);
 
-#define DEFINE_ROW_SUMSQ(NAME, DTYPE, MODE)                        \
-  static float NAME(const void* x, void* r, size_t dim) {          \
-    return row_sumsq(x, r, dim, DTYPE, MODE, 1.0f);                \
+#define DEFINE_ROW_SUMSQ(NAME, DTYPE, MODE)               \
+  static float NAME(const void* x, void* r, size_t dim) { \
+    return row_sumsq(x, r, dim, DTYPE, MODE, 1.0f);       \
   }
 DEFINE_ROW_SUMSQ(sumsq_f32, RMSNORM_F32, SUM_PLAIN)
 DEFINE_ROW_SUMSQ(sumsq_bf16, RMSNORM_BF16, SUM_PLAIN)
@@ -179,15 +178,15 @@ struct row_writers {
 
 /* static inline: the fused loop of a float16 specialization is never
  * referenced, and so never emitted. */
-#define DEFINE_WRITER(NAME, DTYPE, WEIGHT_DTYPE, OFFSET, CAST)                                \
-  static inline void NAME(const void* src, const void* w, void* y, size_t dim, float inv,    \
-                          float weight_offset) {                                             \
-    write_row(src, w, y, dim, inv, weight_offset, DTYPE, WEIGHT_DTYPE, OFFSET, CAST);        \
-  }                                                                                          \
-  static inline float NAME##_summing(const void* next, const void* src, const void* w,       \
-                                     void* y, size_t dim, float inv, float weight_offset) {  \
-    return row_sumsq_writing(next, src, w, y, dim, inv, weight_offset, DTYPE, WEIGHT_DTYPE,   \
-                             OFFSET, CAST);                                                  \
+#define DEFINE_WRITER(NAME, DTYPE, WEIGHT_DTYPE, OFFSET, CAST)                                  \
+  static inline void NAME(const void* src, const void* w, void* y, size_t dim, float inv,       \
+                          float weight_offset) {                                                \
+    write_row(src, w, y, dim, inv, weight_offset, DTYPE, WEIGHT_DTYPE, OFFSET, CAST);           \
+  }                                                                                             \
+  static inline float NAME##_summing(const void* next, const void* src, const void* w, void* y, \
+                                     size_t dim, float inv, float weight_offset) {              \
+    return row_sumsq_writing(next, src, w, y, dim, inv, weight_offset, DTYPE, WEIGHT_DTYPE,     \
+                             OFFSET, CAST);                                                     \
   }
 #define WRITERS(NAME, DTYPE) \
   ((struct row_writers){NAME, (DTYPE) == RMSNORM_F16 ? NULL : NAME##_summing})
@@ -195,32 +194,32 @@ struct row_writers {
 /* The (offset, cast mode) variants of one (storage, weight) pair, and the
  * choice among them. For float32 storage both cast modes are the same
  * computation: only the gemma ones are used. */
-#define DEFINE_WEIGHTED_WRITERS(PREFIX, DTYPE, WEIGHT_DTYPE)                                  \
-  DEFINE_WRITER(PREFIX##_gemma, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_GEMMA)              \
-  DEFINE_WRITER(PREFIX##_llama, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_LLAMA)              \
-  DEFINE_WRITER(PREFIX##_offset_gemma, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_GEMMA)        \
-  DEFINE_WRITER(PREFIX##_offset_llama, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_LLAMA)        \
-  static struct row_writers PREFIX(bool offset, bool llama) {                                \
-    if ((DTYPE) == RMSNORM_F32) llama = false;                                               \
-    return offset ? (llama ? WRITERS(PREFIX##_offset_llama, DTYPE)                           \
-                           : WRITERS(PREFIX##_offset_gemma, DTYPE))                          \
+#define DEFINE_WEIGHTED_WRITERS(PREFIX, DTYPE, WEIGHT_DTYPE)                                   \
+  DEFINE_WRITER(PREFIX##_gemma, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_GEMMA)                \
+  DEFINE_WRITER(PREFIX##_llama, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_LLAMA)                \
+  DEFINE_WRITER(PREFIX##_offset_gemma, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_GEMMA)          \
+  DEFINE_WRITER(PREFIX##_offset_llama, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_LLAMA)          \
+  static struct row_writers PREFIX(bool offset, bool llama) {                                  \
+    if ((DTYPE) == RMSNORM_F32) llama = false;                                                 \
+    return offset ? (llama ? WRITERS(PREFIX##_offset_llama, DTYPE)                             \
+                           : WRITERS(PREFIX##_offset_gemma, DTYPE))                            \
                   : (llama ? WRITERS(PREFIX##_llama, DTYPE) : WRITERS(PREFIX##_gemma, DTYPE)); \
   }
 
 /* Every specialization of one storage type: without a weight, and with a
  * weight of each type (any weight type goes with any storage type). */
-#define DEFINE_STORAGE_WRITERS(PREFIX, DTYPE)                                                 \
-  DEFINE_WRITER(PREFIX##_unweighted, DTYPE, RMSNORM_NO_WEIGHT, false, RMSNORM_CAST_GEMMA)    \
-  DEFINE_WEIGHTED_WRITERS(PREFIX##_f32, DTYPE, RMSNORM_F32)                                  \
-  DEFINE_WEIGHTED_WRITERS(PREFIX##_bf16, DTYPE, RMSNORM_BF16)                                \
-  DEFINE_WEIGHTED_WRITERS(PREFIX##_f16, DTYPE, RMSNORM_F16)                                  \
-  static struct row_writers PREFIX(int weight_dtype, bool offset, bool llama) {              \
-    switch (weight_dtype) {                                                                  \
-      case RMSNORM_NO_WEIGHT: return WRITERS(PREFIX##_unweighted, DTYPE);                    \
-      case RMSNORM_BF16: return PREFIX##_bf16(offset, llama);                                \
-      case RMSNORM_F16: return PREFIX##_f16(offset, llama);                                  \
-      default: return PREFIX##_f32(offset, llama);                                           \
-    }                                                                                        \
+#define DEFINE_STORAGE_WRITERS(PREFIX, DTYPE)                                             \
+  DEFINE_WRITER(PREFIX##_unweighted, DTYPE, RMSNORM_NO_WEIGHT, false, RMSNORM_CAST_GEMMA) \
+  DEFINE_WEIGHTED_WRITERS(PREFIX##_f32, DTYPE, RMSNORM_F32)                               \
+  DEFINE_WEIGHTED_WRITERS(PREFIX##_bf16, DTYPE, RMSNORM_BF16)                             \
+  DEFINE_WEIGHTED_WRITERS(PREFIX##_f16, DTYPE, RMSNORM_F16)                               \
+  static struct row_writers PREFIX(int weight_dtype, bool offset, bool llama) {           \
+    switch (weight_dtype) {                                                               \
+      case RMSNORM_NO_WEIGHT: return WRITERS(PREFIX##_unweighted, DTYPE);                 \
+      case RMSNORM_BF16: return PREFIX##_bf16(offset, llama);                             \
+      case RMSNORM_F16: return PREFIX##_f16(offset, llama);                               \
+      default: return PREFIX##_f32(offset, llama);                                        \
+    }                                                                                     \
   }
 DEFINE_STORAGE_WRITERS(write_f32, RMSNORM_F32)
 DEFINE_STORAGE_WRITERS(write_bf16, RMSNORM_BF16)
@@ -251,15 +250,14 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
   /* A weight holding NaN or Inf (or overflowing with the offset) is valid
    * input but no model's: its rows take the scalar writer, so that the
    * vector writers need not handle NaN. */
-  const bool vector_writer = dtype == RMSNORM_F32 || w == NULL
-      || all_finite(w, dim, weight_dtype, offset, weight_offset);
+  const bool vector_writer =
+      dtype == RMSNORM_F32 || w == NULL || all_finite(w, dim, weight_dtype, offset, weight_offset);
   const struct row_writers writers = select_writers(dtype, weight_dtype, offset, llama);
   const size_t row_bytes = dim * dtype_size(dtype);
   /* Without a residual, row r+1's sum of squares is taken while row r is
    * written (row_sumsq_writing); y == x is safe, as row r's stores never
    * touch row r+1. With a residual the sum pass writes too: one row at a time. */
-  float (*const write_summing)(const void*, const void*, const void*, void*, size_t, float,
-                               float) =
+  float (*const write_summing)(const void*, const void*, const void*, void*, size_t, float, float) =
       residual == NULL && vector_writer ? writers.write_summing : NULL;
   float sumsq = write_summing != NULL && rows > 0 ? sumsq_of(x, NULL, dim) : 0.0f;
   for (size_t r = 0; r < rows; r++) {
@@ -274,13 +272,13 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
     const bool plain = sumsq >= RMSNORM_TINY_SUM && sumsq <= FLT_MAX;
     const bool sum_next = write_summing != NULL && r + 1 < rows;
     if (plain && sum_next) {
-      sumsq = write_summing(xr + row_bytes, src, w, yr, dim, inv_rms(sumsq, dim, eps),
-                            weight_offset);
+      sumsq =
+          write_summing(xr + row_bytes, src, w, yr, dim, inv_rms(sumsq, dim, eps), weight_offset);
       continue;
     }
     float scale = 1.0f;
-    const float inv = plain ? inv_rms(sumsq, dim, eps)
-                            : rescue_inv(src, dim, eps, sumsq, dtype, &scale);
+    const float inv =
+        plain ? inv_rms(sumsq, dim, eps) : rescue_inv(src, dim, eps, sumsq, dtype, &scale);
     /* A row the rescue left as it was (all zeros, say: padding) goes to the
      * vector writer too when x * inv cannot be NaN: x finite (its sum of
      * squares is) and inv finite (not an all-zero row with eps = 0). The

@@ -17,17 +17,16 @@ RMSNORM_INLINE float block_add_sumsq(const void* x, void* r, size_t n, int dtype
 }
 
 RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t dim, float inv,
-                             float weight_offset, int dtype, int weight_dtype, bool offset,
-                             int cast_mode) {
-  scalar_write_row(src, w, y, 0, dim, inv, 1.0f, false, weight_offset, dtype, weight_dtype,
-                   offset, cast_mode);
+                              float weight_offset, int dtype, int weight_dtype, bool offset,
+                              int cast_mode) {
+  scalar_write_row(src, w, y, 0, dim, inv, 1.0f, false, weight_offset, dtype, weight_dtype, offset,
+                   cast_mode);
 }
 
 /* One after the other: the scalar loops gain nothing from sharing one. */
-RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, const void* w,
-                                         void* y, size_t start, size_t n, float inv,
-                                         float weight_offset, int dtype, int weight_dtype,
-                                         bool offset, int cast_mode) {
+RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, const void* w, void* y,
+                                         size_t start, size_t n, float inv, float weight_offset,
+                                         int dtype, int weight_dtype, bool offset, int cast_mode) {
   scalar_write_row(src, w, y, start, start + n, inv, 1.0f, false, weight_offset, dtype,
                    weight_dtype, offset, cast_mode);
   return block_sumsq((const char*) next + start * dtype_size(dtype), n, dtype);

@@ -51,13 +51,12 @@ RMSNORM_INLINE void scalar_finish(float v, const void* w, void* y, size_t i, flo
 /* Step 4 for y[start..end), with the rescue path's optional exact pre-scale. */
 RMSNORM_INLINE void scalar_write_row(const void* src, const void* w, void* y, size_t start,
                                      size_t end, float inv, float scale, bool scaled,
-                                     float weight_offset, int dtype, int weight_dtype,
-                                     bool offset, int cast_mode) {
+                                     float weight_offset, int dtype, int weight_dtype, bool offset,
+                                     int cast_mode) {
   for (size_t i = start; i < end; i++) {
     const float x = scaled ? load_f32(src, i, dtype) * scale : load_f32(src, i, dtype);
     scalar_finish(x * inv, w, y, i, weight_offset, dtype, weight_dtype, offset, cast_mode);
   }
 }
-
 
 #endif

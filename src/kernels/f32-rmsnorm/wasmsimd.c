@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "../float16_wasmsimd.h"
-#include "scalar_steps.h"
 #include "../simd128.h"
+#include "scalar_steps.h"
 
 /* Lane order. Vectors of float32 values hold consecutive values. 16-bit
  * ones may also hold them interleaved, which widens and narrows with fewer
@@ -114,8 +114,8 @@ RMSNORM_INLINE void store8(void* p, const v128_t v[2], int dtype, bool interleav
                                              : f32x4x2_to_f16x8_interleaved(v[0], v[1], finite));
   } else {
     /* u16 patterns in u32 lanes: the saturating narrow keeps them as they are */
-    wasm_v128_store(p, wasm_u16x8_narrow_i32x4(narrow4(v[0], dtype, finite),
-                                               narrow4(v[1], dtype, finite)));
+    wasm_v128_store(
+        p, wasm_u16x8_narrow_i32x4(narrow4(v[0], dtype, finite), narrow4(v[1], dtype, finite)));
   }
 }
 
@@ -143,8 +143,8 @@ RMSNORM_INLINE float fold_accumulators(const v128_t vacc[4], int dtype) {
       vlanes[k + 1] = wasm_i32x4_shuffle(vacc[k], vacc[k + 1], 2, 6, 3, 7);
     }
   }
-  const v128_t vsum = wasm_f32x4_add(wasm_f32x4_add(vlanes[0], vlanes[1]),
-                                     wasm_f32x4_add(vlanes[2], vlanes[3]));
+  const v128_t vsum =
+      wasm_f32x4_add(wasm_f32x4_add(vlanes[0], vlanes[1]), wasm_f32x4_add(vlanes[2], vlanes[3]));
   const v128_t vpair = wasm_f32x4_add(vsum, wasm_i32x4_shuffle(vsum, vsum, 2, 3, 0, 1));
   const v128_t vtotal = wasm_f32x4_add(vpair, wasm_i32x4_shuffle(vpair, vpair, 1, 0, 3, 2));
   return wasm_f32x4_extract_lane(vtotal, 0);
@@ -218,7 +218,7 @@ RMSNORM_INLINE float block_add_sumsq(const void* x, void* r, size_t n, int dtype
  * vw, widened: offset, cast mode, multiply; the output rounding is the
  * store's (compare scalar_finish). vw is unused without a weight. */
 RMSNORM_INLINE v128_t weigh4(v128_t v, v128_t vw, v128_t voffset, int dtype, int weight_dtype,
-                              bool offset, int cast_mode) {
+                             bool offset, int cast_mode) {
   if (weight_dtype == RMSNORM_NO_WEIGHT) {
     return v;
   }
@@ -233,8 +233,8 @@ RMSNORM_INLINE v128_t weigh4(v128_t v, v128_t vw, v128_t voffset, int dtype, int
 
 /* All of step 4 for values i..i+7: load, times inv, weigh4, store. */
 RMSNORM_INLINE void write8(const void* src, const void* w, void* y, size_t i, v128_t vinv,
-                            v128_t voffset, int dtype, int weight_dtype, bool offset,
-                            int cast_mode) {
+                           v128_t voffset, int dtype, int weight_dtype, bool offset,
+                           int cast_mode) {
   const bool interleaved = write_interleaved(dtype, weight_dtype);
   v128_t v[2];
   v128_t vw[2] = {vinv, vinv}; /* unused without a weight */
@@ -243,8 +243,8 @@ RMSNORM_INLINE void write8(const void* src, const void* w, void* y, size_t i, v1
     load8((const char*) w + i * dtype_size(weight_dtype), weight_dtype, interleaved, vw);
   }
   for (int k = 0; k < 2; k++) {
-    v[k] = weigh4(wasm_f32x4_mul(v[k], vinv), vw[k], voffset, dtype, weight_dtype, offset,
-                   cast_mode);
+    v[k] =
+        weigh4(wasm_f32x4_mul(v[k], vinv), vw[k], voffset, dtype, weight_dtype, offset, cast_mode);
   }
   store8((char*) y + i * dtype_size(dtype), v, dtype, interleaved, true);
 }
@@ -252,8 +252,8 @@ RMSNORM_INLINE void write8(const void* src, const void* w, void* y, size_t i, v1
 /* All of step 4 for values i..i+3, in order, 16-bit storage narrowed four
  * at a time. */
 RMSNORM_INLINE void write4(const void* src, const void* w, void* y, size_t i, v128_t vinv,
-                                v128_t voffset, int dtype, int weight_dtype, bool offset,
-                                int cast_mode) {
+                           v128_t voffset, int dtype, int weight_dtype, bool offset,
+                           int cast_mode) {
   const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
   const v128_t vw = weight_dtype == RMSNORM_NO_WEIGHT ? vinv : load4(w, i, weight_dtype);
   store4(y, i, weigh4(v, vw, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
@@ -263,8 +263,8 @@ RMSNORM_INLINE void write4(const void* src, const void* w, void* y, size_t i, v1
  * run time: one shared copy instead of one per specialization. */
 static __attribute__((noinline)) void write_tail(const void* src, const void* w, void* y,
                                                  size_t start, size_t end, float inv,
-                                                 float weight_offset, int dtype,
-                                                 int weight_dtype, bool offset, int cast_mode) {
+                                                 float weight_offset, int dtype, int weight_dtype,
+                                                 bool offset, int cast_mode) {
   scalar_write_row(src, w, y, start, end, inv, 1.0f, false, weight_offset, dtype, weight_dtype,
                    offset, cast_mode);
 }
@@ -327,10 +327,9 @@ RMSNORM_INLINE void step_sumsq_writing(v128_t vacc[4], const char* pn, const cha
   }
 }
 
-RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, const void* w,
-                                         void* y, size_t start, size_t n, float inv,
-                                         float weight_offset, int dtype, int weight_dtype,
-                                         bool offset, int cast_mode) {
+RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, const void* w, void* y,
+                                         size_t start, size_t n, float inv, float weight_offset,
+                                         int dtype, int weight_dtype, bool offset, int cast_mode) {
   const v128_t vinv = wasm_f32x4_splat(inv);
   const v128_t voffset = wasm_f32x4_splat(weight_offset);
   v128_t vacc[4];
