@@ -29,8 +29,11 @@ let packageDir; // the tarball, extracted
 const printed = {}; // backend -> the example's output, as text
 before(async () => {
   work = await mkdtemp(join(tmpdir(), 'rmsnorm-wasm-c-'));
-  // prepack runs `make build`, so the tarball holds the current libraries.
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: repo, maxBuffer: 2 ** 26 });
+  // The libraries `make build` made (make test builds before it tests): no
+  // prepack here, whose `make build` could race package.test.js's when test
+  // files run in parallel.
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work],
+    { cwd: repo, maxBuffer: 2 ** 26 });
   const [{ filename }] = JSON.parse(stdout);
   await run('tar', ['-xzf', join(work, filename), '-C', work]);
   packageDir = join(work, 'package');
