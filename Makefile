@@ -5,18 +5,22 @@
 #   make bench  builds, then the benchmark against the peers (npm run bench)
 
 SHELL := /bin/bash
+# A recipe that fails midway leaves no half-made target behind.
+.DELETE_ON_ERROR:
 # Debian's emcc needs NODE_PATH to find acorn with the system Node.
 export NODE_PATH := /usr/share/nodejs
 EMCC ?= emcc
 CC_NATIVE ?= clang
+# The host builds under the sanitizers (fuzzer, known-answer harness).
+HOST_CC ?= clang-14
+CLANG_FORMAT ?= clang-format
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 PORT ?= 8080
 
-KERNEL_HEADERS := $(wildcard src/kernels/*.h)
+KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/*/*.h src/abi/*.h)
 # Each module links the exported ABI and exactly one kernel per operation.
 KERNEL_DIRS := src/kernels/f32-rmsnorm src/kernels/f32-layernorm src/kernels/f32-norm-backward
-SIMD_SOURCES := src/abi/exports.c $(addsuffix /wasmsimd.c,$(KERNEL_DIRS))
-SCALAR_SOURCES := src/abi/exports.c $(addsuffix /scalar.c,$(KERNEL_DIRS))
+KERNEL_SOURCES := $(wildcard $(addsuffix /*.c,$(KERNEL_DIRS)))
 EXPORTS := _rmsnorm,_rmsnorm_rstd,_layernorm_f32,_rmsnorm_backward_f32,_layernorm_backward_f32,_malloc,_free
 
 # Strict IEEE float32: no FMA contraction, no fast-math (the numerics contract
@@ -36,6 +40,8 @@ IMPORTED_LDFLAGS := --no-entry -sSTANDALONE_WASM -sIMPORTED_MEMORY -sEXPORTED_FU
 MODULES := build/rmsnorm-simd.wasm build/rmsnorm-scalar.wasm
 IMPORTED_MODULES := build/rmsnorm-simd-imported.wasm build/rmsnorm-scalar-imported.wasm \
   build/rmsnorm-simd-imported-shared.wasm build/rmsnorm-scalar-imported-shared.wasm
+# The C library for C engines (see below).
+C_LIBRARY := c/rmsnorm_wasm.h c/librmsnorm_wasm_simd.a c/librmsnorm_wasm_scalar.a
 EMBEDDED := src/loader/modules.generated.js src/loader/modules-imported.generated.js
 
 # Both modules export the same functions, so each names its backend in a
@@ -48,9 +54,9 @@ define name_backend
 	printf '%b%s%s' "$$(printf '\\x00\\x%02x\\x%02x' $$((1 + $${#name} + $${#backend})) $${#name})" "$$name" "$$backend" >> $@
 endef
 
-.PHONY: all build deps test demo clean bench bench-native fuzz
+.PHONY: all build deps test demo clean bench bench-native fuzz lint-c
 all: build
-build: $(EMBEDDED)
+build: $(EMBEDDED) $(C_LIBRARY)
 
 # Debian packages: Emscripten builds the modules; Chromium, Firefox ESR and
 # WebKitGTK (its WebDriver and MiniBrowser, on an Xvfb display) run the
@@ -65,6 +71,7 @@ deps: node_modules/.package-lock.json
 	command -v Xvfb >/dev/null || missing="$$missing xvfb"; \
 	[ -f /usr/include/simde/wasm/simd128.h ] || missing="$$missing libsimde-dev"; \
 	command -v $(CC_NATIVE) >/dev/null || missing="$$missing clang"; \
+	command -v $(CLANG_FORMAT) >/dev/null || missing="$$missing clang-format"; \
 	command -v $(HOST_CC) >/dev/null || missing="$$missing clang-14"; \
 	dpkg -s libclang-rt-14-dev >/dev/null 2>&1 || missing="$$missing libclang-rt-14-dev"; \
 	if [ -n "$$missing" ]; then \
@@ -75,42 +82,66 @@ deps: node_modules/.package-lock.json
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
-build/rmsnorm-simd.wasm: $(SIMD_SOURCES) $(KERNEL_HEADERS) Makefile | build/
-	$(EMCC) $(CFLAGS) -msimd128 $(LDFLAGS) $(SIMD_SOURCES) -o $@
-	$(call name_backend,simd)
+# The four modules, one rule: the instruction set and the link come from the
+# target (target-specific variables below).
+build/rmsnorm-%.wasm: src/abi/exports.c $(KERNEL_SOURCES) $(KERNEL_HEADERS) Makefile | build/
+	$(EMCC) $(CFLAGS) $(ISA_CFLAGS) $(MODULE_LDFLAGS) src/abi/exports.c $(ISA_KERNELS) -o $@
+	$(MODULE_FINISH)
+	$(REFUSE_SIMD)
 
+build/rmsnorm-simd.wasm build/rmsnorm-simd-imported.wasm c/librmsnorm_wasm_simd.a: ISA := wasmsimd
+build/rmsnorm-scalar.wasm build/rmsnorm-scalar-imported.wasm c/librmsnorm_wasm_scalar.a: ISA := scalar
+build/rmsnorm-simd.wasm build/rmsnorm-scalar.wasm: MODULE_LDFLAGS := $(LDFLAGS)
+build/rmsnorm-simd-imported.wasm build/rmsnorm-scalar-imported.wasm: MODULE_LDFLAGS := $(IMPORTED_LDFLAGS)
+build/rmsnorm-simd.wasm: MODULE_FINISH = $(call name_backend,simd)
+build/rmsnorm-scalar.wasm: MODULE_FINISH = $(call name_backend,scalar)
+build/rmsnorm-simd-imported.wasm build/rmsnorm-scalar-imported.wasm: \
+  MODULE_FINISH = $(call imported_memory_without_maximum,$@)
+ISA_CFLAGS = $(if $(filter wasmsimd,$(ISA)),-msimd128,-mno-simd128)
+ISA_KERNELS = $(addsuffix /$(ISA).c,$(KERNEL_DIRS))
 # The baseline must run on engines without SIMD128: refuse any v128 in it.
-build/rmsnorm-scalar.wasm: $(SCALAR_SOURCES) $(KERNEL_HEADERS) Makefile | build/
-	$(EMCC) $(CFLAGS) -mno-simd128 $(LDFLAGS) $(SCALAR_SOURCES) -o $@
-	$(call name_backend,scalar)
-	@! wasm-dis $@ | grep -q v128 || { echo "$@ contains SIMD instructions"; rm -f $@; exit 1; }
-
-build/rmsnorm-simd-imported.wasm: $(SIMD_SOURCES) $(KERNEL_HEADERS) Makefile | build/
-	$(EMCC) $(CFLAGS) -msimd128 $(IMPORTED_LDFLAGS) $(SIMD_SOURCES) -o $(@:.wasm=.raw.wasm)
-	$(call imported_memory_without_maximum,$@)
-
-build/rmsnorm-scalar-imported.wasm: $(SCALAR_SOURCES) $(KERNEL_HEADERS) Makefile | build/
-	$(EMCC) $(CFLAGS) -mno-simd128 $(IMPORTED_LDFLAGS) $(SCALAR_SOURCES) -o $(@:.wasm=.raw.wasm)
-	$(call imported_memory_without_maximum,$@)
+REFUSE_SIMD = $(if $(filter scalar,$(ISA)),@! wasm-dis $@ | grep -q v128 || { echo "$@ contains SIMD instructions"; rm -f $@; exit 1; })
 
 # Emscripten declares the imported memory with a maximum; drop it, so that a
 # memory created without one links too. Then refuse any data segment: this
 # module must not own a byte of the memory it is given.
 define imported_memory_without_maximum
-	wasm-dis $(1:.wasm=.raw.wasm) | sed -E 's/\(import "env" "memory" \(memory (\$$[^ ]+) ([0-9]+) [0-9]+\)\)/(import "env" "memory" (memory \1 \2))/' > $(1).wat
+	wasm-dis $(1) | sed -E 's/\(import "env" "memory" \(memory (\$$[^ ]+) ([0-9]+) [0-9]+\)\)/(import "env" "memory" (memory \1 \2))/' > $(1).wat
 	grep -q '(import "env" "memory" (memory [^ ]* [0-9]*))' $(1).wat || { echo "$(1): unexpected memory import"; exit 1; }
 	! grep -q '^ (data' $(1).wat || { echo "$(1): has data segments"; exit 1; }
 	wasm-as -all $(1).wat -o $(1)
 	sed -E 's/\(import "env" "memory" \(memory (\$$[^ ]+) ([0-9]+)\)\)/(import "env" "memory" (memory \1 (shared \2 65536)))/' $(1).wat > $(1:.wasm=-shared.wasm).wat
 	grep -q '(import "env" "memory" (memory [^ ]* (shared [0-9]* 65536)))' $(1:.wasm=-shared.wasm).wat || { echo "$(1): no shared variant"; exit 1; }
 	wasm-as -all $(1:.wasm=-shared.wasm).wat -o $(1:.wasm=-shared.wasm)
-	rm -f $(1:.wasm=.raw.wasm) $(1).wat $(1:.wasm=-shared.wasm).wat
+	rm -f $(1).wat $(1:.wasm=-shared.wasm).wat
 endef
 
 # The shared-memory variants (a threaded engine's shared WebAssembly.Memory
 # can only be given to a module whose import is shared, with a maximum: the
 # whole wasm32 space) come out of the same rule.
 build/rmsnorm-%-imported-shared.wasm: build/rmsnorm-%-imported.wasm ;
+
+# The C library for engines in C or C++ built with Emscripten
+# (docs/c-library.md): the checked entry points of src/abi/rmsnorm_wasm.h and
+# one instruction set's kernels as a static library, beside the header, in
+# c/ (shipped in the npm package). Compiled, not linked: the engine's emcc
+# links it, with the flags above kept in the objects.
+EMAR ?= emar
+LLVM_OBJDUMP ?= llvm-objdump-14
+
+c/librmsnorm_wasm_%.a: src/abi/rmsnorm_wasm.c $(KERNEL_SOURCES) $(KERNEL_HEADERS) Makefile
+	@mkdir -p c build/c-$*
+	rm -f $@ build/c-$*/*.o
+	for source in src/abi/rmsnorm_wasm.c $(ISA_KERNELS); do \
+	  object=build/c-$*/$$(basename $$(dirname $$source))-$$(basename $$source .c).o; \
+	  $(EMCC) $(CFLAGS) $(ISA_CFLAGS) -c $$source -o $$object || exit 1; \
+	done
+	$(EMAR) rcs $@ build/c-$*/*.o
+	$(if $(filter scalar,$(ISA)),@! $(LLVM_OBJDUMP) -d $@ | grep -q v128 || { echo "$@ contains SIMD instructions"; rm -f $@; exit 1; })
+
+c/rmsnorm_wasm.h: src/abi/rmsnorm_wasm.h
+	@mkdir -p c
+	cp $< $@
 
 # Each module embedded as base64 in a JS module (see src/loader/load.js).
 define embed
@@ -130,7 +161,6 @@ src/loader/modules-imported.generated.js: $(IMPORTED_MODULES)
 # Host builds of the same kernel sources (SIMD through SIMDe), under
 # AddressSanitizer and UBSan with the kernels' asserts live (no -DNDEBUG):
 # the known-answer harness (tests/native.test.js) and the libFuzzer target.
-HOST_CC ?= clang-14
 HOST_CFLAGS := -g -O1 -std=c11 -Wall -Wextra -Werror -ffp-contract=off \
   -fsanitize=address,undefined -fno-sanitize-recover=all
 HOST_KERNELS := $(addsuffix /wasmsimd.c,$(KERNEL_DIRS)) $(addsuffix /scalar.c,$(KERNEL_DIRS))
@@ -186,8 +216,14 @@ test: deps build bench-native $(LLAMACPP_BENCH) build/known-answers-host build/c
 	build/conversions-exhaustive
 	npm test
 
+# The C sources and headers in the style of .clang-format (Debian's
+# clang-format, installed by `make deps`); `clang-format -i` applies it.
+C_STYLED := $(shell find src tests -name '*.[ch]' -not -path '*/node_modules/*')
+lint-c:
+	$(CLANG_FORMAT) --dry-run -Werror $(C_STYLED)
+
 demo: deps build
 	node web/serve.js $(PORT)
 
 clean:
-	rm -rf build $(EMBEDDED)
+	rm -rf build c $(EMBEDDED)

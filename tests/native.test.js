@@ -8,8 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
-import { numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
-import { assertSameBitsAs } from './helpers/bits.js';
+import { numberToBfloat16, numberToFloat16, widen } from '../src/reference/float16.js';
+import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -25,6 +25,10 @@ const CAST_CODE = { gemma: 0, llama: 1 };
 const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 const ARRAY_OF = { float32: Float32Array, bfloat16: Uint16Array, float16: Uint16Array };
 
+/** The weight's dtype: as the options say, else the storage dtype for 16-bit patterns. */
+const weightDtypeOf = (weight, options) =>
+  options.weightDtype ?? (weight instanceof Uint16Array ? options.dtype : 'float32');
+
 /** Runs every case through the harness; returns [{ simd, scalar, residual? }] per case. */
 function runHarness(cases) {
   const parts = [];
@@ -36,7 +40,7 @@ function runHarness(cases) {
     header.setFloat32(8, eps, true);
     header.setUint32(12, (weight === null ? 0 : 1) | (residual === undefined ? 0 : 2), true);
     header.setInt32(16, DTYPE_CODE[options.dtype ?? 'float32'], true);
-    header.setInt32(20, weight instanceof Uint16Array ? DTYPE_CODE[options.dtype] : 0, true);
+    header.setInt32(20, DTYPE_CODE[weightDtypeOf(weight, options)], true);
     header.setInt32(24, CAST_CODE[options.castMode ?? 'llama'], true);
     header.setFloat32(28, options.weightOffset ?? 0, true);
     parts.push(new Uint8Array(header.buffer), bytesOf(x));
@@ -113,6 +117,23 @@ function knownAnswerCases() {
     add(`${dtype} huge rows`, to16(normalArray(rand, 64, dtype === 'float16' ? 2e4 : 1e37)), null, 32, 0, { dtype });
     add(`${dtype} tiny rows`, to16(normalArray(rand, 64, dtype === 'float16' ? 1e-6 : 1e-37)), null, 32, 0, { dtype });
   }
+  // Any weight dtype with any storage dtype: the kernels widen the weight as
+  // the reference does, in every specialization (offset, cast mode, fused rows).
+  for (const dtype of ['float32', 'bfloat16', 'float16']) {
+    for (const weightDtype of ['bfloat16', 'float16']) {
+      if (weightDtype === dtype) continue;
+      const w16 = (a) => Uint16Array.from(a, narrowTo[weightDtype]);
+      const xOf = (n) => (dtype === 'float32' ? normalArray(rand, n, 2) : Uint16Array.from(normalArray(rand, n, 2), narrowTo[dtype]));
+      for (const dim of [1, 7, 16, 33, 256, 257, 1000]) {
+        for (const castMode of ['llama', 'gemma']) {
+          const what = `${dtype} x ${weightDtype} weight ${castMode} dim ${dim} seed 7`;
+          add(what, xOf(3 * dim), w16(uniformArray(rand, dim, 0.5, 1.5)), dim, undefined, { dtype, weightDtype, castMode });
+          add(`${what} offset 1`, xOf(2 * dim), w16(normalArray(rand, dim, 0.1)), dim, undefined,
+            { dtype, weightDtype, castMode, weightOffset: 1 });
+        }
+      }
+    }
+  }
   add('float32 residual', normalArray(rand, 3 * 300, 1), uniformArray(rand, 300, 0.5, 1.5), 300, undefined, {},
     normalArray(rand, 3 * 300, 1));
   add('float32 weight offset', normalArray(rand, 2 * 64, 1), normalArray(rand, 64, 0.1), 64, undefined, { weightOffset: 1 });
@@ -125,16 +146,21 @@ test('host build under ASan + UBSan: known answers and edge cases, bit for bit w
   const results = runHarness(cases);
   cases.forEach(({ name, x, weight, residual, dim, eps, options }, i) => {
     const dtype = options.dtype ?? 'float32';
-    const opts = { dim, eps, ...options, ...(weight instanceof Uint16Array && { weightDtype: dtype }) };
+    // A weight of a third dtype is checked against the contract's rule: the
+    // bits of the same weight widened to float32 first.
+    const weightDtype = weight === null ? undefined : weightDtypeOf(weight, options);
+    const mixed = weightDtype !== undefined && weightDtype !== 'float32' && weightDtype !== dtype;
+    const refWeight = mixed ? Float32Array.from(weight, (_, i) => widen(weight, i, weightDtype)) : weight;
+    const opts = { dim, eps, ...options, ...(weight !== null && { weightDtype: mixed ? 'float32' : weightDtype }) };
     const what = `${name} (rows=${x.length / dim} dim=${dim})`;
     const same = (a, b, label) => assertSameBitsAs(dtype, a, b, label);
     if (residual === undefined) {
-      const expected = referenceRmsNorm(x, weight, opts);
+      const expected = referenceRmsNorm(x, refWeight, opts);
       same(results[i].simd, expected, `${what}: host wasmsimd vs reference`);
       same(results[i].scalar, expected, `${what}: host scalar vs reference`);
     } else {
       const updated = residual.slice();
-      const expected = referenceAddRmsNorm(x, updated, weight, opts);
+      const expected = referenceAddRmsNorm(x, updated, refWeight, opts);
       same(results[i].simd, expected, `${what}: host wasmsimd vs reference`);
       same(results[i].scalar, expected, `${what}: host scalar vs reference`);
       same(results[i].residualSimd, updated, `${what}: host wasmsimd residual vs reference`);

@@ -19,11 +19,15 @@ const consumerFiles = fileURLToPath(new URL('./consumer/', import.meta.url));
 const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
 const { version } = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8'));
 
-// Exactly what users need: the JS, its types, the embedded modules, the docs.
+// Exactly what users need: the JS, its types, the embedded modules, the C
+// library (tests/c-library.test.js), the docs.
 const WHITELIST = [
   'CHANGELOG.md',
   'LICENSE',
   'README.md',
+  'c/librmsnorm_wasm_scalar.a',
+  'c/librmsnorm_wasm_simd.a',
+  'c/rmsnorm_wasm.h',
   'package.json',
   'src/api/args.js',
   'src/api/bind.js',
@@ -75,7 +79,9 @@ test('the tarball holds exactly the whitelisted files', () => {
   const files = packed.files.map((f) => f.path).sort();
   assert.deepEqual(files, WHITELIST, 'update WHITELIST here and "files" in package.json together');
   for (const file of files) {
-    assert.doesNotMatch(file, /(^|\/)(tests?|bench|web)\/|\.(c|h|wasm|test\.js)$/, file);
+    // C: the public header and the two libraries only (docs/c-library.md).
+    if (file.startsWith('c/')) assert.match(file, /^c\/(rmsnorm_wasm\.h|librmsnorm_wasm_(simd|scalar)\.a)$/, file);
+    else assert.doesNotMatch(file, /(^|\/)(tests?|bench|web)\/|\.(c|h|wasm|test\.js)$/, file);
   }
 });
 

@@ -1,34 +1,26 @@
 /*
  * The C ABI the JS layer calls: one symbol per operation, the same name in
  * every build. Each WebAssembly module links exactly one kernel per
- * operation: the SIMD128 build (-msimd128) the wasmsimd kernel, the
+ * operation (ukernels.h): the SIMD128 build the wasmsimd kernel, the
  * baseline build the scalar one. Arguments are checked in JS
- * (src/api/args.js) before any call reaches this file.
+ * (src/api/args.js) before any call reaches this file; C engines call
+ * the checked entry points of rmsnorm_wasm.h instead.
  */
 #include <emscripten/emscripten.h>
 #include <stdint.h>
 
-#include "../kernels/layernorm_f32.h"
-#include "../kernels/norm_backward_f32.h"
-#include "../kernels/rmsnorm_f32.h"
-
-/* Picks the kernel of this module's instruction set. */
-#if defined(__wasm_simd128__)
-#define KERNEL(name) name##__wasmsimd_u16_acc4
-#else
-#define KERNEL(name) name##__scalar
-#endif
+#include "ukernels.h"
 
 /* RMSNorm, or with `residual` (non-NULL) the fused residual add + RMSNorm.
- * dtype / weight_dtype: 0 float32, 1 bfloat16, 2 float16; cast_mode: 0
- * gemma, 1 llama (rmsnorm_f32.h). Pointers are byte addresses in this
- * module's memory. */
+ * dtype / weight_dtype: 0 float32, 1 bfloat16, 2 float16, in any
+ * combination; cast_mode: 0 gemma, 1 llama (rmsnorm_f32.h). Pointers are
+ * byte addresses in this module's memory. */
 EMSCRIPTEN_KEEPALIVE
-void rmsnorm(const void* x, void* residual, const void* w, void* y, uint32_t rows,
-             uint32_t dim, float eps, int32_t dtype, int32_t weight_dtype, int32_t cast_mode,
+void rmsnorm(const void* x, void* residual, const void* w, void* y, uint32_t rows, uint32_t dim,
+             float eps, int32_t dtype, int32_t weight_dtype, int32_t cast_mode,
              float weight_offset) {
-  KERNEL(rmsnorm_f32)(x, residual, w, y, rows, dim, eps, dtype, weight_dtype, cast_mode,
-                      weight_offset);
+  UKERNEL(rmsnorm)
+  (x, residual, w, y, rows, dim, eps, dtype, weight_dtype, cast_mode, weight_offset);
 }
 
 /* Step 5 of rmsnorm_f32.h alone: the per-row rstd of x (dtype as above),
@@ -36,24 +28,24 @@ void rmsnorm(const void* x, void* residual, const void* w, void* y, uint32_t row
 EMSCRIPTEN_KEEPALIVE
 void rmsnorm_rstd(const void* x, float* rstd, uint32_t rows, uint32_t dim, float eps,
                   int32_t dtype) {
-  KERNEL(rmsnorm_rstd_f32)(x, rstd, rows, dim, eps, dtype);
+  UKERNEL(rmsnorm_rstd)(x, rstd, rows, dim, eps, dtype);
 }
 
 EMSCRIPTEN_KEEPALIVE
 void layernorm_f32(const float* x, const float* w, const float* b, float* y, float* mean,
                    float* rstd, uint32_t rows, uint32_t dim, float eps) {
-  KERNEL(layernorm_f32)(x, w, b, y, mean, rstd, rows, dim, eps);
+  UKERNEL(layernorm)(x, w, b, y, mean, rstd, rows, dim, eps);
 }
 
 EMSCRIPTEN_KEEPALIVE
 void rmsnorm_backward_f32(const float* dy, const float* x, const float* w, const float* rstd,
                           float* dx, float* dw, uint32_t rows, uint32_t dim) {
-  KERNEL(rmsnorm_backward_f32)(dy, x, w, rstd, dx, dw, rows, dim);
+  UKERNEL(rmsnorm_backward)(dy, x, w, rstd, dx, dw, rows, dim);
 }
 
 EMSCRIPTEN_KEEPALIVE
 void layernorm_backward_f32(const float* dy, const float* x, const float* w, const float* mean,
                             const float* rstd, float* dx, float* dw, float* db, uint32_t rows,
                             uint32_t dim) {
-  KERNEL(layernorm_backward_f32)(dy, x, w, mean, rstd, dx, dw, db, rows, dim);
+  UKERNEL(layernorm_backward)(dy, x, w, mean, rstd, dx, dw, db, rows, dim);
 }

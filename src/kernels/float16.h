@@ -8,7 +8,11 @@
  * PyTorch's .to(torch.bfloat16) / .to(torch.float16):
  *   bfloat16: overflow rounds to +-Inf; any NaN becomes 0x7FC0.
  *   float16:  overflow (|v| >= 65520) rounds to +-Inf; subnormals are kept;
- *             a NaN becomes sign | 0x7E00.
+ *             any NaN becomes 0x7E00.
+ * One NaN pattern per format, whatever the NaN's sign and payload: float32
+ * arithmetic leaves those to the engine (x86 makes -NaN, ARM +NaN), and a
+ * fixed pattern keeps 16-bit outputs bit-identical across engines, builds
+ * and the JS reference.
  */
 #ifndef RMSNORM_FLOAT16_H
 #define RMSNORM_FLOAT16_H
@@ -68,7 +72,7 @@ static inline uint16_t f32_to_f16(float v) {
   const uint16_t sign = (uint16_t) ((u >> 16) & 0x8000);
   const uint32_t a = u & UINT32_C(0x7FFFFFFF);
   if (a > UINT32_C(0x7F800000)) {
-    return sign | 0x7E00;
+    return 0x7E00;
   }
   if (a < UINT32_C(0x38800000)) {
     /* |v| < 2^-14: a float16 subnormal m * 2^-24 with m = |v| * 2^24 rounded

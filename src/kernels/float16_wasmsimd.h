@@ -91,8 +91,8 @@ static inline v128_t f16hi_to_f32x4(v128_t vhi) {
   const v128_t vinfnan = wasm_i32x4_add(vfields, wasm_i32x4_splat(224 << 23));
   const v128_t vsubnormal = wasm_f32x4_sub(wasm_i32x4_add(vfields, wasm_i32x4_splat(113 << 23)),
                                            wasm_f32x4_splat(0x1p-14f));
-  v128_t vbits = wasm_v128_bitselect(
-      vinfnan, vnormal, wasm_i32x4_eq(vexponent, wasm_i32x4_splat(0x7C000000)));
+  v128_t vbits =
+      wasm_v128_bitselect(vinfnan, vnormal, wasm_i32x4_eq(vexponent, wasm_i32x4_splat(0x7C000000)));
   vbits = wasm_v128_bitselect(vsubnormal, vbits, wasm_i32x4_eq(vexponent, wasm_i32x4_splat(0)));
   return wasm_v128_or(vbits, vsign);
 }
@@ -111,19 +111,19 @@ static inline v128_t f16x4_to_f32x4(v128_t vh) {
 static inline v128_t f32x4_to_f16x4(v128_t vx, bool finite) {
   const v128_t vsign = wasm_v128_and(wasm_u32x4_shr(vx, 16), wasm_i32x4_splat(0x8000));
   const v128_t vabs = wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF));
-  const v128_t vsubnormal = wasm_i32x4_sub(wasm_f32x4_add(vabs, wasm_f32x4_splat(0.5f)),
-                                           wasm_i32x4_splat(0x3F000000));
+  const v128_t vsubnormal =
+      wasm_i32x4_sub(wasm_f32x4_add(vabs, wasm_f32x4_splat(0.5f)), wasm_i32x4_splat(0x3F000000));
   const v128_t vrebiased = wasm_i32x4_sub(vabs, wasm_i32x4_splat(112 << 23));
   const v128_t vodd = wasm_v128_and(wasm_u32x4_shr(vrebiased, 13), wasm_i32x4_splat(1));
   const v128_t vbias = wasm_i32x4_add(wasm_i32x4_splat(0xFFF), vodd);
   v128_t vnormal = wasm_u32x4_shr(wasm_i32x4_add(vrebiased, vbias), 13);
   vnormal = wasm_u32x4_min(vnormal, wasm_i32x4_splat(0x7C00));
-  v128_t vbits = wasm_v128_bitselect(vsubnormal, vnormal,
-                                     wasm_f32x4_lt(vabs, wasm_f32x4_splat(0x1p-14f)));
-  if (!finite) {
-    vbits = wasm_v128_bitselect(wasm_i32x4_splat(0x7E00), vbits, wasm_f32x4_ne(vx, vx));
-  }
-  return wasm_v128_or(vbits, vsign);
+  const v128_t vbits = wasm_v128_or(
+      wasm_v128_bitselect(vsubnormal, vnormal, wasm_f32x4_lt(vabs, wasm_f32x4_splat(0x1p-14f))),
+      vsign);
+  /* NaN: the fixed pattern, without the sign (float16.h) */
+  return finite ? vbits
+                : wasm_v128_bitselect(wasm_i32x4_splat(0x7E00), vbits, wasm_f32x4_ne(vx, vx));
 }
 
 /* Eight values in the interleaved order (0, 2, 4, 6 in veven; 1, 3, 5, 7 in
@@ -145,19 +145,19 @@ static inline v128_t f32x4_round_f16(v128_t vx, bool finite) {
   const v128_t vsign = wasm_v128_and(vx, wasm_i32x4_splat((int32_t) 0x80000000));
   const v128_t vabs = wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF));
   const v128_t vodd = wasm_v128_and(wasm_u32x4_shr(vabs, 13), wasm_i32x4_splat(1));
-  const v128_t vnormal = wasm_v128_and(
-      wasm_i32x4_add(vabs, wasm_i32x4_add(wasm_i32x4_splat(0xFFF), vodd)),
-      wasm_i32x4_splat((int32_t) 0xFFFFE000));
+  const v128_t vnormal =
+      wasm_v128_and(wasm_i32x4_add(vabs, wasm_i32x4_add(wasm_i32x4_splat(0xFFF), vodd)),
+                    wasm_i32x4_splat((int32_t) 0xFFFFE000));
   const v128_t vhalf = wasm_f32x4_splat(0.5f);
   const v128_t vsubnormal = wasm_f32x4_sub(wasm_f32x4_add(vabs, vhalf), vhalf);
-  v128_t vbits = wasm_v128_bitselect(vsubnormal, vnormal,
-                                     wasm_f32x4_lt(vabs, wasm_f32x4_splat(0x1p-14f)));
+  v128_t vbits =
+      wasm_v128_bitselect(vsubnormal, vnormal, wasm_f32x4_lt(vabs, wasm_f32x4_splat(0x1p-14f)));
   vbits = wasm_v128_bitselect(wasm_f32x4_splat(INFINITY), vbits,
                               wasm_f32x4_gt(vbits, wasm_f32x4_splat(65504.0f)));
-  if (!finite) {
-    vbits = wasm_v128_bitselect(wasm_i32x4_splat(0x7FC00000), vbits, wasm_f32x4_ne(vx, vx));
-  }
-  return wasm_v128_or(vbits, vsign);
+  vbits = wasm_v128_or(vbits, vsign);
+  /* NaN: float16's fixed 0x7E00, widened */
+  return finite ? vbits
+                : wasm_v128_bitselect(wasm_i32x4_splat(0x7FC00000), vbits, wasm_f32x4_ne(vx, vx));
 }
 
 #endif

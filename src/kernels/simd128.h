@@ -15,7 +15,7 @@
 #endif
 
 /* The four f32x4 accumulators of a 16-lane sum, stored as lanes 0..15, for
- * the scalar tail and the fold (fold_lanes in rmsnorm_scalar.h). */
+ * the scalar tail and the fold (fold_lanes in common.h). */
 static inline void f32x4x4_store(float lanes[16], const v128_t vacc[4]) {
   for (int j = 0; j < 4; j++) {
     wasm_v128_store(lanes + 4 * j, vacc[j]);

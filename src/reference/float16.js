@@ -53,10 +53,11 @@ export function numberToBfloat16(v) {
 }
 
 /** A float32 value rounded to the nearest float16 (ties to even), keeping
- * subnormals; |v| >= 65520 → Inf; NaN → sign | 0x7E00. */
+ * subnormals; |v| >= 65520 → Inf; any NaN → 0x7E00 (one fixed pattern, as
+ * bfloat16's 0x7FC0: src/kernels/float16.h). */
 export function numberToFloat16(v) {
+  if (Number.isNaN(v)) return 0x7e00;
   const sign = float32Bits(v) >>> 31 ? 0x8000 : 0;
-  if (Number.isNaN(v)) return sign | 0x7e00;
   const a = Math.abs(v);
   if (a >= 65520) return sign | 0x7c00;
   if (a < 2 ** -14) return sign | roundHalfEven(a * 2 ** 24); // 1024 is the smallest normal

@@ -1,9 +1,10 @@
 /*
  * Runs one kernel call on both implementations (scalar and wasmsimd),
  * natively, and aborts with a description on any breach of the contracts in
- * src/kernels/{rmsnorm,layernorm,norm_backward}_f32.h:
- *   - both return the same bits in every output (a NaN matches a NaN:
- *     WebAssembly leaves its sign and payload open, in every storage type);
+ * the *_f32.h headers of src/kernels/f32-rmsnorm, f32-layernorm, f32-norm-backward:
+ *   - both return the same bits in every output, 16-bit NaNs included (one
+ *     fixed pattern per format); a float32 NaN matches any NaN, since
+ *     WebAssembly leaves its sign and payload open;
  *   - where an output may alias an input (y == x, dx == dy), doing so gives
  *     the same bits as not;
  *   - only outputs are written: guard bytes before and after each of them
@@ -22,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/kernels/layernorm_f32.h"
-#include "../../src/kernels/norm_backward_f32.h"
-#include "../../src/kernels/rmsnorm_f32.h"
+#include "../../src/kernels/f32-layernorm/layernorm_f32.h"
+#include "../../src/kernels/f32-norm-backward/norm_backward_f32.h"
+#include "../../src/kernels/f32-rmsnorm/rmsnorm_f32.h"
 
 static size_t elem_size(int dtype) {
   return dtype == RMSNORM_F32 ? 4 : 2;
@@ -32,11 +33,11 @@ static size_t elem_size(int dtype) {
 
 /* One pointer argument of a kernel call. */
 struct arg {
-  bool present;       /* false: the kernel gets NULL */
-  bool written;       /* an output, or updated in place (residual, dw, db) */
-  const void* data;   /* initial contents, or NULL for a fresh output */
-  size_t count;       /* elements */
-  int dtype;          /* storage type, for sizes and the NaN rule */
+  bool present;     /* false: the kernel gets NULL */
+  bool written;     /* an output, or updated in place (residual, dw, db) */
+  const void* data; /* initial contents, or NULL for a fresh output */
+  size_t count;     /* elements */
+  int dtype;        /* storage type, for sizes and the NaN rule */
 };
 
 #define MAX_ARGS 8
@@ -44,10 +45,10 @@ struct arg {
 /* A kernel call: its pointer arguments, which output may alias which input,
  * and how to make the call on either implementation. */
 struct call {
-  char what[200];             /* the parameters, for messages */
+  char what[200]; /* the parameters, for messages */
   size_t nargs;
   struct arg args[MAX_ARGS];
-  int alias_out, alias_in;    /* -1 when no output may alias an input */
+  int alias_out, alias_in; /* -1 when no output may alias an input */
   void (*invoke)(const struct call* c, bool simd, void* const* p);
   /* Scalar parameters, as the invoke functions need them. */
   size_t rows, dim;
@@ -96,25 +97,20 @@ static void guarded_check(const struct guarded* g, const char* what, const struc
   if (!guard_intact(g->block, g->data) || !guard_intact(end, end + g->post)) fail(what, c);
 }
 
-static bool is_nan(const unsigned char* p, int dtype) {
-  if (dtype == RMSNORM_F32) {
-    uint32_t u;
-    memcpy(&u, p, sizeof u);
-    return (u & UINT32_C(0x7FFFFFFF)) > UINT32_C(0x7F800000);
-  }
-  uint16_t h;
-  memcpy(&h, p, sizeof h);
-  const uint16_t exponent = dtype == RMSNORM_BF16 ? 0x7F80 : 0x7C00;
-  return (h & exponent) == exponent && (h & (uint16_t) ~(0x8000 | exponent)) != 0;
+static bool is_nan32(const unsigned char* p) {
+  uint32_t u;
+  memcpy(&u, p, sizeof u);
+  return (u & UINT32_C(0x7FFFFFFF)) > UINT32_C(0x7F800000);
 }
 
-static void require_same_bits(const void* a, const void* b, const struct arg* arg,
-                              const char* what, const struct call* c) {
+static void require_same_bits(const void* a, const void* b, const struct arg* arg, const char* what,
+                              const struct call* c) {
   const size_t size = elem_size(arg->dtype);
   const unsigned char* pa = a;
   const unsigned char* pb = b;
   for (size_t i = 0; i < arg->count; i++, pa += size, pb += size) {
-    if (memcmp(pa, pb, size) != 0 && !(is_nan(pa, arg->dtype) && is_nan(pb, arg->dtype))) {
+    const bool both_nan32 = arg->dtype == RMSNORM_F32 && is_nan32(pa) && is_nan32(pb);
+    if (memcmp(pa, pb, size) != 0 && !both_nan32) {
       uint32_t ua = 0, ub = 0;
       memcpy(&ua, pa, size);
       memcpy(&ub, pb, size);
@@ -201,8 +197,8 @@ static struct outputs run_checked(const struct call* c, bool simd, unsigned misa
     char what[96];
     for (size_t i = 0; i < c->nargs; i++) {
       if (o.of[i] == NULL) continue;
-      snprintf(what, sizeof what, "%s: argument %zu differs when output %d aliases input %d",
-               name, i, c->alias_out, c->alias_in);
+      snprintf(what, sizeof what, "%s: argument %zu differs when output %d aliases input %d", name,
+               i, c->alias_out, c->alias_in);
       require_same_bits(p[i], o.of[i], &c->args[i], what, c);
     }
     free_args(c, true, g);
@@ -232,30 +228,34 @@ enum { LN_X, LN_W, LN_B, LN_Y, LN_MEAN, LN_RSTD, LN_ARGS };
 enum { BW_DY, BW_X, BW_W, BW_MEAN, BW_RSTD, BW_DX, BW_DW, BW_DB, BW_ARGS };
 
 static inline void invoke_rmsnorm(const struct call* c, bool simd, void* const* p) {
-  (simd ? rmsnorm_f32__wasmsimd_u16_acc4 : rmsnorm_f32__scalar)(
+  (simd ? rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd : rmsnorm_wasm_f32_rmsnorm_ukernel__scalar)(
       p[RMS_X], p[RMS_RESIDUAL], p[RMS_W], p[RMS_Y], c->rows, c->dim, c->eps, c->dtype,
       c->weight_dtype, c->cast_mode, c->weight_offset);
 }
 
 static inline void invoke_rmsnorm_rstd(const struct call* c, bool simd, void* const* p) {
-  (simd ? rmsnorm_rstd_f32__wasmsimd_u16_acc4 : rmsnorm_rstd_f32__scalar)(
-      p[RSTD_X], p[RSTD_OUT], c->rows, c->dim, c->eps, c->dtype);
+  (simd ? rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__wasmsimd
+        : rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__scalar)(p[RSTD_X], p[RSTD_OUT], c->rows, c->dim,
+                                                         c->eps, c->dtype);
 }
 
 static inline void invoke_layernorm(const struct call* c, bool simd, void* const* p) {
-  (simd ? layernorm_f32__wasmsimd_u16_acc4 : layernorm_f32__scalar)(
+  (simd ? rmsnorm_wasm_f32_layernorm_ukernel__wasmsimd
+        : rmsnorm_wasm_f32_layernorm_ukernel__scalar)(
       p[LN_X], p[LN_W], p[LN_B], p[LN_Y], p[LN_MEAN], p[LN_RSTD], c->rows, c->dim, c->eps);
 }
 
 static inline void invoke_rmsnorm_backward(const struct call* c, bool simd, void* const* p) {
-  (simd ? rmsnorm_backward_f32__wasmsimd_u16_acc4 : rmsnorm_backward_f32__scalar)(
-      p[BW_DY], p[BW_X], p[BW_W], p[BW_RSTD], p[BW_DX], p[BW_DW], c->rows, c->dim);
+  (simd ? rmsnorm_wasm_f32_rmsnorm_backward_ukernel__wasmsimd
+        : rmsnorm_wasm_f32_rmsnorm_backward_ukernel__scalar)(p[BW_DY], p[BW_X], p[BW_W], p[BW_RSTD],
+                                                             p[BW_DX], p[BW_DW], c->rows, c->dim);
 }
 
 static inline void invoke_layernorm_backward(const struct call* c, bool simd, void* const* p) {
-  (simd ? layernorm_backward_f32__wasmsimd_u16_acc4 : layernorm_backward_f32__scalar)(
-      p[BW_DY], p[BW_X], p[BW_W], p[BW_MEAN], p[BW_RSTD], p[BW_DX], p[BW_DW], p[BW_DB],
-      c->rows, c->dim);
+  (simd ? rmsnorm_wasm_f32_layernorm_backward_ukernel__wasmsimd
+        : rmsnorm_wasm_f32_layernorm_backward_ukernel__scalar)(p[BW_DY], p[BW_X], p[BW_W],
+                                                               p[BW_MEAN], p[BW_RSTD], p[BW_DX],
+                                                               p[BW_DW], p[BW_DB], c->rows, c->dim);
 }
 
 static struct arg input(const void* data, size_t count, int dtype) {
@@ -272,22 +272,31 @@ static void describe(struct call* c, const char* op) {
   memcpy(&offset_bits, &c->weight_offset, sizeof offset_bits);
   snprintf(c->what, sizeof c->what,
            "%s rows=%zu dim=%zu eps=0x%08x dtype=%d weight_dtype=%d cast_mode=%d "
-           "weight_offset=0x%08x present=", op, c->rows, c->dim, (unsigned) eps_bits, c->dtype,
-           c->weight_dtype, c->cast_mode, (unsigned) offset_bits);
+           "weight_offset=0x%08x present=",
+           op, c->rows, c->dim, (unsigned) eps_bits, c->dtype, c->weight_dtype, c->cast_mode,
+           (unsigned) offset_bits);
   for (size_t i = 0; i < c->nargs; i++) {
     const size_t at = strlen(c->what);
     snprintf(c->what + at, sizeof c->what - at, "%c", c->args[i].present ? '1' : '0');
   }
 }
 
-/* RMSNorm, or with a residual the fused add (rmsnorm_f32.h): y may equal x. */
-static inline struct call rmsnorm_call(const void* x, const void* residual, const void* w, size_t rows,
-                                size_t dim, float eps, int dtype, int weight_dtype,
-                                int cast_mode, float weight_offset) {
-  struct call c = {.nargs = RMS_ARGS, .alias_out = RMS_Y, .alias_in = RMS_X,
-                   .invoke = invoke_rmsnorm, .rows = rows, .dim = dim, .eps = eps,
-                   .weight_offset = weight_offset, .dtype = dtype,
-                   .weight_dtype = weight_dtype, .cast_mode = cast_mode};
+/* RMSNorm, or with a residual the fused add (src/kernels/f32-rmsnorm/rmsnorm_f32.h): y may equal x.
+ */
+static inline struct call rmsnorm_call(const void* x, const void* residual, const void* w,
+                                       size_t rows, size_t dim, float eps, int dtype,
+                                       int weight_dtype, int cast_mode, float weight_offset) {
+  struct call c = {.nargs = RMS_ARGS,
+                   .alias_out = RMS_Y,
+                   .alias_in = RMS_X,
+                   .invoke = invoke_rmsnorm,
+                   .rows = rows,
+                   .dim = dim,
+                   .eps = eps,
+                   .weight_offset = weight_offset,
+                   .dtype = dtype,
+                   .weight_dtype = weight_dtype,
+                   .cast_mode = cast_mode};
   const size_t n = rows * dim;
   c.args[RMS_X] = input(x, n, dtype);
   c.args[RMS_RESIDUAL] = (struct arg){residual != NULL, true, residual, n, dtype};
@@ -298,9 +307,14 @@ static inline struct call rmsnorm_call(const void* x, const void* residual, cons
 }
 
 static inline struct call rmsnorm_rstd_call(const void* x, size_t rows, size_t dim, float eps,
-                                     int dtype) {
-  struct call c = {.nargs = RSTD_ARGS, .alias_out = -1, .alias_in = -1,
-                   .invoke = invoke_rmsnorm_rstd, .rows = rows, .dim = dim, .eps = eps,
+                                            int dtype) {
+  struct call c = {.nargs = RSTD_ARGS,
+                   .alias_out = -1,
+                   .alias_in = -1,
+                   .invoke = invoke_rmsnorm_rstd,
+                   .rows = rows,
+                   .dim = dim,
+                   .eps = eps,
                    .dtype = dtype};
   c.args[RSTD_X] = input(x, rows * dim, dtype);
   c.args[RSTD_OUT] = output(true, NULL, rows);
@@ -308,11 +322,17 @@ static inline struct call rmsnorm_rstd_call(const void* x, size_t rows, size_t d
   return c;
 }
 
-/* LayerNorm (layernorm_f32.h): y, mean and rstd each optional; y may equal x. */
+/* LayerNorm (src/kernels/f32-layernorm/layernorm_f32.h): y, mean and rstd each optional; y may
+ * equal x. */
 static inline struct call layernorm_call(const float* x, const float* w, const float* b, bool y,
-                                  bool mean, bool rstd, size_t rows, size_t dim, float eps) {
-  struct call c = {.nargs = LN_ARGS, .alias_out = LN_Y, .alias_in = LN_X,
-                   .invoke = invoke_layernorm, .rows = rows, .dim = dim, .eps = eps};
+                                         bool mean, bool rstd, size_t rows, size_t dim, float eps) {
+  struct call c = {.nargs = LN_ARGS,
+                   .alias_out = LN_Y,
+                   .alias_in = LN_X,
+                   .invoke = invoke_layernorm,
+                   .rows = rows,
+                   .dim = dim,
+                   .eps = eps};
   c.args[LN_X] = input(x, rows * dim, RMSNORM_F32);
   c.args[LN_W] = input(w, dim, RMSNORM_F32);
   c.args[LN_B] = input(b, dim, RMSNORM_F32);
@@ -323,15 +343,18 @@ static inline struct call layernorm_call(const float* x, const float* w, const f
   return c;
 }
 
-/* The backward passes (norm_backward_f32.h): dw and db are running sums
- * (their initial contents count), dw only with w; dx may equal dy. mean is
- * NULL for RMSNorm's. */
+/* The backward passes (src/kernels/f32-norm-backward/norm_backward_f32.h): dw and db are running
+ * sums (their initial contents count), dw only with w; dx may equal dy. mean is NULL for RMSNorm's.
+ */
 static inline struct call backward_call(bool layernorm, const float* dy, const float* x,
-                                 const float* w, const float* mean, const float* rstd,
-                                 const float* dw, const float* db, size_t rows, size_t dim) {
-  struct call c = {.nargs = BW_ARGS, .alias_out = BW_DX, .alias_in = BW_DY,
+                                        const float* w, const float* mean, const float* rstd,
+                                        const float* dw, const float* db, size_t rows, size_t dim) {
+  struct call c = {.nargs = BW_ARGS,
+                   .alias_out = BW_DX,
+                   .alias_in = BW_DY,
                    .invoke = layernorm ? invoke_layernorm_backward : invoke_rmsnorm_backward,
-                   .rows = rows, .dim = dim};
+                   .rows = rows,
+                   .dim = dim};
   c.args[BW_DY] = input(dy, rows * dim, RMSNORM_F32);
   c.args[BW_X] = input(x, rows * dim, RMSNORM_F32);
   c.args[BW_W] = input(w, dim, RMSNORM_F32);

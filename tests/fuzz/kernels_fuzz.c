@@ -9,10 +9,12 @@
  *   byte 0     operation (% 6): rmsNorm, addRmsNorm, rmsNorm rstd, layerNorm,
  *              rmsNormBackward, layerNormBackward
  *   byte 1     which optional arguments are given: bit 0 weight, 1 bias,
- *              2 layerNorm's y, 3 mean, 4 rstd, 5 db
+ *              2 layerNorm's y, 3 mean, 4 rstd, 5 db; bits 6-7 the RMSNorm
+ *              weight's dtype when byte 2 bit 4 is clear (% 3; any with any
+ *              storage dtype)
  *   byte 2     bits 0-1 rows (0..3), bits 2-3 storage dtype (% 3), bit 4
- *              weight in the storage dtype (else float32), bit 5 cast mode
- *              llama (else gemma), bits 6-7 weight offset kind (RMSNorm)
+ *              weight in the storage dtype (else as byte 1 says), bit 5 cast
+ *              mode llama (else gemma), bits 6-7 weight offset kind (RMSNorm)
  *   bytes 3-4  dim: bit 15 set: 1 + (low 15 bits % 4200) (up to 17 blocks
  *              of 256), else 1 + (value % 48) (the lane and tail edges)
  *   byte 5     eps kind (see decode_eps), bytes 6-9 its raw bits
@@ -116,8 +118,9 @@ static void decode_values(const uint8_t* data, size_t size, void* out, size_t n,
     } else {
       /* Raw values keep 16 bits as they are; the others are narrowed. */
       const bool keep_raw = (raw & 0xFF) % 8 >= 6;
-      ((uint16_t*) out)[i] = keep_raw ? (uint16_t) (raw >> 16)
-          : dtype == RMSNORM_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
+      ((uint16_t*) out)[i] = keep_raw                ? (uint16_t) (raw >> 16)
+                             : dtype == RMSNORM_BF16 ? f32_to_bf16(v)
+                                                     : f32_to_f16(v);
     }
   }
 }
@@ -175,7 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (op == 2) {
       c = rmsnorm_rstd_call(x, rows, dim, eps, dtype);
     } else {
-      const int weight_dtype = (mode >> 4 & 1) ? dtype : RMSNORM_F32;
+      const int weight_dtype = (mode >> 4 & 1) ? dtype : (given >> 6) % 3;
       const void* w = weighted ? values(&d, dim, weight_dtype, false) : NULL;
       const void* residual = op == 1 ? values(&d, n, dtype, false) : NULL;
       c = rmsnorm_call(x, residual, w, rows, dim, eps, dtype, weight_dtype,

@@ -1,7 +1,7 @@
 /*
  * The known-answer harness: both kernels built natively under ASan + UBSan
  * with live asserts, run on calls the JS test sends (tests/native.test.js),
- * which checks the outputs against the JS reference and the seeds' answers.
+ * which checks the outputs against the JS reference and known answers.
  *
  * stdin, repeated until EOF (little-endian, 32-bit fields):
  *   rows, dim, eps (f32), flags (bit 0 weight, bit 1 residual), dtype,

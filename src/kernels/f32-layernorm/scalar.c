@@ -1,13 +1,12 @@
 /*
  * Scalar float32 LayerNorm: the baseline for engines without SIMD128. The
- * same 16 lanes as the SIMD kernel, one value at a time (../layernorm_f32.h).
+ * same 16 lanes as the SIMD kernel, one value at a time (layernorm_f32.h).
  */
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../f32_rowsum.h"
-#include "../rmsnorm_scalar.h"
-#include "../layernorm_f32.h"
+#include "../common.h"
+#include "layernorm_f32.h"
 
 static inline float block_sum(const float* x, size_t n, float scale, bool scaled) {
   float acc[RMSNORM_LANES] = {0.0f};
@@ -31,8 +30,8 @@ static inline void block_deviation_sums(const float* x, size_t n, float scale, b
 }
 
 static inline void normalize_row(const float* x, const float* w, const float* b, float* y,
-                                 size_t dim, float scale, bool scaled, float mean_hi,
-                                 float mean_lo, float rstd) {
+                                 size_t dim, float scale, bool scaled, float mean_hi, float mean_lo,
+                                 float rstd) {
   for (size_t i = 0; i < dim; i++) {
     float v = (((scaled ? x[i] * scale : x[i]) - mean_hi) - mean_lo) * rstd;
     v = w != NULL ? v * w[i] : v;
@@ -40,5 +39,5 @@ static inline void normalize_row(const float* x, const float* w, const float* b,
   }
 }
 
-#define LAYERNORM_F32_KERNEL layernorm_f32__scalar
-#include "../layernorm_f32_rows.h"
+#define LAYERNORM_F32_KERNEL rmsnorm_wasm_f32_layernorm_ukernel__scalar
+#include "rows.h"

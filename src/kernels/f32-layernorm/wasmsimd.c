@@ -1,17 +1,16 @@
 /*
  * SIMD128 float32 LayerNorm: 16 values a step in four f32x4 accumulators per
- * sum (u16_acc4); vacc0 holds lanes 0-3 of the contract's 16 lanes
- * (../layernorm_f32.h), vacc1 lanes 4-7, and so on. The last 1..15 values of
+ * sum; vacc0 holds lanes 0-3 of the contract's 16 lanes
+ * (layernorm_f32.h), vacc1 lanes 4-7, and so on. The last 1..15 values of
  * a block go through the same lanes one at a time: zero padding would not
  * do here, since a padded 0 has the deviation -mean_hi.
  */
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../f32_rowsum.h"
-#include "../rmsnorm_scalar.h"
-#include "../layernorm_f32.h"
+#include "../common.h"
 #include "../simd128.h"
+#include "layernorm_f32.h"
 
 static inline v128_t load_z(const float* x, v128_t vscale, bool scaled) {
   const v128_t vx = wasm_v128_load(x);
@@ -96,8 +95,8 @@ static inline void normalize_row_impl(const float* x, const float* w, const floa
     }
   }
   for (; i + 4 <= dim; i += 4) {
-    wasm_v128_store(y + i, normalize4(x, w, b, i, vscale, scaled, vmean_hi, vmean_lo, vrstd,
-                                      weighted, biased));
+    wasm_v128_store(
+        y + i, normalize4(x, w, b, i, vscale, scaled, vmean_hi, vmean_lo, vrstd, weighted, biased));
   }
   for (; i < dim; i++) {
     float v = (((scaled ? x[i] * scale : x[i]) - mean_hi) - mean_lo) * rstd;
@@ -108,8 +107,8 @@ static inline void normalize_row_impl(const float* x, const float* w, const floa
 
 /* One specialised loop per (weight, bias) combination. */
 static inline void normalize_row(const float* x, const float* w, const float* b, float* y,
-                                 size_t dim, float scale, bool scaled, float mean_hi,
-                                 float mean_lo, float rstd) {
+                                 size_t dim, float scale, bool scaled, float mean_hi, float mean_lo,
+                                 float rstd) {
   if (w != NULL && b != NULL) {
     normalize_row_impl(x, w, b, y, dim, scale, scaled, mean_hi, mean_lo, rstd, true, true);
   } else if (w != NULL) {
@@ -121,5 +120,5 @@ static inline void normalize_row(const float* x, const float* w, const float* b,
   }
 }
 
-#define LAYERNORM_F32_KERNEL layernorm_f32__wasmsimd_u16_acc4
-#include "../layernorm_f32_rows.h"
+#define LAYERNORM_F32_KERNEL rmsnorm_wasm_f32_layernorm_ukernel__wasmsimd
+#include "rows.h"

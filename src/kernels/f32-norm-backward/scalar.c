@@ -1,13 +1,12 @@
 /*
  * Scalar float32 backward passes of RMSNorm and LayerNorm: the same 16 lanes
- * as the SIMD kernels, one value at a time (../norm_backward_f32.h).
+ * as the SIMD kernels, one value at a time (norm_backward_f32.h).
  */
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../f32_rowsum.h"
-#include "../rmsnorm_scalar.h"
-#include "../norm_backward_f32.h"
+#include "../common.h"
+#include "norm_backward_f32.h"
 
 static inline float xhat_of(float x, float mean, float rstd, bool centred) {
   return (centred ? x - mean : x) * rstd;
@@ -27,9 +26,9 @@ static inline void block_grad_sums(const float* dy, const float* x, const float*
   *sum_gxhat = fold_lanes(acc_gxhat);
 }
 
-static inline void grad_row(const float* dy, const float* x, const float* w, float* dx,
-                            float* dw, float* db, size_t dim, float mean, float rstd,
-                            bool centred, float a, float c) {
+static inline void grad_row(const float* dy, const float* x, const float* w, float* dx, float* dw,
+                            float* db, size_t dim, float mean, float rstd, bool centred, float a,
+                            float c) {
   for (size_t i = 0; i < dim; i++) {
     const float dyi = dy[i];
     const float xhat = xhat_of(x[i], mean, rstd, centred);
@@ -44,6 +43,6 @@ static inline void grad_row(const float* dy, const float* x, const float* w, flo
   }
 }
 
-#define RMSNORM_BACKWARD_F32_KERNEL rmsnorm_backward_f32__scalar
-#define LAYERNORM_BACKWARD_F32_KERNEL layernorm_backward_f32__scalar
-#include "../norm_backward_f32_rows.h"
+#define RMSNORM_BACKWARD_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_backward_ukernel__scalar
+#define LAYERNORM_BACKWARD_F32_KERNEL rmsnorm_wasm_f32_layernorm_backward_ukernel__scalar
+#include "rows.h"

@@ -1,16 +1,15 @@
 /*
  * SIMD128 float32 backward passes of RMSNorm and LayerNorm: 16 values a step
- * in four f32x4 accumulators per sum (u16_acc4); vacc[j] holds lanes
- * 4j..4j+3 of the contract's 16 lanes (../norm_backward_f32.h). The last
+ * in four f32x4 accumulators per sum; vacc[j] holds lanes
+ * 4j..4j+3 of the contract's 16 lanes (norm_backward_f32.h). The last
  * 1..15 values of a block go through the same lanes one at a time.
  */
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../f32_rowsum.h"
-#include "../rmsnorm_scalar.h"
-#include "../norm_backward_f32.h"
+#include "../common.h"
 #include "../simd128.h"
+#include "norm_backward_f32.h"
 
 static inline float xhat_of(float x, float mean, float rstd, bool centred) {
   return (centred ? x - mean : x) * rstd;
@@ -27,9 +26,9 @@ static inline v128_t vg_of(const float* dy, const float* w, size_t i, bool weigh
   return weighted ? wasm_f32x4_mul(vdy, wasm_v128_load(w + i)) : vdy;
 }
 
-static inline void block_grad_sums_impl(const float* dy, const float* x, const float* w,
-                                        size_t n, float mean, float rstd, bool centred,
-                                        bool weighted, float* sum_g, float* sum_gxhat) {
+static inline void block_grad_sums_impl(const float* dy, const float* x, const float* w, size_t n,
+                                        float mean, float rstd, bool centred, bool weighted,
+                                        float* sum_g, float* sum_gxhat) {
   const v128_t vmean = wasm_f32x4_splat(mean);
   const v128_t vrstd = wasm_f32x4_splat(rstd);
   const v128_t vzero = wasm_f32x4_splat(0.0f);
@@ -43,8 +42,8 @@ static inline void block_grad_sums_impl(const float* dy, const float* x, const f
       if (centred) {
         vacc_g[j] = wasm_f32x4_add(vacc_g[j], vg);
       }
-      vacc_gxhat[j] = wasm_f32x4_add(vacc_gxhat[j],
-                                     wasm_f32x4_mul(vg, vxhat_of(x + k, vmean, vrstd, centred)));
+      vacc_gxhat[j] =
+          wasm_f32x4_add(vacc_gxhat[j], wasm_f32x4_mul(vg, vxhat_of(x + k, vmean, vrstd, centred)));
     }
   }
   float lanes_g[RMSNORM_LANES];
@@ -107,9 +106,9 @@ static inline void grad_row_impl(const float* dy, const float* x, const float* w
 }
 
 /* One specialised loop per (weight, bias) combination. */
-static inline void grad_row(const float* dy, const float* x, const float* w, float* dx,
-                            float* dw, float* db, size_t dim, float mean, float rstd,
-                            bool centred, float a, float c) {
+static inline void grad_row(const float* dy, const float* x, const float* w, float* dx, float* dw,
+                            float* db, size_t dim, float mean, float rstd, bool centred, float a,
+                            float c) {
   if (w != NULL && db != NULL) {
     grad_row_impl(dy, x, w, dx, dw, db, dim, mean, rstd, centred, a, c, true, true);
   } else if (w != NULL) {
@@ -121,6 +120,6 @@ static inline void grad_row(const float* dy, const float* x, const float* w, flo
   }
 }
 
-#define RMSNORM_BACKWARD_F32_KERNEL rmsnorm_backward_f32__wasmsimd_u16_acc4
-#define LAYERNORM_BACKWARD_F32_KERNEL layernorm_backward_f32__wasmsimd_u16_acc4
-#include "../norm_backward_f32_rows.h"
+#define RMSNORM_BACKWARD_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_backward_ukernel__wasmsimd
+#define LAYERNORM_BACKWARD_F32_KERNEL rmsnorm_wasm_f32_layernorm_backward_ukernel__wasmsimd
+#include "rows.h"

@@ -1,12 +1,12 @@
 /*
  * Scalar RMSNorm: the baseline for engines without SIMD128. It is the
- * contract one value at a time (the scalar_* helpers of rmsnorm_scalar.h),
+ * contract one value at a time (the scalar_* helpers of scalar_steps.h),
  * walking the same 16 lanes as the SIMD kernel, so both return the same bits.
  */
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../rmsnorm_scalar.h"
+#include "scalar_steps.h"
 
 RMSNORM_INLINE float block_sumsq(const void* x, size_t n, int dtype) {
   return scalar_block_sumsq(x, n, dtype, 1.0f, false);
@@ -17,22 +17,21 @@ RMSNORM_INLINE float block_add_sumsq(const void* x, void* r, size_t n, int dtype
 }
 
 RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t dim, float inv,
-                             float weight_offset, int dtype, int weight_dtype, bool offset,
-                             int cast_mode) {
-  scalar_write_row(src, w, y, 0, dim, inv, 1.0f, false, weight_offset, dtype, weight_dtype,
-                   offset, cast_mode);
+                              float weight_offset, int dtype, int weight_dtype, bool offset,
+                              int cast_mode) {
+  scalar_write_row(src, w, y, 0, dim, inv, 1.0f, false, weight_offset, dtype, weight_dtype, offset,
+                   cast_mode);
 }
 
 /* One after the other: the scalar loops gain nothing from sharing one. */
-RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, const void* w,
-                                         void* y, size_t start, size_t n, float inv,
-                                         float weight_offset, int dtype, int weight_dtype,
-                                         bool offset, int cast_mode) {
+RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, const void* w, void* y,
+                                         size_t start, size_t n, float inv, float weight_offset,
+                                         int dtype, int weight_dtype, bool offset, int cast_mode) {
   scalar_write_row(src, w, y, start, start + n, inv, 1.0f, false, weight_offset, dtype,
                    weight_dtype, offset, cast_mode);
   return block_sumsq((const char*) next + start * dtype_size(dtype), n, dtype);
 }
 
-#define RMSNORM_F32_KERNEL rmsnorm_f32__scalar
-#define RMSNORM_F32_RSTD_KERNEL rmsnorm_rstd_f32__scalar
-#include "../rmsnorm_f32_rows.h"
+#define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__scalar
+#define RMSNORM_F32_RSTD_KERNEL rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__scalar
+#include "rows.h"

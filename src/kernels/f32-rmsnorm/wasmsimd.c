@@ -1,7 +1,7 @@
 /*
- * SIMD128 RMSNorm: 16 values a step in four f32x4 accumulators (u16_acc4).
+ * SIMD128 RMSNorm: 16 values a step in four f32x4 accumulators.
  * vacc0 holds lanes 0-3, vacc1 lanes 4-7, vacc2 lanes 8-11 and vacc3 lanes
- * 12-15 of the contract's 16 lanes (../rmsnorm_f32.h), so the vector adds are
+ * 12-15 of the contract's 16 lanes (rmsnorm_f32.h), so the vector adds are
  * the lane adds, and the fold below is the contract's fold. 16-bit storage is
  * widened on load and narrowed on store (../float16_wasmsimd.h).
  */
@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "../float16_wasmsimd.h"
-#include "../rmsnorm_scalar.h"
 #include "../simd128.h"
+#include "scalar_steps.h"
 
 /* Lane order. Vectors of float32 values hold consecutive values. 16-bit
  * ones may also hold them interleaved, which widens and narrows with fewer
@@ -77,7 +77,7 @@ RMSNORM_INLINE v128_t load4(const void* x, size_t i, int dtype) {
  * path are finite (their sum of squares is), so x * inv is finite; times a
  * finite weight it may overflow to Inf, which the conversions round
  * correctly, but not become NaN. The kernel checks the weight once per call
- * (rmsnorm_f32_rows.h) and sends rows to the scalar writer if it is not. */
+ * (rows.h) and sends rows to the scalar writer if it is not. */
 
 /* The 16-bit patterns of four float32 values, in u32 lanes. */
 RMSNORM_INLINE v128_t narrow4(v128_t v, int dtype, bool finite) {
@@ -114,8 +114,8 @@ RMSNORM_INLINE void store8(void* p, const v128_t v[2], int dtype, bool interleav
                                              : f32x4x2_to_f16x8_interleaved(v[0], v[1], finite));
   } else {
     /* u16 patterns in u32 lanes: the saturating narrow keeps them as they are */
-    wasm_v128_store(p, wasm_u16x8_narrow_i32x4(narrow4(v[0], dtype, finite),
-                                               narrow4(v[1], dtype, finite)));
+    wasm_v128_store(
+        p, wasm_u16x8_narrow_i32x4(narrow4(v[0], dtype, finite), narrow4(v[1], dtype, finite)));
   }
 }
 
@@ -143,8 +143,8 @@ RMSNORM_INLINE float fold_accumulators(const v128_t vacc[4], int dtype) {
       vlanes[k + 1] = wasm_i32x4_shuffle(vacc[k], vacc[k + 1], 2, 6, 3, 7);
     }
   }
-  const v128_t vsum = wasm_f32x4_add(wasm_f32x4_add(vlanes[0], vlanes[1]),
-                                     wasm_f32x4_add(vlanes[2], vlanes[3]));
+  const v128_t vsum =
+      wasm_f32x4_add(wasm_f32x4_add(vlanes[0], vlanes[1]), wasm_f32x4_add(vlanes[2], vlanes[3]));
   const v128_t vpair = wasm_f32x4_add(vsum, wasm_i32x4_shuffle(vsum, vsum, 2, 3, 0, 1));
   const v128_t vtotal = wasm_f32x4_add(vpair, wasm_i32x4_shuffle(vpair, vpair, 1, 0, 3, 2));
   return wasm_f32x4_extract_lane(vtotal, 0);
@@ -214,10 +214,11 @@ RMSNORM_INLINE float block_add_sumsq(const void* x, void* r, size_t n, int dtype
   return block_sumsq_impl(x, r, n, dtype, true);
 }
 
-/* Step 4 for four values v = x * inv and their weights vw, widened (see
- * scalar_finish); vw is unused without a weight. */
-RMSNORM_INLINE v128_t finish4(v128_t v, v128_t vw, v128_t voffset, int dtype, int weight_dtype,
-                              bool offset, int cast_mode) {
+/* The weight's part of step 4 for four values v = x * inv and their weights
+ * vw, widened: offset, cast mode, multiply; the output rounding is the
+ * store's (compare scalar_finish). vw is unused without a weight. */
+RMSNORM_INLINE v128_t weigh4(v128_t v, v128_t vw, v128_t voffset, int dtype, int weight_dtype,
+                             bool offset, int cast_mode) {
   if (weight_dtype == RMSNORM_NO_WEIGHT) {
     return v;
   }
@@ -230,10 +231,10 @@ RMSNORM_INLINE v128_t finish4(v128_t v, v128_t vw, v128_t voffset, int dtype, in
   return wasm_f32x4_mul(v, vw);
 }
 
-/* Step 4 for values i..i+7. */
-RMSNORM_INLINE void finish8(const void* src, const void* w, void* y, size_t i, v128_t vinv,
-                            v128_t voffset, int dtype, int weight_dtype, bool offset,
-                            int cast_mode) {
+/* All of step 4 for values i..i+7: load, times inv, weigh4, store. */
+RMSNORM_INLINE void write8(const void* src, const void* w, void* y, size_t i, v128_t vinv,
+                           v128_t voffset, int dtype, int weight_dtype, bool offset,
+                           int cast_mode) {
   const bool interleaved = write_interleaved(dtype, weight_dtype);
   v128_t v[2];
   v128_t vw[2] = {vinv, vinv}; /* unused without a weight */
@@ -242,27 +243,28 @@ RMSNORM_INLINE void finish8(const void* src, const void* w, void* y, size_t i, v
     load8((const char*) w + i * dtype_size(weight_dtype), weight_dtype, interleaved, vw);
   }
   for (int k = 0; k < 2; k++) {
-    v[k] = finish4(wasm_f32x4_mul(v[k], vinv), vw[k], voffset, dtype, weight_dtype, offset,
-                   cast_mode);
+    v[k] =
+        weigh4(wasm_f32x4_mul(v[k], vinv), vw[k], voffset, dtype, weight_dtype, offset, cast_mode);
   }
   store8((char*) y + i * dtype_size(dtype), v, dtype, interleaved, true);
 }
 
-/* Step 4 for values i..i+3, in order, with 16-bit storage narrowed four at a time. */
-RMSNORM_INLINE void finish_four(const void* src, const void* w, void* y, size_t i, v128_t vinv,
-                                v128_t voffset, int dtype, int weight_dtype, bool offset,
-                                int cast_mode) {
+/* All of step 4 for values i..i+3, in order, 16-bit storage narrowed four
+ * at a time. */
+RMSNORM_INLINE void write4(const void* src, const void* w, void* y, size_t i, v128_t vinv,
+                           v128_t voffset, int dtype, int weight_dtype, bool offset,
+                           int cast_mode) {
   const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
   const v128_t vw = weight_dtype == RMSNORM_NO_WEIGHT ? vinv : load4(w, i, weight_dtype);
-  store4(y, i, finish4(v, vw, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
+  store4(y, i, weigh4(v, vw, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
 }
 
 /* The 1..3 values a row's vector loop leaves over, with every choice made at
  * run time: one shared copy instead of one per specialization. */
 static __attribute__((noinline)) void write_tail(const void* src, const void* w, void* y,
                                                  size_t start, size_t end, float inv,
-                                                 float weight_offset, int dtype,
-                                                 int weight_dtype, bool offset, int cast_mode) {
+                                                 float weight_offset, int dtype, int weight_dtype,
+                                                 bool offset, int cast_mode) {
   scalar_write_row(src, w, y, start, end, inv, 1.0f, false, weight_offset, dtype, weight_dtype,
                    offset, cast_mode);
 }
@@ -282,14 +284,14 @@ RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t di
   char* py = (char*) y;
   for (; i + 16 <= dim; i += 16, ps += step, py += step) {
     for (size_t h = 0; h < 16; h += 8) {
-      finish8(ps, pw, py, h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+      write8(ps, pw, py, h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
     }
     if (weight_step != 0) {
       pw += weight_step;
     }
   }
   for (; i + 4 <= dim; i += 4) {
-    finish_four(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+    write4(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
   }
   if (i < dim) {
     write_tail(src, w, y, i, dim, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
@@ -310,7 +312,7 @@ RMSNORM_INLINE void step_sumsq_writing(v128_t vacc[4], const char* pn, const cha
     for (size_t k = 0; k < 4; k++) {
       const v128_t vn = load4(pn, j + 4 * k, dtype);
       vacc[k] = wasm_f32x4_add(vacc[k], wasm_f32x4_mul(vn, vn));
-      finish_four(ps, pw, py, j + 4 * k, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+      write4(ps, pw, py, j + 4 * k, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
     }
     return;
   }
@@ -321,14 +323,13 @@ RMSNORM_INLINE void step_sumsq_writing(v128_t vacc[4], const char* pn, const cha
     for (size_t k = 0; k < 2; k++) {
       vacc[2 * h + k] = wasm_f32x4_add(vacc[2 * h + k], wasm_f32x4_mul(vn[k], vn[k]));
     }
-    finish8(ps, pw, py, j + 8 * h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+    write8(ps, pw, py, j + 8 * h, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
   }
 }
 
-RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, const void* w,
-                                         void* y, size_t start, size_t n, float inv,
-                                         float weight_offset, int dtype, int weight_dtype,
-                                         bool offset, int cast_mode) {
+RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, const void* w, void* y,
+                                         size_t start, size_t n, float inv, float weight_offset,
+                                         int dtype, int weight_dtype, bool offset, int cast_mode) {
   const v128_t vinv = wasm_f32x4_splat(inv);
   const v128_t voffset = wasm_f32x4_splat(weight_offset);
   v128_t vacc[4];
@@ -340,8 +341,8 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   /* The steps advance pointers rather than index from the bases: clang then
    * gives each access of a step a constant offset from one address
    * (`v128.load offset=16`), where an index it knows to be a multiple of 16
-   * becomes `(i << 2) | 16` plus a base, one more add per access in V8's code
-   * (a tenth of the time of this loop at 32 x 1024). */
+   * becomes `(i << 2) | 16` plus a base, one more add per access in V8's
+   * code. */
   const size_t size = dtype_size(dtype);
   const size_t weight_size = weight_dtype == RMSNORM_NO_WEIGHT ? 0 : dtype_size(weight_dtype);
   const char* pn = (const char*) next + start * size;
@@ -351,9 +352,8 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   /* float32: two steps per iteration. A float32 step is only 16 vector
    * instructions, and V8 adds to each iteration a stack-guard check, one add
    * per pointer and the loop test (about 12 scalar instructions); two steps
-   * halve that share. (At 32 x 1024 the export took 6.4-6.5 us against
-   * 6.7-6.9 us in two of three interleaved bench runs; the shared machine
-   * leaves it at that.) bfloat16 steps are long enough already. */
+   * halve that share (a small gain: CHANGELOG). bfloat16 steps are long
+   * enough already. */
   const size_t unroll = dtype == RMSNORM_F32 ? 2 : 1;
   const size_t lanes = unroll * RMSNORM_LANES;
   for (; i + lanes <= end; i += lanes, pn += lanes * size, ps += lanes * size, py += lanes * size) {
@@ -373,7 +373,7 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   if (i < end) {
     accumulate_tail(vacc, next, NULL, i, end, dtype, false);
     for (; i + 4 <= end; i += 4) {
-      finish_four(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+      write4(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
     }
     if (i < end) {
       write_tail(src, w, y, i, end, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
@@ -382,6 +382,6 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   return fold_accumulators(vacc, dtype);
 }
 
-#define RMSNORM_F32_KERNEL rmsnorm_f32__wasmsimd_u16_acc4
-#define RMSNORM_F32_RSTD_KERNEL rmsnorm_rstd_f32__wasmsimd_u16_acc4
-#include "../rmsnorm_f32_rows.h"
+#define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd
+#define RMSNORM_F32_RSTD_KERNEL rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__wasmsimd
+#include "rows.h"

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../../src/kernels/rmsnorm_f32.h"
+#include "../../../src/kernels/f32-rmsnorm/rmsnorm_f32.h"
 
 static float* x;
 static float* w;
@@ -75,8 +75,8 @@ int main(int argc, char** argv) {
     } else if (sscanf(line, "time %zu", &iters) == 1) {
       const uint64_t t0 = now_ns();
       for (size_t i = 0; i < iters; i++) {
-        rmsnorm_f32__wasmsimd_u16_acc4(x, NULL, w, y, rows, dim, eps, RMSNORM_F32, RMSNORM_F32,
-                                       RMSNORM_CAST_LLAMA, 0.0f);
+        rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd(x, NULL, w, y, rows, dim, eps, RMSNORM_F32,
+                                                   RMSNORM_F32, RMSNORM_CAST_LLAMA, 0.0f);
       }
       printf("%" PRIu64 "\n", now_ns() - t0);
     } else if (sscanf(line, "dump %3999s", path) == 1) {

@@ -5,18 +5,18 @@
  *
  * THE NUMERICS CONTRACT (LayerNorm)
  * =================================
- * The rules of rmsnorm_f32.h hold here too (binary32 round-to-nearest-even
+ * The rules of ../f32-rmsnorm/rmsnorm_f32.h hold here too (binary32 round-to-nearest-even
  * for every operation, no FMA, no fast-math, no flush-to-zero; NaN results
  * compared as "a NaN"; y may equal x, no other overlap). Every blocked sum
  * below is RMSNorm's step 1 applied to another term t_i: the same 256-value
- * blocks, 16 lanes, fold and pairwise cascade (f32_rowsum.h). The SIMD128
+ * blocks, 16 lanes, fold and pairwise cascade (../common.h). The SIMD128
  * kernel, the scalar kernel and the JS reference (src/reference/layernorm.js)
  * follow this order exactly.
  *
  * The mean is carried in two float32 parts, so that rows with a large common
  * offset (1e4 + N(0,1)) are normalized as accurately as centred ones: a mean
  * rounded to float32 alone would shift every deviation by up to half an ulp
- * of the offset (PyTorch's float32 measures ~2e4 units of 2^-23 there).
+ * of the offset (PyTorch's float32 LayerNorm errs that way: CHANGELOG).
  *
  * 1. S1      = blocked sum of x_i
  * 2. mean_hi = S1 / (float)dim
@@ -31,10 +31,10 @@
  * 5. rstd    = 1 / sqrt(var + eps)    (three roundings: add, sqrt, divide)
  * 6. y_i     = (((x_i - mean_hi) - mean_lo) * rstd) * w_i + b_i
  *              (without a weight, no multiply; without a bias, no add)
- * 7. The per-row statistics the backward pass reads (norm_backward_f32.h):
+ * 7. The per-row statistics the backward pass reads (../f32-norm-backward/norm_backward_f32.h):
  *    mean = mean_hi + mean_lo, and rstd.
  *
- * Rescue path, as for RMSNorm (rmsnorm_f32.h): a row whose S1 is not finite,
+ * Rescue path, as for RMSNorm (../f32-rmsnorm/rmsnorm_f32.h): a row whose S1 is not finite,
  * or whose E2 is outside [RMSNORM_TINY_SUM, FLT_MAX] (or NaN), is redone on
  * z_i = x_i * 2^k with the same 2^k rule and eps_z = (eps * 2^k) * 2^k, if
  * the row is finite and not all zero and eps_z is finite; otherwise it keeps
@@ -51,10 +51,11 @@
 /* w, b may be NULL (no weight, no bias). y may be NULL: then only the
  * statistics are computed. mean and rstd (rows floats each) may be NULL:
  * then they are not stored. rows may be 0; dim must be >= 1. */
-void layernorm_f32__scalar(const float* x, const float* w, const float* b, float* y,
-                           float* mean, float* rstd, size_t rows, size_t dim, float eps);
-void layernorm_f32__wasmsimd_u16_acc4(const float* x, const float* w, const float* b, float* y,
-                                      float* mean, float* rstd, size_t rows, size_t dim,
-                                      float eps);
+void rmsnorm_wasm_f32_layernorm_ukernel__scalar(const float* x, const float* w, const float* b,
+                                                float* y, float* mean, float* rstd, size_t rows,
+                                                size_t dim, float eps);
+void rmsnorm_wasm_f32_layernorm_ukernel__wasmsimd(const float* x, const float* w, const float* b,
+                                                  float* y, float* mean, float* rstd, size_t rows,
+                                                  size_t dim, float eps);
 
 #endif

@@ -5,15 +5,15 @@
  *
  * THE NUMERICS CONTRACT (backward)
  * ================================
- * The rules of rmsnorm_f32.h hold (binary32 round-to-nearest-even for every
+ * The rules of ../f32-rmsnorm/rmsnorm_f32.h hold (binary32 round-to-nearest-even for every
  * operation, no FMA, no fast-math, no flush-to-zero; NaN results compared as
  * "a NaN"). Blocked sums are RMSNorm's step 1 on another term (256-value
- * blocks, 16 lanes, fixed fold, pairwise cascade: f32_rowsum.h). The
+ * blocks, 16 lanes, fixed fold, pairwise cascade: ../common.h). The
  * SIMD128 kernel, the scalar kernel and the JS reference
  * (src/reference/backward.js) follow this order exactly.
  *
- * Each row reads its forward statistics: rstd for RMSNorm (rmsnorm_f32.h,
- * step 5), mean and rstd for LayerNorm (layernorm_f32.h, step 7). The caller
+ * Each row reads its forward statistics: rstd for RMSNorm (../f32-rmsnorm/rmsnorm_f32.h,
+ * step 5), mean and rstd for LayerNorm (../f32-layernorm/layernorm_f32.h, step 7). The caller
  * passes the ones the forward call returned, or recomputes them with the same
  * kernels, which gives the same bits. With g_i = dy_i * w_i (g_i = dy_i
  * without a weight):
@@ -51,19 +51,22 @@
 
 /* w may be NULL (then dw must be NULL too; otherwise dw holds dim running
  * sums). rstd holds rows floats. rows may be 0; dim must be >= 1. */
-void rmsnorm_backward_f32__scalar(const float* dy, const float* x, const float* w,
-                                  const float* rstd, float* dx, float* dw, size_t rows,
-                                  size_t dim);
-void rmsnorm_backward_f32__wasmsimd_u16_acc4(const float* dy, const float* x, const float* w,
-                                             const float* rstd, float* dx, float* dw,
-                                             size_t rows, size_t dim);
+void rmsnorm_wasm_f32_rmsnorm_backward_ukernel__scalar(const float* dy, const float* x,
+                                                       const float* w, const float* rstd, float* dx,
+                                                       float* dw, size_t rows, size_t dim);
+void rmsnorm_wasm_f32_rmsnorm_backward_ukernel__wasmsimd(const float* dy, const float* x,
+                                                         const float* w, const float* rstd,
+                                                         float* dx, float* dw, size_t rows,
+                                                         size_t dim);
 
 /* As above, plus mean (rows floats) and db (NULL, or dim running sums). */
-void layernorm_backward_f32__scalar(const float* dy, const float* x, const float* w,
-                                    const float* mean, const float* rstd, float* dx, float* dw,
-                                    float* db, size_t rows, size_t dim);
-void layernorm_backward_f32__wasmsimd_u16_acc4(const float* dy, const float* x, const float* w,
-                                               const float* mean, const float* rstd, float* dx,
-                                               float* dw, float* db, size_t rows, size_t dim);
+void rmsnorm_wasm_f32_layernorm_backward_ukernel__scalar(const float* dy, const float* x,
+                                                         const float* w, const float* mean,
+                                                         const float* rstd, float* dx, float* dw,
+                                                         float* db, size_t rows, size_t dim);
+void rmsnorm_wasm_f32_layernorm_backward_ukernel__wasmsimd(const float* dy, const float* x,
+                                                           const float* w, const float* mean,
+                                                           const float* rstd, float* dx, float* dw,
+                                                           float* db, size_t rows, size_t dim);
 
 #endif

@@ -22,7 +22,7 @@
  *
  * and names the kernels it defines with RMSNORM_F32_KERNEL (the forward pass)
  * and RMSNORM_F32_RSTD_KERNEL (step 5, the per-row rstd, alone). The scalar_*
- * helpers of rmsnorm_scalar.h serve for the rare rescue rows.
+ * helpers of scalar_steps.h serve for the rare rescue rows.
  */
 #include <assert.h>
 #include <float.h>
@@ -30,24 +30,23 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "f32_rowsum.h"
-#include "float16.h"
+#include "../common.h"
+#include "../float16.h"
 #include "rmsnorm_f32.h"
-
-#include "rmsnorm_scalar.h"
+#include "scalar_steps.h"
 
 /* ---- rows ---------------------------------------------------------------- */
 
 enum sum_mode { SUM_PLAIN, SUM_ADD_RESIDUAL, SUM_SCALED };
 
-/* Step 1 for a whole row: block sums added pairwise (f32_rowsum.h). */
+/* Step 1 for a whole row: block sums added pairwise (../common.h). */
 RMSNORM_INLINE float row_sumsq(const void* x, void* r, size_t dim, int dtype, int mode,
                                float scale) {
   const size_t size = dtype_size(dtype);
   f32_pairwise sums;
   f32_pairwise_init(&sums);
   for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
-    const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
+    const size_t n = block_len(dim, start);
     const void* xb = (const char*) x + start * size;
     float s;
     switch (mode) {
@@ -63,16 +62,15 @@ RMSNORM_INLINE float row_sumsq(const void* x, void* r, size_t dim, int dtype, in
 /* Step 1 for row `next` while step 4 writes the current row (src -> y), block
  * by block in one loop: the loads of the next row and the stores of this one
  * stay in flight together, and the sum's add chains overlap the multiplies.
- * Each row still gets exactly its own operations. (At 2048 x 4096 float32 this
- * takes a quarter less time than two passes per row.) */
-RMSNORM_INLINE float row_sumsq_writing(const void* next, const void* src, const void* w,
-                                       void* y, size_t dim, float inv, float weight_offset,
-                                       int dtype, int weight_dtype, bool offset,
-                                       int cast_mode) {
+ * Each row still gets exactly its own operations; one pass over memory per
+ * row instead of two (figures in the CHANGELOG). */
+RMSNORM_INLINE float row_sumsq_writing(const void* next, const void* src, const void* w, void* y,
+                                       size_t dim, float inv, float weight_offset, int dtype,
+                                       int weight_dtype, bool offset, int cast_mode) {
   f32_pairwise sums;
   f32_pairwise_init(&sums);
   for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
-    const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
+    const size_t n = block_len(dim, start);
     f32_pairwise_push(&sums, block_sumsq_writing(next, src, w, y, start, n, inv, weight_offset,
                                                  dtype, weight_dtype, offset, cast_mode));
   }
@@ -107,13 +105,13 @@ static float rescue_inv(const void* src, size_t dim, float eps, float plain_sums
 /* Whether no element has an all-ones exponent field (Inf or NaN). A branchless
  * loop over the bits, which the compiler vectorizes: this runs on every call,
  * and one row is often all the work there is. */
-#define DEFINE_EXPONENTS_FINITE(NAME, TYPE, EXPONENT)        \
-  static bool NAME(const TYPE* w, size_t dim) {             \
-    TYPE special = 0;                                       \
-    for (size_t i = 0; i < dim; i++) {                      \
-      special |= (TYPE) ((w[i] & EXPONENT) == EXPONENT);    \
-    }                                                       \
-    return special == 0;                                    \
+#define DEFINE_EXPONENTS_FINITE(NAME, TYPE, EXPONENT)    \
+  static bool NAME(const TYPE* w, size_t dim) {          \
+    TYPE special = 0;                                    \
+    for (size_t i = 0; i < dim; i++) {                   \
+      special |= (TYPE) ((w[i] & EXPONENT) == EXPONENT); \
+    }                                                    \
+    return special == 0;                                 \
   }
 DEFINE_EXPONENTS_FINITE(exponents_finite_32, uint32_t, UINT32_C(0x7F800000))
 DEFINE_EXPONENTS_FINITE(exponents_finite_16, uint16_t, 0x7F80)
@@ -140,21 +138,16 @@ static bool all_finite(const void* w, size_t dim, int weight_dtype, bool offset,
 /* ---- specializations ------------------------------------------------------
  * Each combination of storage type, weight type, offset and cast mode gets
  * its own copy of the loops with those choices folded in at compile time; the
- * kernel picks the two it needs once per call. The choice is made with
+ * kernel picks the ones it needs once per call. The choice is made with
  * switches, not tables of function pointers: a table would be data in linear
  * memory, and the imported-memory build must not own any bytes of the
  * memory it is given (see bindMemory in src/api/bind.js). */
 
 typedef float (*row_sumsq_fn)(const void* x, void* r, size_t dim);
-typedef void (*row_writer_fn)(const void* src, const void* w, void* y, size_t dim, float inv,
-                              float weight_offset);
-/* Writes the row and returns the plain sum of squares of row `next`. */
-typedef float (*row_writer_summing_fn)(const void* next, const void* src, const void* w, void* y,
-                                       size_t dim, float inv, float weight_offset);
 
-#define DEFINE_ROW_SUMSQ(NAME, DTYPE, MODE)                        \
-  static float NAME(const void* x, void* r, size_t dim) {          \
-    return row_sumsq(x, r, dim, DTYPE, MODE, 1.0f);                \
+#define DEFINE_ROW_SUMSQ(NAME, DTYPE, MODE)               \
+  static float NAME(const void* x, void* r, size_t dim) { \
+    return row_sumsq(x, r, dim, DTYPE, MODE, 1.0f);       \
   }
 DEFINE_ROW_SUMSQ(sumsq_f32, RMSNORM_F32, SUM_PLAIN)
 DEFINE_ROW_SUMSQ(sumsq_bf16, RMSNORM_BF16, SUM_PLAIN)
@@ -171,91 +164,72 @@ static row_sumsq_fn select_sumsq(int dtype, bool add_residual) {
   }
 }
 
-#define DEFINE_WRITER(NAME, DTYPE, WEIGHT_DTYPE, OFFSET, CAST)                                \
-  static void NAME(const void* src, const void* w, void* y, size_t dim, float inv,           \
-                   float weight_offset) {                                                    \
-    write_row(src, w, y, dim, inv, weight_offset, DTYPE, WEIGHT_DTYPE, OFFSET, CAST);        \
+/* The two loops of one specialization: step 4 for a row, and the same fused
+ * with the next row's sum of squares (returned). write_summing is NULL where
+ * rows are written one at a time: float16 storage, whose conversions make it
+ * compute-bound anyway (its fused loops would double its code for nothing).
+ * float32 and bfloat16 are the memory-bound cases the fusion pays for. */
+struct row_writers {
+  void (*write)(const void* src, const void* w, void* y, size_t dim, float inv,
+                float weight_offset);
+  float (*write_summing)(const void* next, const void* src, const void* w, void* y, size_t dim,
+                         float inv, float weight_offset);
+};
+
+/* static inline: the fused loop of a float16 specialization is never
+ * referenced, and so never emitted. */
+#define DEFINE_WRITER(NAME, DTYPE, WEIGHT_DTYPE, OFFSET, CAST)                                  \
+  static inline void NAME(const void* src, const void* w, void* y, size_t dim, float inv,       \
+                          float weight_offset) {                                                \
+    write_row(src, w, y, dim, inv, weight_offset, DTYPE, WEIGHT_DTYPE, OFFSET, CAST);           \
+  }                                                                                             \
+  static inline float NAME##_summing(const void* next, const void* src, const void* w, void* y, \
+                                     size_t dim, float inv, float weight_offset) {              \
+    return row_sumsq_writing(next, src, w, y, dim, inv, weight_offset, DTYPE, WEIGHT_DTYPE,     \
+                             OFFSET, CAST);                                                     \
   }
-/* The four (offset, cast mode) variants of one (storage, weight) pair, and
- * the choice among them. */
-#define DEFINE_WRITERS(PREFIX, DTYPE, WEIGHT_DTYPE)                                          \
-  DEFINE_WRITER(PREFIX##_gemma, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_GEMMA)              \
-  DEFINE_WRITER(PREFIX##_llama, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_LLAMA)              \
-  DEFINE_WRITER(PREFIX##_offset_gemma, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_GEMMA)        \
-  DEFINE_WRITER(PREFIX##_offset_llama, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_LLAMA)        \
-  static row_writer_fn PREFIX(bool offset, bool llama) {                                     \
-    return offset ? (llama ? PREFIX##_offset_llama : PREFIX##_offset_gemma)                  \
-                  : (llama ? PREFIX##_llama : PREFIX##_gemma);                               \
+#define WRITERS(NAME, DTYPE) \
+  ((struct row_writers){NAME, (DTYPE) == RMSNORM_F16 ? NULL : NAME##_summing})
+
+/* The (offset, cast mode) variants of one (storage, weight) pair, and the
+ * choice among them. For float32 storage both cast modes are the same
+ * computation: only the gemma ones are used. */
+#define DEFINE_WEIGHTED_WRITERS(PREFIX, DTYPE, WEIGHT_DTYPE)                                   \
+  DEFINE_WRITER(PREFIX##_gemma, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_GEMMA)                \
+  DEFINE_WRITER(PREFIX##_llama, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_LLAMA)                \
+  DEFINE_WRITER(PREFIX##_offset_gemma, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_GEMMA)          \
+  DEFINE_WRITER(PREFIX##_offset_llama, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_LLAMA)          \
+  static struct row_writers PREFIX(bool offset, bool llama) {                                  \
+    if ((DTYPE) == RMSNORM_F32) llama = false;                                                 \
+    return offset ? (llama ? WRITERS(PREFIX##_offset_llama, DTYPE)                             \
+                           : WRITERS(PREFIX##_offset_gemma, DTYPE))                            \
+                  : (llama ? WRITERS(PREFIX##_llama, DTYPE) : WRITERS(PREFIX##_gemma, DTYPE)); \
   }
 
-DEFINE_WRITER(write_f32_unweighted, RMSNORM_F32, RMSNORM_NO_WEIGHT, false, RMSNORM_CAST_GEMMA)
-DEFINE_WRITER(write_bf16_unweighted, RMSNORM_BF16, RMSNORM_NO_WEIGHT, false, RMSNORM_CAST_GEMMA)
-DEFINE_WRITER(write_f16_unweighted, RMSNORM_F16, RMSNORM_NO_WEIGHT, false, RMSNORM_CAST_GEMMA)
-/* float32 storage: both cast modes are the same computation. */
-DEFINE_WRITER(write_f32_f32_plain, RMSNORM_F32, RMSNORM_F32, false, RMSNORM_CAST_GEMMA)
-DEFINE_WRITER(write_f32_f32_offset, RMSNORM_F32, RMSNORM_F32, true, RMSNORM_CAST_GEMMA)
-DEFINE_WRITERS(write_bf16_f32, RMSNORM_BF16, RMSNORM_F32)
-DEFINE_WRITERS(write_bf16_bf16, RMSNORM_BF16, RMSNORM_BF16)
-DEFINE_WRITERS(write_f16_f32, RMSNORM_F16, RMSNORM_F32)
-DEFINE_WRITERS(write_f16_f16, RMSNORM_F16, RMSNORM_F16)
-
-/* The writers that also sum the next row: float32 and bfloat16 storage, the
- * memory-bound cases (float16's conversions make it compute-bound anyway, and
- * its writers would double their code for nothing). */
-#define DEFINE_SUMMING_WRITER(NAME, DTYPE, WEIGHT_DTYPE, OFFSET, CAST)                       \
-  static float NAME(const void* next, const void* src, const void* w, void* y, size_t dim,   \
-                    float inv, float weight_offset) {                                        \
-    return row_sumsq_writing(next, src, w, y, dim, inv, weight_offset, DTYPE, WEIGHT_DTYPE,   \
-                             OFFSET, CAST);                                                  \
+/* Every specialization of one storage type: without a weight, and with a
+ * weight of each type (any weight type goes with any storage type). */
+#define DEFINE_STORAGE_WRITERS(PREFIX, DTYPE)                                             \
+  DEFINE_WRITER(PREFIX##_unweighted, DTYPE, RMSNORM_NO_WEIGHT, false, RMSNORM_CAST_GEMMA) \
+  DEFINE_WEIGHTED_WRITERS(PREFIX##_f32, DTYPE, RMSNORM_F32)                               \
+  DEFINE_WEIGHTED_WRITERS(PREFIX##_bf16, DTYPE, RMSNORM_BF16)                             \
+  DEFINE_WEIGHTED_WRITERS(PREFIX##_f16, DTYPE, RMSNORM_F16)                               \
+  static struct row_writers PREFIX(int weight_dtype, bool offset, bool llama) {           \
+    switch (weight_dtype) {                                                               \
+      case RMSNORM_NO_WEIGHT: return WRITERS(PREFIX##_unweighted, DTYPE);                 \
+      case RMSNORM_BF16: return PREFIX##_bf16(offset, llama);                             \
+      case RMSNORM_F16: return PREFIX##_f16(offset, llama);                               \
+      default: return PREFIX##_f32(offset, llama);                                        \
+    }                                                                                     \
   }
-#define DEFINE_SUMMING_WRITERS(PREFIX, DTYPE, WEIGHT_DTYPE)                                       \
-  DEFINE_SUMMING_WRITER(PREFIX##_gemma, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_GEMMA)           \
-  DEFINE_SUMMING_WRITER(PREFIX##_llama, DTYPE, WEIGHT_DTYPE, false, RMSNORM_CAST_LLAMA)           \
-  DEFINE_SUMMING_WRITER(PREFIX##_offset_gemma, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_GEMMA)     \
-  DEFINE_SUMMING_WRITER(PREFIX##_offset_llama, DTYPE, WEIGHT_DTYPE, true, RMSNORM_CAST_LLAMA)     \
-  static row_writer_summing_fn PREFIX(bool offset, bool llama) {                                  \
-    return offset ? (llama ? PREFIX##_offset_llama : PREFIX##_offset_gemma)                       \
-                  : (llama ? PREFIX##_llama : PREFIX##_gemma);                                    \
-  }
-DEFINE_SUMMING_WRITER(write_f32_unweighted_summing, RMSNORM_F32, RMSNORM_NO_WEIGHT, false,
-                      RMSNORM_CAST_GEMMA)
-DEFINE_SUMMING_WRITER(write_f32_f32_plain_summing, RMSNORM_F32, RMSNORM_F32, false,
-                      RMSNORM_CAST_GEMMA)
-DEFINE_SUMMING_WRITER(write_f32_f32_offset_summing, RMSNORM_F32, RMSNORM_F32, true,
-                      RMSNORM_CAST_GEMMA)
-DEFINE_SUMMING_WRITER(write_bf16_unweighted_summing, RMSNORM_BF16, RMSNORM_NO_WEIGHT, false,
-                      RMSNORM_CAST_GEMMA)
-DEFINE_SUMMING_WRITERS(write_bf16_f32_summing, RMSNORM_BF16, RMSNORM_F32)
-DEFINE_SUMMING_WRITERS(write_bf16_bf16_summing, RMSNORM_BF16, RMSNORM_BF16)
+DEFINE_STORAGE_WRITERS(write_f32, RMSNORM_F32)
+DEFINE_STORAGE_WRITERS(write_bf16, RMSNORM_BF16)
+DEFINE_STORAGE_WRITERS(write_f16, RMSNORM_F16)
 
-/* NULL where rows are written one at a time. */
-static row_writer_summing_fn select_summing_writer(int dtype, int weight_dtype, bool offset,
-                                                   bool llama) {
+static struct row_writers select_writers(int dtype, int weight_dtype, bool offset, bool llama) {
   switch (dtype) {
-    case RMSNORM_F32:
-      if (weight_dtype == RMSNORM_NO_WEIGHT) return write_f32_unweighted_summing;
-      return offset ? write_f32_f32_offset_summing : write_f32_f32_plain_summing;
-    case RMSNORM_BF16:
-      if (weight_dtype == RMSNORM_NO_WEIGHT) return write_bf16_unweighted_summing;
-      return weight_dtype == RMSNORM_F32 ? write_bf16_f32_summing(offset, llama)
-                                         : write_bf16_bf16_summing(offset, llama);
-    default:
-      return NULL;
-  }
-}
-
-static row_writer_fn select_writer(int dtype, int weight_dtype, bool offset, bool llama) {
-  const bool float32_weight = weight_dtype == RMSNORM_F32;
-  switch (dtype) {
-    case RMSNORM_BF16:
-      if (weight_dtype == RMSNORM_NO_WEIGHT) return write_bf16_unweighted;
-      return float32_weight ? write_bf16_f32(offset, llama) : write_bf16_bf16(offset, llama);
-    case RMSNORM_F16:
-      if (weight_dtype == RMSNORM_NO_WEIGHT) return write_f16_unweighted;
-      return float32_weight ? write_f16_f32(offset, llama) : write_f16_f16(offset, llama);
-    default:
-      if (weight_dtype == RMSNORM_NO_WEIGHT) return write_f32_unweighted;
-      return offset ? write_f32_f32_offset : write_f32_f32_plain;
+    case RMSNORM_BF16: return write_bf16(weight_dtype, offset, llama);
+    case RMSNORM_F16: return write_f16(weight_dtype, offset, llama);
+    default: return write_f32(weight_dtype, offset, llama);
   }
 }
 
@@ -265,7 +239,7 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
   assert(dim >= 1);
   assert(eps >= 0.0f && eps <= FLT_MAX);
   assert(dtype >= RMSNORM_F32 && dtype <= RMSNORM_F16);
-  assert(w == NULL || weight_dtype == RMSNORM_F32 || weight_dtype == dtype);
+  assert(w == NULL || (weight_dtype >= RMSNORM_F32 && weight_dtype <= RMSNORM_F16));
   if (w == NULL) {
     weight_dtype = RMSNORM_NO_WEIGHT;
   }
@@ -276,16 +250,15 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
   /* A weight holding NaN or Inf (or overflowing with the offset) is valid
    * input but no model's: its rows take the scalar writer, so that the
    * vector writers need not handle NaN. */
-  const bool vector_writer = dtype == RMSNORM_F32 || w == NULL
-      || all_finite(w, dim, weight_dtype, offset, weight_offset);
-  const row_writer_fn write = select_writer(dtype, weight_dtype, offset, llama);
+  const bool vector_writer =
+      dtype == RMSNORM_F32 || w == NULL || all_finite(w, dim, weight_dtype, offset, weight_offset);
+  const struct row_writers writers = select_writers(dtype, weight_dtype, offset, llama);
   const size_t row_bytes = dim * dtype_size(dtype);
   /* Without a residual, row r+1's sum of squares is taken while row r is
    * written (row_sumsq_writing); y == x is safe, as row r's stores never
    * touch row r+1. With a residual the sum pass writes too: one row at a time. */
-  const row_writer_summing_fn write_summing =
-      residual == NULL && vector_writer ? select_summing_writer(dtype, weight_dtype, offset, llama)
-                                         : NULL;
+  float (*const write_summing)(const void*, const void*, const void*, void*, size_t, float, float) =
+      residual == NULL && vector_writer ? writers.write_summing : NULL;
   float sumsq = write_summing != NULL && rows > 0 ? sumsq_of(x, NULL, dim) : 0.0f;
   for (size_t r = 0; r < rows; r++) {
     const char* xr = (const char*) x + r * row_bytes;
@@ -299,19 +272,19 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
     const bool plain = sumsq >= RMSNORM_TINY_SUM && sumsq <= FLT_MAX;
     const bool sum_next = write_summing != NULL && r + 1 < rows;
     if (plain && sum_next) {
-      sumsq = write_summing(xr + row_bytes, src, w, yr, dim, inv_rms(sumsq, dim, eps),
-                            weight_offset);
+      sumsq =
+          write_summing(xr + row_bytes, src, w, yr, dim, inv_rms(sumsq, dim, eps), weight_offset);
       continue;
     }
     float scale = 1.0f;
-    const float inv = plain ? inv_rms(sumsq, dim, eps)
-                            : rescue_inv(src, dim, eps, sumsq, dtype, &scale);
+    const float inv =
+        plain ? inv_rms(sumsq, dim, eps) : rescue_inv(src, dim, eps, sumsq, dtype, &scale);
     /* A row the rescue left as it was (all zeros, say: padding) goes to the
      * vector writer too when x * inv cannot be NaN: x finite (its sum of
      * squares is) and inv finite (not an all-zero row with eps = 0). The
-     * scalar writer takes 15x as long (1 x 896 float32). */
+     * scalar writer is many times slower. */
     if (vector_writer && scale == 1.0f && sumsq <= FLT_MAX && inv <= FLT_MAX) {
-      write(src, w, yr, dim, inv, weight_offset);
+      writers.write(src, w, yr, dim, inv, weight_offset);
     } else {
       scalar_write_row(src, w, yr, 0, dim, inv, scale, scale != 1.0f, weight_offset, dtype,
                        weight_dtype, offset, cast);

@@ -1,25 +1,47 @@
 /*
- * Pieces every row driver shares (RMSNorm, LayerNorm and their backward
- * passes), so that each rule of the numerics contract in rmsnorm_f32.h is
+ * What every operation shares (RMSNorm, LayerNorm and their backward passes),
+ * so that each rule of the numerics contract in f32-rmsnorm/rmsnorm_f32.h is
  * implemented once:
  *
- *   f32_pairwise_*      the pairwise sum of a row's block sums (step 1)
- *   max_abs_bits        max |x_i| of a row, as bits
- *   rescue_scale        the power of two 2^k of the rescue paths
+ *   block_len, fold_lanes   the blocks of a row and the fold of their 16 lanes
+ *   f32_pairwise_*          the pairwise sum of a row's block sums (step 1)
+ *   max_abs_bits            max |x_i| of a row, as bits
+ *   rescue_scale            the power of two 2^k of the rescue paths
  *
- * (The fold of a block's 16 lanes is fold_lanes in rmsnorm_scalar.h.) Every
- * blocked sum in this package is step 1 applied to some per-value term t_i:
- * blocks of RMSNORM_BLOCK values, value i of a block to lane (i mod 16),
+ * Every blocked sum in this package is step 1 applied to some per-value term
+ * t_i: blocks of RMSNORM_BLOCK values, value i of a block to lane (i mod 16),
  * acc = acc + t_i from +0 in index order, the fold, the block sums added
  * pairwise.
  */
-#ifndef RMSNORM_F32_ROWSUM_H
-#define RMSNORM_F32_ROWSUM_H
+#ifndef RMSNORM_COMMON_H
+#define RMSNORM_COMMON_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "float16.h"
+
+#define RMSNORM_INLINE static inline __attribute__((always_inline))
+
+#define RMSNORM_LANES 16
+#define RMSNORM_BLOCK 256
+/* Below this sum of squares, float32 squares may have underflowed enough to
+ * matter; 2^-64 leaves dim * 2^-150 of underflow error far below an ulp. */
+#define RMSNORM_TINY_SUM 0x1p-64f
+
+/* The length of the block of a row of `dim` values that starts at `start`. */
+static inline size_t block_len(size_t dim, size_t start) {
+  return dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
+}
+
+/* The fold of step 1, from 16 lane sums. */
+RMSNORM_INLINE float fold_lanes(const float acc[RMSNORM_LANES]) {
+  float v[4];
+  for (size_t j = 0; j < 4; j++) {
+    v[j] = (acc[j] + acc[j + 4]) + (acc[j + 8] + acc[j + 12]);
+  }
+  return (v[0] + v[2]) + (v[1] + v[3]);
+}
 
 /* The pairwise sum of block sums B_0..B_{n-1}, fed one block at a time with
  * a binary-counter stack: after block k, merge while k+1 is even, then fold

@@ -22,9 +22,8 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "f32_rowsum.h"
+#include "../common.h"
 #include "layernorm_f32.h"
-#include "rmsnorm_f32.h" /* RMSNORM_BLOCK, RMSNORM_TINY_SUM */
 
 typedef struct {
   float mean_hi;
@@ -39,7 +38,7 @@ static inline layernorm_stats row_stats(const float* x, size_t dim, float eps, f
   f32_pairwise s1;
   f32_pairwise_init(&s1);
   for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
-    const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
+    const size_t n = block_len(dim, start);
     f32_pairwise_push(&s1, block_sum(x + start, n, scale, scaled));
   }
   const float sum = f32_pairwise_total(&s1);
@@ -51,7 +50,7 @@ static inline layernorm_stats row_stats(const float* x, size_t dim, float eps, f
   f32_pairwise_init(&e1);
   f32_pairwise_init(&e2);
   for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
-    const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
+    const size_t n = block_len(dim, start);
     float block_e1;
     float block_e2;
     block_deviation_sums(x + start, n, scale, scaled, mean_hi, &block_e1, &block_e2);
@@ -72,8 +71,8 @@ static inline layernorm_stats row_stats(const float* x, size_t dim, float eps, f
   return st;
 }
 
-void LAYERNORM_F32_KERNEL(const float* x, const float* w, const float* b, float* y,
-                          float* mean, float* rstd, size_t rows, size_t dim, float eps) {
+void LAYERNORM_F32_KERNEL(const float* x, const float* w, const float* b, float* y, float* mean,
+                          float* rstd, size_t rows, size_t dim, float eps) {
   assert(dim >= 1);
   assert(eps >= 0.0f && eps <= FLT_MAX);
   assert(y == NULL || y == x || y + rows * dim <= x || x + rows * dim <= y);

@@ -3,25 +3,15 @@
  * kernel is built from these helpers, the SIMD kernel uses them for its
  * tails, and the row driver for the rare rescue rows.
  */
-#ifndef RMSNORM_SCALAR_H
-#define RMSNORM_SCALAR_H
+#ifndef RMSNORM_SCALAR_STEPS_H
+#define RMSNORM_SCALAR_STEPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "float16.h"
+#include "../common.h"
+#include "../float16.h"
 #include "rmsnorm_f32.h"
-
-#define RMSNORM_INLINE static inline __attribute__((always_inline))
-
-/* The fold of step 1, from 16 lane sums. */
-RMSNORM_INLINE float fold_lanes(const float acc[RMSNORM_LANES]) {
-  float v[4];
-  for (size_t j = 0; j < 4; j++) {
-    v[j] = (acc[j] + acc[j + 4]) + (acc[j + 8] + acc[j + 12]);
-  }
-  return (v[0] + v[2]) + (v[1] + v[3]);
-}
 
 /* Block sum of squares of x_i, or of x_i * scale when `scaled`. */
 RMSNORM_INLINE float scalar_block_sumsq(const void* x, size_t n, int dtype, float scale,
@@ -61,13 +51,12 @@ RMSNORM_INLINE void scalar_finish(float v, const void* w, void* y, size_t i, flo
 /* Step 4 for y[start..end), with the rescue path's optional exact pre-scale. */
 RMSNORM_INLINE void scalar_write_row(const void* src, const void* w, void* y, size_t start,
                                      size_t end, float inv, float scale, bool scaled,
-                                     float weight_offset, int dtype, int weight_dtype,
-                                     bool offset, int cast_mode) {
+                                     float weight_offset, int dtype, int weight_dtype, bool offset,
+                                     int cast_mode) {
   for (size_t i = start; i < end; i++) {
     const float x = scaled ? load_f32(src, i, dtype) * scale : load_f32(src, i, dtype);
     scalar_finish(x * inv, w, y, i, weight_offset, dtype, weight_dtype, offset, cast_mode);
   }
 }
-
 
 #endif

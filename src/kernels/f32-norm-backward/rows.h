@@ -21,13 +21,12 @@
 #include <assert.h>
 #include <stdbool.h>
 
-#include "f32_rowsum.h"
+#include "../common.h"
 #include "norm_backward_f32.h"
-#include "rmsnorm_f32.h" /* RMSNORM_BLOCK */
 
-static inline void backward_rows(const float* dy, const float* x, const float* w,
-                                 const float* mean, const float* rstd, float* dx, float* dw,
-                                 float* db, size_t rows, size_t dim, bool centred) {
+static inline void backward_rows(const float* dy, const float* x, const float* w, const float* mean,
+                                 const float* rstd, float* dx, float* dw, float* db, size_t rows,
+                                 size_t dim, bool centred) {
   assert(dim >= 1);
   assert((w == NULL) == (dw == NULL));
   const float fdim = (float) dim;
@@ -38,11 +37,11 @@ static inline void backward_rows(const float* dy, const float* x, const float* w
     f32_pairwise_init(&g_sums);
     f32_pairwise_init(&gxhat_sums);
     for (size_t start = 0; start < dim; start += RMSNORM_BLOCK) {
-      const size_t n = dim - start < RMSNORM_BLOCK ? dim - start : RMSNORM_BLOCK;
+      const size_t n = block_len(dim, start);
       float block_g;
       float block_gxhat;
-      block_grad_sums(dy + start, x + start, w != NULL ? w + start : NULL, n, row_mean,
-                      rstd[r], centred, &block_g, &block_gxhat);
+      block_grad_sums(dy + start, x + start, w != NULL ? w + start : NULL, n, row_mean, rstd[r],
+                      centred, &block_g, &block_gxhat);
       if (centred) {
         f32_pairwise_push(&g_sums, block_g);
       }
@@ -54,9 +53,8 @@ static inline void backward_rows(const float* dy, const float* x, const float* w
   }
 }
 
-void RMSNORM_BACKWARD_F32_KERNEL(const float* dy, const float* x, const float* w,
-                                 const float* rstd, float* dx, float* dw, size_t rows,
-                                 size_t dim) {
+void RMSNORM_BACKWARD_F32_KERNEL(const float* dy, const float* x, const float* w, const float* rstd,
+                                 float* dx, float* dw, size_t rows, size_t dim) {
   backward_rows(dy, x, w, NULL, rstd, dx, dw, NULL, rows, dim, false);
 }
 

@@ -9,14 +9,14 @@
  * order exactly, so that all three return the same bits. Every operation
  * below is one IEEE-754 binary32 operation, rounded to nearest-even: no
  * FMA contraction, no fast-math, no flush-to-zero. It is the operation
- * order of PyTorch's F.rms_norm and of the seed book chapter's listing.
+ * order of PyTorch's F.rms_norm: x * (1 / sqrt(mean(x^2) + eps)), then * w.
  *
  * 0. Storage. x, the residual and y share one storage type: float32,
  *    bfloat16 or float16. 16-bit values are widened to float32 (exactly)
  *    before any arithmetic; "round(v)" below means rounding a float32 to the
- *    storage type (round to nearest even, see float16.h; identity for
- *    float32). Computing in float32 is what the seed chapter calls
- *    load-bearing: in 16-bit throughout, a fifth or more of the outputs differ.
+ *    storage type (round to nearest even, see ../float16.h; identity for
+ *    float32). Computing in float32 is load-bearing: done in 16-bit
+ *    throughout, a fifth or more of the outputs would differ.
  *    With a residual (addRmsNorm), first r_i = round(x_i + r_i) is stored back
  *    to the residual, and the row normalized is that rounded r.
  * 1. Sum of squares, S. A row of `dim` values is cut into blocks of
@@ -31,8 +31,8 @@
  *    Block sums B_0..B_{n-1} are added pairwise: sum(B[0..n)) is B_0 when
  *    n == 1, otherwise sum(B[0..p)) + sum(B[p..n)) with p the largest power
  *    of two below n. (The kernels get the same tree with a binary-counter
- *    stack; the reference recurses.) Why blocks and pairs: a plain 16-lane
- *    running sum measures 0.78 ulp mean error at dim 16384, this one 0.54.
+ *    stack; the reference recurses.) Why blocks and pairs: on long rows they
+ *    err less than a plain 16-lane running sum (figures in the CHANGELOG).
  * 2. ms  = S / (float)dim            (dim rounded to float32 first)
  * 3. inv = 1 / sqrt(ms + eps)         (three roundings: add, sqrt, divide)
  * 4. v_i = x_i * inv. The weight applied is w'_i = w_i (widened if 16-bit),
@@ -46,10 +46,10 @@
  *    For float32 storage round() is the identity, so both modes are
  *    y_i = (x_i * inv) * w'_i.
  * 5. rstd = inv: the per-row statistic the backward pass reads
- *    (norm_backward_f32.h); rmsNorm returns it on request.
+ *    (../f32-norm-backward/norm_backward_f32.h); rmsNorm returns it on request.
  *
  * Rows whose S is outside [RMSNORM_TINY_SUM, FLT_MAX] take the rescue path
- * (see rmsnorm_f32_rows.h): if the row is finite and not all zero, it is
+ * (see rows.h): if the row is finite and not all zero, it is
  * redone on z_i = x_i * 2^k, where 2^k brings max|x| into [1, 2) (k clamped
  * to [-126, 126]), with eps_z = (eps * 2^k) * 2^k; the output then uses
  * v_i = (x_i * 2^k) * inv_z in step 4 and rstd = inv_z * 2^k in step 5 (which
@@ -63,9 +63,11 @@
  * all-zero row gives NaN (0 * 1/sqrt(0)), as the formula says; a NaN makes
  * its row NaN; an infinity gives NaN at its own position and +-0 elsewhere.
  *
- * NaN results: WebAssembly leaves the sign and payload of a NaN to the
- * engine, so "the same bits" means the same bits for every non-NaN value
- * (+0 and -0 differ) and a NaN wherever the other side has a NaN.
+ * NaN results: WebAssembly leaves the sign and payload of a float32 NaN to
+ * the engine, so for float32 outputs "the same bits" means the same bits for
+ * every non-NaN value (+0 and -0 differ) and a NaN wherever the other side
+ * has a NaN. 16-bit outputs are the same bits, NaNs included: round() writes
+ * every NaN as one pattern, bfloat16 0x7FC0 and float16 0x7E00 (../float16.h).
  *
  * Aliasing: y may equal x (in place); any other overlap of y with x, the
  * residual or w is not allowed. No alignment is required.
@@ -75,13 +77,8 @@
 
 #include <stddef.h>
 
-#include "float16.h"
-
-#define RMSNORM_LANES 16
-#define RMSNORM_BLOCK 256
-/* Below this sum of squares, float32 squares may have underflowed enough to
- * matter; 2^-64 leaves dim * 2^-150 of underflow error far below an ulp. */
-#define RMSNORM_TINY_SUM 0x1p-64f
+#include "../common.h"
+#include "../float16.h"
 
 /* weight_dtype when there is no weight (w == NULL). */
 #define RMSNORM_NO_WEIGHT (-1)
@@ -93,16 +90,17 @@ enum rmsnorm_cast { RMSNORM_CAST_GEMMA = 0, RMSNORM_CAST_LLAMA = 1 };
  * w holds dim values of weight_dtype, or is NULL (weight_dtype ignored).
  * rows may be 0; dim must be >= 1; eps finite and >= 0.
  */
-void rmsnorm_f32__scalar(const void* x, void* residual, const void* w, void* y, size_t rows,
-                         size_t dim, float eps, int dtype, int weight_dtype, int cast_mode,
-                         float weight_offset);
-void rmsnorm_f32__wasmsimd_u16_acc4(const void* x, void* residual, const void* w, void* y,
-                                    size_t rows, size_t dim, float eps, int dtype,
-                                    int weight_dtype, int cast_mode, float weight_offset);
+void rmsnorm_wasm_f32_rmsnorm_ukernel__scalar(const void* x, void* residual, const void* w, void* y,
+                                              size_t rows, size_t dim, float eps, int dtype,
+                                              int weight_dtype, int cast_mode, float weight_offset);
+void rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd(const void* x, void* residual, const void* w,
+                                                void* y, size_t rows, size_t dim, float eps,
+                                                int dtype, int weight_dtype, int cast_mode,
+                                                float weight_offset);
 /* Step 5 alone: rstd[r] for each of the rows of x (dtype as above). */
-void rmsnorm_rstd_f32__scalar(const void* x, float* rstd, size_t rows, size_t dim, float eps,
-                              int dtype);
-void rmsnorm_rstd_f32__wasmsimd_u16_acc4(const void* x, float* rstd, size_t rows, size_t dim,
-                                         float eps, int dtype);
+void rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__scalar(const void* x, float* rstd, size_t rows,
+                                                   size_t dim, float eps, int dtype);
+void rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__wasmsimd(const void* x, float* rstd, size_t rows,
+                                                     size_t dim, float eps, int dtype);
 
 #endif

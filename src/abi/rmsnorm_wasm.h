@@ -1,0 +1,159 @@
+/*
+ * rmsnorm_wasm.h: the C API of rmsnorm-wasm, for engines written in C or C++
+ * and built with Emscripten. Link one of the two static libraries of the npm
+ * package (folder c/, docs/c-library.md):
+ *
+ *   c/librmsnorm_wasm_simd.a    SIMD128 kernels (build with -msimd128)
+ *   c/librmsnorm_wasm_scalar.a  scalar kernels, for engines without SIMD128
+ *
+ * Both return the same bits as each other and as the package's JS API and JS
+ * reference, for every non-NaN value; 16-bit NaN outputs are the fixed
+ * patterns below, float32 NaN outputs have the sign and payload the engine
+ * gives them.
+ *
+ * NUMERICS
+ * Every operation is IEEE-754 binary32, rounded to nearest-even, in one fixed
+ * order: no FMA, no fast-math, no flush-to-zero. RMSNorm is
+ *     y_i = round(x_i * inv * w'_i),  inv = 1 / sqrt(S / dim + eps)
+ * with S the sum of x_i^2 over 256-value blocks of 16 lanes, block sums added
+ * pairwise; rows whose S overflows or underflows are redone exactly on x
+ * scaled by a power of two. 16-bit storage is widened to float32 exactly and
+ * rounded back once, to nearest even (overflow to +-Inf; bfloat16 NaN
+ * 0x7FC0, float16 NaN 0x7E00). The full contract, step by step, is the
+ * comment of src/kernels/f32-rmsnorm/rmsnorm_f32.h in the repository (and
+ * f32-layernorm/layernorm_f32.h, f32-norm-backward/norm_backward_f32.h).
+ *
+ * ARGUMENTS
+ * Every entry point returning rmsnorm_wasm_status checks its arguments first
+ * and, if one is wrong, returns a nonzero status without reading or writing
+ * any array. The checks are the JS API's: dim >= 1; the array sizes fit in
+ * size_t; eps finite and >= 0 (-0 counts as 0); weight_offset finite; dtype,
+ * weight_dtype and cast_mode known; every array an operation reads or writes
+ * is non-NULL when rows >= 1 (with rows == 0 nothing is touched); the
+ * aliasing rules below. What cannot be checked is the caller's promise:
+ * every non-NULL pointer addresses as many elements as stated, with at
+ * least the element's alignment (4 bytes for float32, 2 for 16-bit; nothing
+ * more is needed).
+ *
+ * ALIASING
+ * An output may be the very same array as the one input named for it (y and
+ * x: in place; dx and dy); otherwise no output may overlap any other array
+ * of the call, input or output, by a single byte. Inputs may overlap each
+ * other. The residual of the fused add is both input and output: it may not
+ * overlap anything.
+ *
+ * Thread safety: the functions keep no state; calls on disjoint arrays may
+ * run concurrently.
+ */
+#ifndef RMSNORM_WASM_H
+#define RMSNORM_WASM_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Storage types. bfloat16 and float16 values are uint16_t bit patterns. */
+typedef enum rmsnorm_wasm_dtype {
+  RMSNORM_WASM_FLOAT32 = 0,
+  RMSNORM_WASM_BFLOAT16 = 1,
+  RMSNORM_WASM_FLOAT16 = 2,
+} rmsnorm_wasm_dtype;
+
+/* Where a 16-bit result rounds (the same computation for float32):
+ * LLAMA   y_i = round(round(x_i * inv) * w'_i)   as Llama does (the JS default)
+ * GEMMA   y_i = round(x_i * inv * w'_i)          one rounding */
+typedef enum rmsnorm_wasm_cast_mode {
+  RMSNORM_WASM_CAST_GEMMA = 0,
+  RMSNORM_WASM_CAST_LLAMA = 1,
+} rmsnorm_wasm_cast_mode;
+
+typedef enum rmsnorm_wasm_status {
+  RMSNORM_WASM_OK = 0,
+  RMSNORM_WASM_ERROR_NULL = 1,    /* a required array is NULL */
+  RMSNORM_WASM_ERROR_DIM = 2,     /* dim == 0, or an array's size overflows size_t */
+  RMSNORM_WASM_ERROR_EPS = 3,     /* eps negative, infinite or NaN */
+  RMSNORM_WASM_ERROR_OPTION = 4,  /* unknown dtype or cast mode; weight_offset not finite */
+  RMSNORM_WASM_ERROR_OVERLAP = 5, /* arrays overlap against the aliasing rules */
+} rmsnorm_wasm_status;
+
+/* A short English description of a status ("ok", "dim must be >= 1 ...");
+ * never NULL. */
+const char* rmsnorm_wasm_status_string(rmsnorm_wasm_status status);
+
+/*
+ * float32 RMSNorm, the common case: y = x / sqrt(mean(x^2) + eps) * weight
+ * over each of `rows` rows of `dim` values (row-major). weight holds dim
+ * values, or is NULL for no weight. y may equal x.
+ *
+ * The same checks as rmsnorm_wasm_rmsnorm; with arguments it would reject,
+ * this writes nothing (call rmsnorm_wasm_rmsnorm to get the reason).
+ */
+void rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows, size_t dim,
+                      float eps);
+
+/*
+ * RMSNorm in general, or with `residual` the fused residual add + RMSNorm:
+ *   residual_i = round(x_i + residual_i)  (stored back), then y = RMSNorm(residual).
+ *
+ * x, residual, y  rows * dim values of `dtype`; residual NULL for plain RMSNorm.
+ * weight          dim values of `weight_dtype` (any dtype with any storage
+ *                 dtype: the bits are those of the weight widened to float32
+ *                 first), or NULL for no weight (weight_dtype is then ignored).
+ * weight_offset   added to each weight in float32 before it is applied
+ *                 (Gemma stores w - 1: offset 1); 0 or -0 for none.
+ * rstd            NULL, or rows floats receiving each row's 1/sqrt(mean + eps)
+ *                 of the row normalized (x, or the updated residual): the
+ *                 statistic the backward pass reads.
+ * y may equal x; nothing else may overlap y, residual or rstd.
+ */
+rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const void* weight, void* y,
+                                         float* rstd, size_t rows, size_t dim, float eps,
+                                         rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
+                                         rmsnorm_wasm_cast_mode cast_mode, float weight_offset);
+
+/* Only the per-row rstd of RMSNorm (rows floats), to the bit what
+ * rmsnorm_wasm_rmsnorm's rstd gets. rstd may not overlap x. */
+rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_rstd(const void* x, float* rstd, size_t rows, size_t dim,
+                                              float eps, rmsnorm_wasm_dtype dtype);
+
+/*
+ * float32 LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias, biased
+ * variance, as PyTorch's nn.LayerNorm (eps is usually 1e-5 here).
+ * weight, bias: dim values each, or NULL. y: rows * dim values, or NULL for
+ * the statistics alone. mean, rstd: NULL, or rows values receiving each
+ * row's mean and 1/sqrt(var + eps) for the backward pass. y may equal x.
+ */
+rmsnorm_wasm_status rmsnorm_wasm_layernorm_f32(const float* x, const float* weight,
+                                               const float* bias, float* y, float* mean,
+                                               float* rstd, size_t rows, size_t dim, float eps);
+
+/*
+ * float32 backward pass of RMSNorm. dy, x: rows * dim values; rstd: rows
+ * values from the forward pass (rmsnorm_wasm_rmsnorm's rstd, or
+ * rmsnorm_wasm_rmsnorm_rstd). dx receives rows * dim values and may equal
+ * dy. weight: dim values or NULL. dweight: NULL exactly when weight is; else
+ * dim running sums, added to in row order (start from zeros; calls over
+ * chunks of rows continue the same sums).
+ */
+rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_backward_f32(const float* dy, const float* x,
+                                                      const float* weight, const float* rstd,
+                                                      float* dx, float* dweight, size_t rows,
+                                                      size_t dim);
+
+/*
+ * float32 backward pass of LayerNorm: as above, with the forward's mean and
+ * rstd (rows values each), and dbias: NULL, or dim running sums of dy.
+ */
+rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const float* x,
+                                                        const float* weight, const float* mean,
+                                                        const float* rstd, float* dx,
+                                                        float* dweight, float* dbias, size_t rows,
+                                                        size_t dim);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,175 @@
+// The C library as C engines get it: from the packed tarball, the header and
+// each static library (c/), a C program (tests/c-library/example.c) built by
+// emcc with nothing else, run in Node; its results replayed through the JS
+// API must be the same bits. The same program built natively against the
+// SIMD kernels through SIMDe (as the fuzzer builds them) prints the same text.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import * as api from '../src/index.js';
+import { widen } from '../src/reference/float16.js';
+import { assertSameBitsAs } from './helpers/bits.js';
+
+const run = promisify(execFile);
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const example = join(repo, 'tests', 'c-library', 'example.c');
+const env = { ...process.env, NODE_PATH: '/usr/share/nodejs' }; // Debian's emcc
+const LIBRARIES = { simd: 'librmsnorm_wasm_simd.a', scalar: 'librmsnorm_wasm_scalar.a' };
+const DTYPES = ['float32', 'bfloat16', 'float16'];
+const CAST_MODES = ['gemma', 'llama'];
+
+let work;
+let packageDir; // the tarball, extracted
+const printed = {}; // backend -> the example's output, as text
+before(async () => {
+  work = await mkdtemp(join(tmpdir(), 'rmsnorm-wasm-c-'));
+  // The libraries `make build` made (make test builds before it tests): no
+  // prepack here, whose `make build` could race package.test.js's when test
+  // files run in parallel.
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work],
+    { cwd: repo, maxBuffer: 2 ** 26 });
+  const [{ filename }] = JSON.parse(stdout);
+  await run('tar', ['-xzf', join(work, filename), '-C', work]);
+  packageDir = join(work, 'package');
+  for (const [backend, library] of Object.entries(LIBRARIES)) {
+    const out = join(work, `example-${backend}.js`);
+    // The two-line command of docs/c-library.md.
+    await run('emcc', ['-O2', ...(backend === 'simd' ? ['-msimd128'] : []), '-I', join(packageDir, 'c'), example,
+      join(packageDir, 'c', library), '-sSINGLE_FILE=1', '-sENVIRONMENT=node', '-o', out], { env });
+    printed[backend] = (await run(process.execPath, [out], { maxBuffer: 2 ** 26 })).stdout;
+  }
+});
+after(() => rm(work, { recursive: true, force: true }));
+
+test('the package ships the header and both libraries in c/, reachable through exports', async () => {
+  for (const file of ['rmsnorm_wasm.h', ...Object.values(LIBRARIES)]) {
+    assert.ok((await stat(join(packageDir, 'c', file))).size > 0, file);
+  }
+  const app = join(work, 'app');
+  await mkdir(join(app, 'node_modules'), { recursive: true });
+  await symlink(packageDir, join(app, 'node_modules', 'rmsnorm-wasm'));
+  const require = createRequire(join(app, 'index.js'));
+  for (const file of ['rmsnorm_wasm.h', ...Object.values(LIBRARIES)]) {
+    assert.equal(await readFile(require.resolve(`rmsnorm-wasm/c/${file}`), 'utf8').then((s) => s.length > 0), true);
+  }
+  const header = await readFile(join(packageDir, 'c', 'rmsnorm_wasm.h'), 'utf8');
+  assert.match(header, /void rmsnorm_wasm_f32\(const float\* x, const float\* weight, float\* y, size_t rows, size_t dim,\s+float eps\);/);
+});
+
+test('the scalar library and the SIMD one print the same bits', () => {
+  assert.equal(printed.scalar, printed.simd);
+});
+
+test('the same C program built natively (SIMD kernels through SIMDe) prints the same bits', async () => {
+  const native = join(work, 'example-native');
+  await run('clang-14', ['-O2', '-std=c11', '-Wall', '-Wextra', '-Werror', '-ffp-contract=off', '-DRMSNORM_WASM_SIMDE',
+    '-I', join(repo, 'src', 'abi'), example, join(repo, 'src', 'abi', 'rmsnorm_wasm.c'),
+    ...['f32-rmsnorm', 'f32-layernorm', 'f32-norm-backward'].map((op) => join(repo, 'src', 'kernels', op, 'wasmsimd.c')),
+    '-lm', '-o', native]);
+  const { stdout } = await run(native, [], { maxBuffer: 2 ** 26 });
+  assert.equal(stdout, printed.simd);
+});
+
+const f32Of = (hex) => new Float32Array(new Uint32Array(hex.map((h) => parseInt(h, 16))).buffer);
+const u16Of = (hex) => Uint16Array.from(hex, (h) => parseInt(h, 16));
+const arrayOf = (hex, dtype) => (dtype === 'float32' ? f32Of(hex) : u16Of(hex));
+
+/** One printed RMSNorm call through the JS API. A weight of a third dtype
+ * (neither float32 nor the storage dtype) goes in widened to float32: the
+ * contract says that gives the same bits. */
+function replayRmsNorm(c) {
+  const dtype = DTYPES[c.dtype];
+  let weightDtype = DTYPES[c.weightDtype];
+  let weight = arrayOf(c.weight, weightDtype);
+  if (weightDtype !== 'float32' && weightDtype !== dtype) {
+    weight = Float32Array.from(weight, (_, i) => widen(weight, i, weightDtype));
+    weightDtype = 'float32';
+  }
+  const x = arrayOf(c.x, dtype);
+  const rstd = new Float32Array(c.rstd.length);
+  const options = { dtype, weightDtype, dim: c.dim, eps: c.eps, castMode: CAST_MODES[c.castMode], weightOffset: c.weightOffset, rstd };
+  if (c.op === 'addRmsNorm') {
+    const residual = arrayOf(c.residual, dtype);
+    const y = api.addRmsNorm(x, residual, weight, options);
+    return { y, residualOut: residual, rstd };
+  }
+  return { y: api.rmsNorm(x, weight, options), rstd };
+}
+
+function replay(c) {
+  switch (c.op) {
+    case 'rmsNormF32':
+      return { y: api.rmsNorm(f32Of(c.x), c.weight ? f32Of(c.weight) : null, { dim: c.dim, eps: c.eps }) };
+    case 'rmsNorm':
+    case 'addRmsNorm':
+      return replayRmsNorm(c);
+    case 'layerNorm': {
+      const rows = c.x.length / c.dim;
+      const mean = new Float32Array(rows);
+      const rstd = new Float32Array(rows);
+      const y = api.layerNorm(f32Of(c.x), f32Of(c.weight), f32Of(c.bias), { eps: c.eps, mean, rstd });
+      return { y, mean, rstd };
+    }
+    case 'rmsNormBackward': {
+      const { dx, dweight } = api.rmsNormBackward(f32Of(c.dy), f32Of(c.x), f32Of(c.weight), { eps: c.eps });
+      return { dx, dweight };
+    }
+    case 'layerNormBackward': {
+      // A bias only asks for dbias (the sums of dy): its values play no part.
+      const bias = new Float32Array(c.dim);
+      const { dx, dweight, dbias } = api.layerNormBackward(f32Of(c.dy), f32Of(c.x), f32Of(c.weight), bias, { eps: c.eps });
+      return { dx, dweight, dbias };
+    }
+    default:
+      throw new Error(`unknown op ${c.op}`);
+  }
+}
+
+for (const backend of Object.keys(LIBRARIES)) {
+  test(`every C call on the ${backend} library gives the JS API's bits (${backend} backend)`, async () => {
+    await api.init({ backend });
+    const cases = JSON.parse(printed[backend]);
+    let compared = 0;
+    for (const c of cases.filter((k) => k.op !== 'errors')) {
+      assert.equal(c.status, 0, `${c.op}: status`);
+      const expected = replay(c);
+      const dtype = c.dtype === undefined ? 'float32' : DTYPES[c.dtype];
+      for (const [name, values] of Object.entries(expected)) {
+        const outputDtype = name === 'y' || name === 'residualOut' ? dtype : 'float32';
+        assertSameBitsAs(outputDtype, arrayOf(c[name], outputDtype), values,
+          `${backend} ${c.op} dim ${c.dim} dtype ${dtype} weight ${DTYPES[c.weightDtype] ?? 'float32'}: ${name}`);
+        compared++;
+      }
+    }
+    assert.ok(compared >= 25, `${compared} outputs compared`);
+  });
+}
+
+test('wrong arguments get their documented status and write nothing', () => {
+  const { statuses, untouched } = JSON.parse(printed.simd).find((c) => c.op === 'errors');
+  const code = Object.fromEntries(Object.entries(statuses).map(([what, [status]]) => [what, status]));
+  assert.deepEqual(code, {
+    'dim 0': 2,
+    'size overflow': 2,
+    'eps -1': 3,
+    'eps NaN': 3,
+    'eps Inf': 3,
+    'x NULL': 1,
+    'dtype 3': 4,
+    'weight offset Inf': 4,
+    'y overlaps x': 5,
+    'y overlaps the weight': 5,
+    'rstd overlaps x': 5,
+    'layerNorm mean NULL is fine, dim 0 is not': 2,
+    'backward dweight without weight': 1,
+    'backward dx overlaps x': 5,
+    'rows 0 touches nothing': 0,
+  });
+  assert.equal(untouched, 1, 'rmsnorm_wasm_f32 with a bad eps left y as it was');
+});

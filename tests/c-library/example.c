@@ -1,0 +1,325 @@
+/*
+ * A C engine's use of the C library (c/rmsnorm_wasm.h): every entry point
+ * on generated inputs, and the statuses of wrong arguments. It prints one
+ * JSON object: each call's inputs and outputs as hexadecimal bit patterns,
+ * so that tests/c-library.test.js replays the calls through the JS API and
+ * compares the bits. Built by emcc against the packed library, and natively
+ * against the SIMD kernels through SIMDe (-DRMSNORM_WASM_SIMDE): both
+ * must print the same text.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmsnorm_wasm.h"
+
+static uint32_t state = 0x2545F491u;
+
+/* xorshift32: the same inputs on every platform. */
+static uint32_t next_random(void) {
+  state ^= state << 13;
+  state ^= state >> 17;
+  state ^= state << 5;
+  return state;
+}
+
+/* A float32 in [-2, 2), exactly representable. */
+static float random_value(void) {
+  return (float) (next_random() >> 8) * 0x1p-22f - 2.0f;
+}
+
+static uint16_t narrow(float v, rmsnorm_wasm_dtype dtype) {
+  uint32_t u;
+  memcpy(&u, &v, sizeof u);
+  if (dtype == RMSNORM_WASM_BFLOAT16) {
+    return (uint16_t) ((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+  }
+  /* float16 of a value in [-2, 2), truncated toward zero (any pattern will do) */
+  const uint32_t a = u & 0x7FFFFFFFu;
+  const uint16_t sign = (uint16_t) ((u >> 16) & 0x8000u);
+  return a < 0x38800000u ? sign : (uint16_t) (sign | ((a - (112u << 23)) >> 13));
+}
+
+static size_t size_of(rmsnorm_wasm_dtype dtype) {
+  return dtype == RMSNORM_WASM_FLOAT32 ? 4 : 2;
+}
+
+/* n random values of `dtype`. */
+static void* random_array(size_t n, rmsnorm_wasm_dtype dtype) {
+  void* p = malloc(n * size_of(dtype) + 1);
+  for (size_t i = 0; i < n; i++) {
+    const float v = random_value();
+    if (dtype == RMSNORM_WASM_FLOAT32) {
+      ((float*) p)[i] = v;
+    } else {
+      ((uint16_t*) p)[i] = narrow(v, dtype);
+    }
+  }
+  return p;
+}
+
+static void* copy_of(const void* p, size_t bytes) {
+  void* q = malloc(bytes + 1);
+  memcpy(q, p, bytes);
+  return q;
+}
+
+static int first_field;
+
+static void field_name(const char* name) {
+  printf("%s\"%s\":", first_field ? "" : ",", name);
+  first_field = 0;
+}
+
+/* A JSON array of bit patterns. */
+static void print_array(const char* name, const void* p, size_t n, rmsnorm_wasm_dtype dtype) {
+  field_name(name);
+  printf("[");
+  for (size_t i = 0; i < n; i++) {
+    if (dtype == RMSNORM_WASM_FLOAT32) {
+      uint32_t u;
+      memcpy(&u, (const float*) p + i, sizeof u);
+      printf("%s\"%08x\"", i ? "," : "", (unsigned) u);
+    } else {
+      printf("%s\"%04x\"", i ? "," : "", (unsigned) ((const uint16_t*) p)[i]);
+    }
+  }
+  printf("]");
+}
+
+static void print_number(const char* name, double v) {
+  field_name(name);
+  printf("%.9g", v);
+}
+
+static int first_case = 1;
+
+static void begin_case(const char* op) {
+  printf("%s{\"op\":\"%s\"", first_case ? "" : ",\n", op);
+  first_case = 0;
+  first_field = 0;
+}
+
+static void end_case(rmsnorm_wasm_status status) {
+  print_number("status", status);
+  printf("}");
+}
+
+/* RMSNorm through the general entry point: the fused add when `add`, with rstd. */
+static void rmsnorm_case(size_t rows, size_t dim, float eps, rmsnorm_wasm_dtype dtype,
+                         rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode,
+                         float weight_offset, int add, int in_place) {
+  const size_t n = rows * dim;
+  void* x = random_array(n, dtype);
+  void* w = random_array(dim, weight_dtype);
+  void* residual = add ? random_array(n, dtype) : NULL;
+  void* residual_in = add ? copy_of(residual, n * size_of(dtype)) : NULL;
+  void* x_in = copy_of(x, n * size_of(dtype));
+  void* y = in_place ? x : malloc(n * size_of(dtype));
+  float* rstd = malloc(rows * sizeof(float));
+  const rmsnorm_wasm_status status = rmsnorm_wasm_rmsnorm(
+      x, residual, w, y, rstd, rows, dim, eps, dtype, weight_dtype, cast_mode, weight_offset);
+  begin_case(add ? "addRmsNorm" : "rmsNorm");
+  print_number("dim", (double) dim);
+  print_number("eps", eps);
+  print_number("dtype", dtype);
+  print_number("weightDtype", weight_dtype);
+  print_number("castMode", cast_mode);
+  print_number("weightOffset", weight_offset);
+  print_number("inPlace", in_place);
+  print_array("x", x_in, n, dtype);
+  print_array("weight", w, dim, weight_dtype);
+  if (add) {
+    print_array("residual", residual_in, n, dtype);
+    print_array("residualOut", residual, n, dtype);
+  }
+  print_array("y", y, n, dtype);
+  print_array("rstd", rstd, rows, RMSNORM_WASM_FLOAT32);
+  end_case(status);
+  free(x);
+  free(w);
+  free(residual);
+  free(residual_in);
+  free(x_in);
+  if (!in_place) free(y);
+  free(rstd);
+}
+
+/* The float32 shortcut, weighted and not. */
+static void f32_case(size_t rows, size_t dim, float eps, int weighted) {
+  float* x = random_array(rows * dim, RMSNORM_WASM_FLOAT32);
+  float* w = weighted ? random_array(dim, RMSNORM_WASM_FLOAT32) : NULL;
+  float* y = malloc(rows * dim * sizeof(float));
+  rmsnorm_wasm_f32(x, w, y, rows, dim, eps);
+  begin_case("rmsNormF32");
+  print_number("dim", (double) dim);
+  print_number("eps", eps);
+  print_array("x", x, rows * dim, RMSNORM_WASM_FLOAT32);
+  if (weighted) print_array("weight", w, dim, RMSNORM_WASM_FLOAT32);
+  print_array("y", y, rows * dim, RMSNORM_WASM_FLOAT32);
+  end_case(RMSNORM_WASM_OK);
+  free(x);
+  free(w);
+  free(y);
+}
+
+static void layernorm_case(size_t rows, size_t dim, float eps) {
+  float* x = random_array(rows * dim, RMSNORM_WASM_FLOAT32);
+  float* w = random_array(dim, RMSNORM_WASM_FLOAT32);
+  float* b = random_array(dim, RMSNORM_WASM_FLOAT32);
+  float* y = malloc(rows * dim * sizeof(float));
+  float* mean = malloc(rows * sizeof(float));
+  float* rstd = malloc(rows * sizeof(float));
+  const rmsnorm_wasm_status status =
+      rmsnorm_wasm_layernorm_f32(x, w, b, y, mean, rstd, rows, dim, eps);
+  begin_case("layerNorm");
+  print_number("dim", (double) dim);
+  print_number("eps", eps);
+  print_array("x", x, rows * dim, RMSNORM_WASM_FLOAT32);
+  print_array("weight", w, dim, RMSNORM_WASM_FLOAT32);
+  print_array("bias", b, dim, RMSNORM_WASM_FLOAT32);
+  print_array("y", y, rows * dim, RMSNORM_WASM_FLOAT32);
+  print_array("mean", mean, rows, RMSNORM_WASM_FLOAT32);
+  print_array("rstd", rstd, rows, RMSNORM_WASM_FLOAT32);
+  end_case(status);
+  free(x);
+  free(w);
+  free(b);
+  free(y);
+  free(mean);
+  free(rstd);
+}
+
+/* Both backward passes, from the forward's statistics; dw and db from zero. */
+static void backward_case(int layernorm, size_t rows, size_t dim, float eps) {
+  const size_t n = rows * dim;
+  float* dy = random_array(n, RMSNORM_WASM_FLOAT32);
+  float* x = random_array(n, RMSNORM_WASM_FLOAT32);
+  float* w = random_array(dim, RMSNORM_WASM_FLOAT32);
+  float* mean = malloc(rows * sizeof(float));
+  float* rstd = malloc(rows * sizeof(float));
+  float* dx = malloc(n * sizeof(float));
+  float* dw = calloc(dim, sizeof(float));
+  float* db = calloc(dim, sizeof(float));
+  rmsnorm_wasm_status status;
+  if (layernorm) {
+    status = rmsnorm_wasm_layernorm_f32(x, w, NULL, NULL, mean, rstd, rows, dim, eps);
+    if (status == RMSNORM_WASM_OK) {
+      status = rmsnorm_wasm_layernorm_backward_f32(dy, x, w, mean, rstd, dx, dw, db, rows, dim);
+    }
+  } else {
+    status = rmsnorm_wasm_rmsnorm_rstd(x, rstd, rows, dim, eps, RMSNORM_WASM_FLOAT32);
+    if (status == RMSNORM_WASM_OK) {
+      status = rmsnorm_wasm_rmsnorm_backward_f32(dy, x, w, rstd, dx, dw, rows, dim);
+    }
+  }
+  begin_case(layernorm ? "layerNormBackward" : "rmsNormBackward");
+  print_number("dim", (double) dim);
+  print_number("eps", eps);
+  print_array("dy", dy, n, RMSNORM_WASM_FLOAT32);
+  print_array("x", x, n, RMSNORM_WASM_FLOAT32);
+  print_array("weight", w, dim, RMSNORM_WASM_FLOAT32);
+  print_array("dx", dx, n, RMSNORM_WASM_FLOAT32);
+  print_array("dweight", dw, dim, RMSNORM_WASM_FLOAT32);
+  if (layernorm) print_array("dbias", db, dim, RMSNORM_WASM_FLOAT32);
+  end_case(status);
+  free(dy);
+  free(x);
+  free(w);
+  free(mean);
+  free(rstd);
+  free(dx);
+  free(dw);
+  free(db);
+}
+
+/* Wrong arguments: each call's status, and that y kept its bytes. */
+static void error_cases(void) {
+  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  float y[8] = {0};
+  float rstd[2];
+  const float sentinel = 42.0f;
+  for (int i = 0; i < 8; i++) y[i] = sentinel;
+  const struct {
+    const char* what;
+    rmsnorm_wasm_status status;
+  } calls[] = {
+      {"dim 0", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, 2, 0, 1e-6f, RMSNORM_WASM_FLOAT32,
+                                     RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"size overflow",
+       rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, SIZE_MAX / 2, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"eps -1", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, 2, 4, -1.0f, RMSNORM_WASM_FLOAT32,
+                                      RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"eps NaN", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, 2, 4, NAN, RMSNORM_WASM_FLOAT32,
+                                       RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"eps Inf", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, 2, 4, INFINITY, RMSNORM_WASM_FLOAT32,
+                                       RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"x NULL", rmsnorm_wasm_rmsnorm(NULL, NULL, NULL, y, NULL, 2, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                                      RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"dtype 3", rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, NULL, 2, 4, 1e-6f, (rmsnorm_wasm_dtype) 3,
+                                       RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"weight offset Inf",
+       rmsnorm_wasm_rmsnorm(x, NULL, x, y, NULL, 2, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, INFINITY)},
+      {"y overlaps x",
+       rmsnorm_wasm_rmsnorm(x, NULL, NULL, x + 1, NULL, 1, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"y overlaps the weight",
+       rmsnorm_wasm_rmsnorm(x, NULL, y + 2, y, NULL, 2, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"rstd overlaps x",
+       rmsnorm_wasm_rmsnorm(x, NULL, NULL, y, x + 6, 2, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"layerNorm mean NULL is fine, dim 0 is not",
+       rmsnorm_wasm_layernorm_f32(x, NULL, NULL, y, NULL, rstd, 2, 0, 1e-5f)},
+      {"backward dweight without weight",
+       rmsnorm_wasm_rmsnorm_backward_f32(x, x, NULL, rstd, y, y, 2, 4)},
+      {"backward dx overlaps x",
+       rmsnorm_wasm_rmsnorm_backward_f32(x, x, NULL, rstd, x, NULL, 2, 4)},
+      {"rows 0 touches nothing",
+       rmsnorm_wasm_rmsnorm(NULL, NULL, NULL, NULL, NULL, 0, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+  };
+  rmsnorm_wasm_f32(x, NULL, y, 2, 4, -1.0f); /* rejected: writes nothing */
+  int kept = 1;
+  for (int i = 0; i < 8; i++) kept &= y[i] == sentinel;
+  begin_case("errors");
+  field_name("statuses");
+  printf("{");
+  for (size_t i = 0; i < sizeof calls / sizeof *calls; i++) {
+    printf("%s\"%s\":[%d,\"%s\"]", i ? "," : "", calls[i].what, calls[i].status,
+           rmsnorm_wasm_status_string(calls[i].status));
+  }
+  printf("}");
+  print_number("untouched", kept);
+  end_case(RMSNORM_WASM_OK);
+}
+
+int main(void) {
+  printf("[");
+  f32_case(3, 37, 1e-6f, 1);
+  f32_case(2, 300, 1e-5f, 0);
+  rmsnorm_case(2, 40, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA,
+               0.0f, 0, 1);
+  rmsnorm_case(3, 300, 1e-6f, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_CAST_LLAMA,
+               0.0f, 0, 0);
+  rmsnorm_case(2, 300, 1e-6f, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_FLOAT16, RMSNORM_WASM_CAST_LLAMA,
+               1.0f, 1, 0);
+  rmsnorm_case(3, 19, 1e-5f, RMSNORM_WASM_FLOAT16, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_CAST_GEMMA,
+               0.0f, 0, 1);
+  rmsnorm_case(2, 64, 1e-6f, RMSNORM_WASM_FLOAT16, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_GEMMA,
+               1.0f, 1, 0);
+  rmsnorm_case(4, 33, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_CAST_LLAMA,
+               0.0f, 0, 0);
+  rmsnorm_case(2, 257, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT16, RMSNORM_WASM_CAST_LLAMA,
+               1.0f, 1, 0);
+  layernorm_case(3, 50, 1e-5f);
+  backward_case(0, 3, 45, 1e-6f);
+  backward_case(1, 2, 260, 1e-5f);
+  error_cases();
+  printf("]\n");
+  return 0;
+}
