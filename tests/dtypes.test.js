@@ -8,7 +8,7 @@ import { narrow, roundTo, widen } from '../src/reference/float16.js';
 import { onEveryBackend } from './helpers/backends.js';
 import { assertSameBitsAs, firstDifference16 } from './helpers/bits.js';
 import { fromBase64, normal16, uniform16 } from './helpers/float16-data.js';
-import { prng, uniformArray } from './helpers/random.js';
+import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 const DTYPES16 = ['bfloat16', 'float16'];
 const DIMS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 31, 32, 33, 40, 63, 64, 65, 255, 256, 257, 896, 4096];
@@ -228,6 +228,36 @@ test('16-bit: NaN and infinite weights, and outputs that overflow to Inf, match 
         const infinite = values.filter((v) => !Number.isFinite(v)).length;
         const expected = dtype === 'float16' ? 0.9 : 0.05;
         assert.ok(infinite / values.length >= expected, `${what}: only ${infinite} of ${values.length} outputs overflowed`);
+      }
+    }
+  }
+});
+
+test('any weight dtype with any storage dtype: the bits of the same call with the weight widened to float32', async () => {
+  const { createKernels } = await import('../src/index.js');
+  const impls = [['simd', await createKernels({ backend: 'simd' })], ['scalar', await createKernels({ backend: 'scalar' })],
+    ['reference', await import('../src/reference/index.js')]];
+  const rand = prng(61);
+  for (const dim of [7, 64, 300]) {
+    const rows = 3;
+    const xs = normalArray(rand, rows * dim, 2);
+    const weights = uniformArray(rand, dim, 0.5, 1.5);
+    for (const dtype of ['float32', 'bfloat16', 'float16']) {
+      const x = dtype === 'float32' ? Float32Array.from(xs) : Uint16Array.from(xs, (v) => narrow(v, dtype));
+      for (const weightDtype of ['float32', 'bfloat16', 'float16']) {
+        const w = weightDtype === 'float32' ? Float32Array.from(weights) : Uint16Array.from(weights, (v) => narrow(v, weightDtype));
+        const wide = Float32Array.from(w, (_, i) => widen(w, i, weightDtype));
+        for (const castMode of ['llama', 'gemma']) {
+          for (const [name, impl] of impls) {
+            const what = `${name} dtype=${dtype} weightDtype=${weightDtype} castMode=${castMode} rows=${rows} dim=${dim} seed=61`;
+            const got = impl.rmsNorm(x, w, { dtype, weightDtype, castMode, weightOffset: 0.5 });
+            const expected = impl.rmsNorm(x, wide, { dtype, castMode, weightOffset: 0.5 });
+            assert.deepEqual(new Uint8Array(got.buffer), new Uint8Array(expected.buffer), what);
+            const residual = x.slice();
+            const fused = impl.addRmsNorm(x, residual, w, { dtype, weightDtype, castMode });
+            assert.deepEqual(new Uint8Array(fused.buffer), new Uint8Array(impl.rmsNorm(residual, wide, { dtype, castMode }).buffer), `${what}: addRmsNorm`);
+          }
+        }
       }
     }
   }

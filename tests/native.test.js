@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { numberToBfloat16, numberToFloat16, widen } from '../src/reference/float16.js';
-import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
+import { assertSameBitsAs } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -23,7 +23,8 @@ function rowStatistics(row, eps, scale) {
   let variance = fround(fround(sumE2 / fround(dim)) - fround(meanLo * meanLo));
   if (variance < 0) variance = 0;
   const rstd = fround(1 / fround(Math.sqrt(fround(variance + eps))));
-  const plainOk = Math.abs(sum) <= FLT_MAX && sumE2 >= TINY_SUM && sumE2 <= FLT_MAX;
+  // rstd is 0 exactly when var + eps overflowed.
+  const plainOk = Math.abs(sum) <= FLT_MAX && sumE2 >= TINY_SUM && sumE2 <= FLT_MAX && rstd !== 0;
   return { z, meanHi, meanLo, rstd, plainOk };
 }
 

@@ -55,10 +55,13 @@ export function rescueScale(row) {
 /** inv for a row, and the exact power-of-two pre-scale of the rescue path. */
 function rowScaling(row, eps) {
   const sumOfSquares = rowSumOfSquares(row, 1);
-  if (sumOfSquares >= TINY_SUM && sumOfSquares <= FLT_MAX) {
-    return { scale: 1, inv: inverseRms(sumOfSquares, row.length, eps) };
+  const plainInv = inverseRms(sumOfSquares, row.length, eps);
+  // inv is 0 exactly when mean + eps overflowed.
+  if (sumOfSquares >= TINY_SUM && sumOfSquares <= FLT_MAX && plainInv !== 0) {
+    return { scale: 1, inv: plainInv };
   }
-  // Rescue path: the sum overflowed, underflowed towards zero, or is NaN.
+  // Rescue path: the sum overflowed, underflowed towards zero, or is NaN, or
+  // mean + eps overflowed.
   const scale = rescueScale(row);
   if (scale !== null) {
     const epsScaled = fround(fround(eps * scale) * scale);
@@ -66,7 +69,7 @@ function rowScaling(row, eps) {
       return { scale, inv: inverseRms(rowSumOfSquares(row, scale), row.length, epsScaled) };
     }
   }
-  return { scale: 1, inv: inverseRms(sumOfSquares, row.length, eps) };
+  return { scale: 1, inv: plainInv };
 }
 
 // Step 4 for one row: the weight (with its offset), the cast mode, rounding

@@ -35,7 +35,8 @@
  *    mean = mean_hi + mean_lo, and rstd.
  *
  * Rescue path, as for RMSNorm (../f32-rmsnorm/rmsnorm_f32.h): a row whose S1 is not finite,
- * or whose E2 is outside [RMSNORM_TINY_SUM, FLT_MAX] (or NaN), is redone on
+ * or whose E2 is outside [RMSNORM_TINY_SUM, FLT_MAX] (or NaN), or whose
+ * var + eps overflows (rstd = 0), is redone on
  * z_i = x_i * 2^k with the same 2^k rule and eps_z = (eps * 2^k) * 2^k, if
  * the row is finite and not all zero and eps_z is finite; otherwise it keeps
  * the plain result. Steps 1-6 then run on z_i in place of x_i (x_i * 2^k is

@@ -67,7 +67,9 @@ static inline layernorm_stats row_stats(const float* x, size_t dim, float eps, f
   st.mean_hi = mean_hi;
   st.mean_lo = mean_lo;
   st.rstd = 1.0f / sqrtf(var + eps);
-  st.plain_ok = fabsf(sum) <= FLT_MAX && sum_e2 >= RMSNORM_TINY_SUM && sum_e2 <= FLT_MAX;
+  /* rstd is 0 exactly when var + eps overflowed. */
+  st.plain_ok =
+      fabsf(sum) <= FLT_MAX && sum_e2 >= RMSNORM_TINY_SUM && sum_e2 <= FLT_MAX && st.rstd != 0.0f;
   return st;
 }
 

@@ -48,7 +48,8 @@
  * 5. rstd = inv: the per-row statistic the backward pass reads
  *    (../f32-norm-backward/norm_backward_f32.h); rmsNorm returns it on request.
  *
- * Rows whose S is outside [RMSNORM_TINY_SUM, FLT_MAX] take the rescue path
+ * Rows whose S is outside [RMSNORM_TINY_SUM, FLT_MAX], or whose ms + eps
+ * overflows (inv = 0: eps near FLT_MAX beside a large row), take the rescue path
  * (see rows.h): if the row is finite and not all zero, it is
  * redone on z_i = x_i * 2^k, where 2^k brings max|x| into [1, 2) (k clamped
  * to [-126, 126]), with eps_z = (eps * 2^k) * 2^k; the output then uses

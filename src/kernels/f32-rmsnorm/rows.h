@@ -83,8 +83,16 @@ static inline float inv_rms(float sumsq, size_t dim, float eps) {
   return 1.0f / sqrtf(ms + eps);
 }
 
+/* Whether a row keeps the plain result: its sum of squares is neither tiny,
+ * nor beyond float32, nor NaN, and mean + eps did not overflow (inv is 0
+ * exactly then: below FLT_MAX, 1/sqrt(ms + eps) is at least 5.4e-20). */
+static inline bool is_plain(float sumsq, float inv) {
+  return sumsq >= RMSNORM_TINY_SUM && sumsq <= FLT_MAX && inv != 0.0f;
+}
+
 /* The rescue path: only rows whose plain sum of squares overflowed, came out
- * tiny, or is NaN get here, so it runs the generic scalar code. Returns the
+ * tiny, or is NaN, or whose mean + eps overflowed get here, so it runs the
+ * generic scalar code. Returns the
  * row's inv, and sets *scale to 2^k when the row was rescued (else 1). */
 static float rescue_inv(const void* src, size_t dim, float eps, float plain_sumsq, int dtype,
                         float* scale) {
@@ -269,16 +277,15 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
     if (write_summing == NULL) {
       sumsq = sumsq_of(xr, rr, dim);
     }
-    const bool plain = sumsq >= RMSNORM_TINY_SUM && sumsq <= FLT_MAX;
+    const float plain_inv = inv_rms(sumsq, dim, eps);
+    const bool plain = is_plain(sumsq, plain_inv);
     const bool sum_next = write_summing != NULL && r + 1 < rows;
     if (plain && sum_next) {
-      sumsq =
-          write_summing(xr + row_bytes, src, w, yr, dim, inv_rms(sumsq, dim, eps), weight_offset);
+      sumsq = write_summing(xr + row_bytes, src, w, yr, dim, plain_inv, weight_offset);
       continue;
     }
     float scale = 1.0f;
-    const float inv =
-        plain ? inv_rms(sumsq, dim, eps) : rescue_inv(src, dim, eps, sumsq, dtype, &scale);
+    const float inv = plain ? plain_inv : rescue_inv(src, dim, eps, sumsq, dtype, &scale);
     /* A row the rescue left as it was (all zeros, say: padding) goes to the
      * vector writer too when x * inv cannot be NaN: x finite (its sum of
      * squares is) and inv finite (not an all-zero row with eps = 0). The
@@ -308,8 +315,9 @@ void RMSNORM_F32_RSTD_KERNEL(const void* x, float* rstd, size_t rows, size_t dim
   for (size_t r = 0; r < rows; r++) {
     const char* xr = (const char*) x + r * row_bytes;
     const float sumsq = sumsq_of(xr, NULL, dim);
-    if (sumsq >= RMSNORM_TINY_SUM && sumsq <= FLT_MAX) {
-      rstd[r] = inv_rms(sumsq, dim, eps);
+    const float plain_inv = inv_rms(sumsq, dim, eps);
+    if (is_plain(sumsq, plain_inv)) {
+      rstd[r] = plain_inv;
     } else {
       float scale;
       const float inv = rescue_inv(xr, dim, eps, sumsq, dtype, &scale);

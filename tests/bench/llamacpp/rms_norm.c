@@ -14,19 +14,20 @@
 #include <stddef.h>
 #include <string.h>
 
-static float row_scale(const float *x, size_t dim, float eps) {
+static float row_scale(const float* x, size_t dim, float eps) {
   double sum = 0.0;
-  for (size_t i = 0; i < dim; i++) sum += (double)(x[i] * x[i]);
-  const float mean = (float)(sum / (double)dim);
+  for (size_t i = 0; i < dim; i++) sum += (double) (x[i] * x[i]);
+  const float mean = (float) (sum / (double) dim);
   return 1.0f / sqrtf(mean + eps);
 }
 
 // y = rmsNorm(x) * w, row by row, in one pass per row.
-void llamacpp_rms_norm_mul_fused(const float *x, const float *w, float *y, size_t rows, size_t dim, float eps) {
+void llamacpp_rms_norm_mul_fused(const float* x, const float* w, float* y, size_t rows, size_t dim,
+                                 float eps) {
   assert(dim > 0);
   for (size_t r = 0; r < rows; r++) {
-    const float *xr = x + r * dim;
-    float *yr = y + r * dim;
+    const float* xr = x + r * dim;
+    float* yr = y + r * dim;
     const float scale = row_scale(xr, dim, eps);
     for (size_t i = 0; i < dim; i++) yr[i] = xr[i] * scale * w[i];
   }
@@ -34,17 +35,18 @@ void llamacpp_rms_norm_mul_fused(const float *x, const float *w, float *y, size_
 
 // The same result in three passes: copy, scale, then the weight multiply as
 // its own operation over every row.
-void llamacpp_rms_norm_then_mul(const float *x, const float *w, float *y, size_t rows, size_t dim, float eps) {
+void llamacpp_rms_norm_then_mul(const float* x, const float* w, float* y, size_t rows, size_t dim,
+                                float eps) {
   assert(dim > 0);
   for (size_t r = 0; r < rows; r++) {
-    const float *xr = x + r * dim;
-    float *yr = y + r * dim;
+    const float* xr = x + r * dim;
+    float* yr = y + r * dim;
     const float scale = row_scale(xr, dim, eps);
     memcpy(yr, xr, dim * sizeof(float));
     for (size_t i = 0; i < dim; i++) yr[i] *= scale;
   }
   for (size_t r = 0; r < rows; r++) {
-    float *yr = y + r * dim;
+    float* yr = y + r * dim;
     for (size_t i = 0; i < dim; i++) yr[i] *= w[i];
   }
 }
