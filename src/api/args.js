@@ -17,8 +17,8 @@
 
 import { IN, INOUT, ONCE, OUT, PER_ROW, PER_STAT, SCRATCH } from '../loader/kernels.js';
 import {
-  bufferOf, byteLengthOf, byteOffsetOf, copyInto, Float16ArrayOf, Float32ArrayOf, hasOwn, isShared, isUnreachable,
-  isView, kindOf, lengthOf, Uint16ArrayOf,
+  bufferOf, byteLengthOf, byteOffsetOf, copyInto, Float16ArrayOf, Float32ArrayOf, hasOwn, isShared, isSharedBuffer,
+  isUnreachable, isView, kindOf, lengthOf, Uint16ArrayOf,
 } from '../loader/intrinsics.js';
 import { DTYPES, Tensor } from '../loader/tensor.js';
 
@@ -162,7 +162,7 @@ function wrongType(fn, name, value, dtype, of) {
   return new TypeError(`${fn}: ${name} must be ${expected(dtype)}${what}, got ${describe(value)}`);
 }
 
-export { copyInto, isSharedBuffer } from '../loader/intrinsics.js';
+export { copyInto, isSharedBuffer };
 
 /** { byteOffset, byteLength } of a typed array that must be a view of `buffer`. */
 export function viewRange(fn, name, view, buffer) {
@@ -468,6 +468,47 @@ export function isPlainTensorCall(kernels, x, weight, opts) {
   const yAt = Tensor.byteOffsetOf(out);
   const bytes = 4 * n;
   return (yAt === xAt || yAt + bytes <= xAt || xAt + bytes <= yAt) && (yAt + bytes <= wAt || wAt + 4 * d <= yAt);
+}
+
+/**
+ * Whether rmsNorm(x, weight, opts) is the plain copying call: x, weight and
+ * options.out (or none) Float32Arrays outside `kernels`' memory, on
+ * unshared buffers, at least one row, out x itself or apart from x and
+ * from the weight, and no option but out, a valid eps and a dim equal to
+ * weight.length. Every such call is one resolveRmsNorm accepts, with the
+ * same rows, dim, eps and no copy-free argument: the caller may stage it at
+ * once (WasmKernels.rmsNormCopying). Anything else, every mistake included,
+ * takes the general path. (tests/plain-copying-call.test.js holds the two
+ * paths to the same bits.) Reads only intrinsics: no caller code runs.
+ */
+export function isPlainCopyingCall(kernels, x, weight, opts) {
+  const { out, eps, dim } = opts;
+  if (opts.dtype !== undefined || opts.weightDtype !== undefined || opts.castMode !== undefined ||
+    opts.weightOffset !== undefined || opts.shape !== undefined || opts.axis !== undefined || opts.rstd !== undefined) return false;
+  if (!isView(x) || kindOf(x) !== 'Float32Array' || !isView(weight) || kindOf(weight) !== 'Float32Array') return false;
+  if (out !== undefined && (!isView(out) || kindOf(out) !== 'Float32Array')) return false;
+  if (eps !== undefined && !(typeof eps === 'number' && eps >= 0 && eps <= FLT_MAX)) return false;
+  const n = lengthOf(x);
+  const d = lengthOf(weight);
+  if (n === 0 || d === 0 || n % d !== 0 || (dim !== undefined && dim !== d)) return false;
+  const memory = kernels.buffer();
+  const xBuffer = bufferOf(x);
+  const wBuffer = bufferOf(weight);
+  if (xBuffer === memory || wBuffer === memory || isSharedBuffer(xBuffer) || isSharedBuffer(wBuffer)) return false;
+  if (out === undefined) return true;
+  const outBuffer = bufferOf(out);
+  if (lengthOf(out) !== n || outBuffer === memory || isSharedBuffer(outBuffer)) return false;
+  const at = byteOffsetOf(out);
+  const bytes = 4 * n;
+  if (outBuffer === xBuffer) {
+    const xAt = byteOffsetOf(x);
+    if (at !== xAt && at < xAt + bytes && xAt < at + bytes) return false;
+  }
+  if (outBuffer === wBuffer) {
+    const wAt = byteOffsetOf(weight);
+    if (at < wAt + 4 * d && wAt < at + bytes) return false;
+  }
+  return true;
 }
 
 // ---- layerNorm and the backward passes (float32) ------------------------------

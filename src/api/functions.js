@@ -3,25 +3,26 @@
 // kernel called. init()'s top-level functions, createKernels() and
 // bindMemory() all hand out functions made here.
 
+import { lengthOf } from '../loader/intrinsics.js';
 import { CAST_CODE, DTYPE_CODE } from '../loader/kernels.js';
 import { DTYPES, Tensor } from '../loader/tensor.js';
 import {
-  BACKWARD_ARRAYS, BACKWARD_ARRAYS_RECOMPUTED, describe, isPlainTensorCall, LAYERNORM_ARRAYS, newOutput,
+  BACKWARD_ARRAYS, BACKWARD_ARRAYS_RECOMPUTED, describe, isPlainCopyingCall, isPlainTensorCall, LAYERNORM_ARRAYS, newOutput,
   readRmsNormOptions, resolveBackward, resolveLayerNorm, resolveRmsNorm, RMSNORM_ARRAYS, RMSNORM_DEFAULT_EPS,
 } from './args.js';
 
 // Each kernel on one chunk of n rows, pointers in the order of its arrays
 // (src/api/args.js: RMSNORM_ARRAYS, LAYERNORM_ARRAYS, BACKWARD_ARRAYS).
 
-function rmsNormChunk(e, call, [x, w, r, y, rstd], n) {
+function rmsNormChunk(e, call, p, n) {
   const { dim, eps, residual } = call;
   const code = DTYPE_CODE[call.dtype];
   // options.rstd is step 5 of the contract for the row normalized: x,
   // before y (which may be x) is written, or the updated residual after.
-  if (call.rstd !== undefined && residual === undefined) e.rmsnorm_rstd(x, rstd, n, dim, eps, code);
-  e.rmsnorm(x, r, w, y, n, dim, eps, code, DTYPE_CODE[call.weightDtype ?? 'float32'], CAST_CODE[call.castMode],
-    call.weightOffset);
-  if (call.rstd !== undefined && residual !== undefined) e.rmsnorm_rstd(r, rstd, n, dim, eps, code);
+  if (call.rstd !== undefined && residual === undefined) e.rmsnorm_rstd(p[0], p[4], n, dim, eps, code);
+  e.rmsnorm(p[0], p[2], p[1], p[3], n, dim, eps, code, DTYPE_CODE[call.weightDtype ?? 'float32'],
+    CAST_CODE[call.castMode], call.weightOffset);
+  if (call.rstd !== undefined && residual !== undefined) e.rmsnorm_rstd(p[2], p[4], n, dim, eps, code);
 }
 
 function layerNormChunk(e, { dim, eps }, [x, w, b, y, mean, rstd], n) {
@@ -92,6 +93,11 @@ export function kernelFunctions(kernelsFor) {
           Tensor.lengthOf(x) / dim, dim, Math.fround(opts.eps ?? RMSNORM_DEFAULT_EPS),
           DTYPE_CODE.float32, DTYPE_CODE.float32, CAST_CODE.llama, 0);
         return opts.out;
+      }
+      if (isPlainCopyingCall(kernels, x, weight, opts)) {
+        const dim = lengthOf(weight);
+        return kernels.rmsNormCopying('rmsNorm', x, weight, opts.out, lengthOf(x) / dim, dim,
+          Math.fround(opts.eps ?? RMSNORM_DEFAULT_EPS));
       }
       return rmsNormOn(kernels, resolveRmsNorm('rmsNorm', x, undefined, weight, opts));
     },

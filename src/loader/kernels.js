@@ -2,7 +2,9 @@
 // scratch space arrays are staged in, and the runner that places a checked
 // call's arrays in that memory and calls a kernel on them.
 
-import { Float32ArrayOf, isShared, isSharedBuffer, memoryBufferOf, set, Uint16ArrayOf } from './intrinsics.js';
+import {
+  bufferOf, byteOffsetOf, Float32ArrayOf, isShared, isSharedBuffer, memoryBufferOf, set, Uint16ArrayOf,
+} from './intrinsics.js';
 import { BYTES, makeTensor } from './tensor.js';
 
 // Largest single allocation asked of a wasm32 module: malloc takes a 32-bit
@@ -138,6 +140,34 @@ export class WasmKernels {
       throw new TypeError(`${fn}: ${arg.name} must be a view of the bound memory's buffer (bound kernels copy nothing in)`);
     }
     return -1;
+  }
+
+  /**
+   * The plain copying call (src/api/args.js, isPlainCopyingCall): float32
+   * x, weight and out (null: a new array) outside this memory, staged
+   * through scratch, the weight once and the rows in chunks, y over x's
+   * staged rows. What runRows does for these arguments, without its
+   * bookkeeping, which at one row is a measurable share of the call.
+   */
+  rmsNormCopying(fn, x, weight, out, rows, dim, eps) {
+    const n = rows * dim;
+    const y = out ?? new Float32ArrayOf(n);
+    const chunkRows = Math.min(rows, Math.max(1, Math.floor(CHUNK_BYTES / (4 * dim))));
+    const weightBytes = align16(4 * dim);
+    const at = this.scratch(fn, weightBytes + align16(4 * chunkRows * dim));
+    const xAt = at + weightBytes;
+    const heap = this.heap('float32');
+    set.call(heap, weight, at >>> 2);
+    const { rmsnorm } = this.exports;
+    const xBuffer = bufferOf(x);
+    const xStart = byteOffsetOf(x);
+    for (let row = 0; row < rows; row += chunkRows) {
+      const count = Math.min(chunkRows, rows - row) * dim;
+      set.call(heap, count === n ? x : new Float32ArrayOf(xBuffer, xStart + 4 * row * dim, count), xAt >>> 2);
+      rmsnorm(xAt, 0, at, xAt, count / dim, dim, eps, DTYPE_CODE.float32, DTYPE_CODE.float32, CAST_CODE.llama, 0);
+      set.call(y, this.#stagedView('float32', xAt, count), row * dim);
+    }
+    return y;
   }
 
   /**
