@@ -30,15 +30,22 @@ export async function startDemoServer(root) {
 export async function openCheckedPage(browser, url, viewport = { width: 1280, height: 900 }) {
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
+  const problems = watchProblems(page);
+  page.on('response', (res) => {
+    if (res.status() >= 400) problems.push(`HTTP ${res.status()}: ${res.url()}`);
+  });
+  await page.goto(url);
+  return { page, problems };
+}
+
+/** The console errors and warnings, uncaught exceptions and failed requests
+ * of a Playwright page, as they come: the list it returns fills up. */
+export function watchProblems(page) {
   const problems = [];
   page.on('console', (msg) => {
     if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`console ${msg.type()}: ${msg.text()}`);
   });
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
-  page.on('response', (res) => {
-    if (res.status() >= 400) problems.push(`HTTP ${res.status()}: ${res.url()}`);
-  });
-  await page.goto(url);
-  return { page, problems };
+  return problems;
 }

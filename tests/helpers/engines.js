@@ -30,7 +30,7 @@ import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import puppeteer from 'puppeteer-core';
 import { startServer } from '../../web/serve.js';
-import { launchBrowser as launchChromium } from './browser.js';
+import { launchBrowser as launchChromium, watchProblems } from './browser.js';
 
 export const PAGE_HOOK = `<script>(() => {
   const problems = [];
@@ -122,12 +122,7 @@ const chromium = {
         const serverMark = serverErrors.length;
         const context = await browser.newContext({ viewport });
         const page = await context.newPage();
-        const problems = [];
-        page.on('console', (msg) => {
-          if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`console ${msg.type()}: ${msg.text()}`);
-        });
-        page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-        page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
+        const problems = watchProblems(page);
         await page.goto(url);
         return pageOf({
           run: (expression) => page.evaluate(expression),
