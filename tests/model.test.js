@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { before, test } from 'node:test';
 import * as wasm from '../src/index.js';
 import * as reference from '../src/reference/index.js';
-import { argmax, loadWeights, packageNorms, TinyLlama } from '../web/model/llama.js';
+import { argmax, loadWeights, packageBfloat16Norms, packageNorms, TinyLlama } from '../web/model/llama.js';
 import { variantNorms } from '../web/model/norms.js';
 import { compareOnBatch, generateNames, residualRms, SWITCH_BATCH, timeDecodeStep } from '../web/panels/inside-a-model.js';
 
@@ -79,30 +79,32 @@ function traceNorms(model) {
   return trace;
 }
 
-test('every norm inside the model is bit-identical between the SIMD module, the scalar module and the reference', async () => {
-  const traces = {};
-  for (const backend of ['simd', 'scalar']) {
-    await wasm.init({ backend });
-    const model = new TinyLlama(weights, packageNorms(wasm, backend));
-    traces[backend] = traceNorms(model);
-    model.free();
-  }
-  await wasm.init();
-  traces.reference = traceNorms(new TinyLlama(weights, packageNorms(reference, 'reference')));
-  const calls = traces.reference.length;
-  assert.ok(calls > 1000, `only ${calls} norm calls traced`);
-  for (const backend of ['simd', 'scalar']) {
-    assert.equal(traces[backend].length, calls);
-    traces[backend].forEach((call, n) => {
-      for (const key of ['residual', 'normed']) {
-        const want = traces.reference[n][key];
-        const i = call[key].findIndex((bits, k) => bits !== want[k]);
-        assert.equal(i, -1, `${backend} vs reference: call ${n} (norm ${call.index}), ${key}[${i}]: ` +
-          `0x${call[key][i]?.toString(16)} vs 0x${want[i]?.toString(16)}`);
-      }
-    });
-  }
-});
+for (const [storage, makeNorms] of [['float32', packageNorms], ['bfloat16', packageBfloat16Norms]]) {
+  test(`every norm inside the model (${storage} stream) is bit-identical between the SIMD module, the scalar module and the reference`, async () => {
+    const traces = {};
+    for (const backend of ['simd', 'scalar']) {
+      await wasm.init({ backend });
+      const model = new TinyLlama(weights, makeNorms(wasm, backend));
+      traces[backend] = traceNorms(model);
+      model.free();
+    }
+    await wasm.init();
+    traces.reference = traceNorms(new TinyLlama(weights, makeNorms(reference, 'reference')));
+    const calls = traces.reference.length;
+    assert.ok(calls > 1000, `only ${calls} norm calls traced`);
+    for (const backend of ['simd', 'scalar']) {
+      assert.equal(traces[backend].length, calls);
+      traces[backend].forEach((call, n) => {
+        for (const key of ['residual', 'normed']) {
+          const want = traces.reference[n][key];
+          const i = call[key].findIndex((bits, k) => bits !== want[k]);
+          assert.equal(i, -1, `${backend} vs reference, ${storage} stream: call ${n} (norm ${call.index}), ${key}[${i}]: ` +
+            `0x${call[key][i]?.toString(16)} vs 0x${want[i]?.toString(16)}`);
+        }
+      });
+    }
+  });
+}
 
 test('the panel\'s measurements: norms keep the stream the model was trained on; the switches change the predictions', (t) => {
   const model = new TinyLlama(weights, packageNorms(wasm, 'simd'));
@@ -123,6 +125,9 @@ test('the panel\'s measurements: norms keep the stream the model was trained on;
     for (const variant of ['removed', 'bfloat16', 'epsOutside']) {
       effects[variant] = compareOnBatch(model, new TinyLlama(weights, variantNorms(variant)), SWITCH_BATCH);
     }
+    const upcast = new TinyLlama(weights, packageBfloat16Norms(wasm, 'simd'));
+    effects.bfloat16Upcast = compareOnBatch(model, upcast, SWITCH_BATCH);
+    upcast.free();
     // Measured with the committed weights (see web/model/README.md): removing
     // the norms breaks the model, bf16 arithmetic perturbs it, ε's place
     // hardly matters at this stream's scale.

@@ -59,6 +59,61 @@ export function packageNorms(api, label) {
   };
 }
 
+/**
+ * The package with the activations stored in bfloat16, as a bfloat16 engine
+ * keeps them: each buffer the model reads and writes in float32 has a
+ * bfloat16 tensor beside it (`alloc(n, 'bfloat16')`); a call narrows its
+ * inputs into those (round to nearest even), runs the package with
+ * `dtype: 'bfloat16'` (widened, normalized in float32, rounded back: the
+ * float32 upcast), and widens the updated residual and the output back.
+ * The norm weights, bfloat16 in the weights file, are passed as they are.
+ * `api` as for packageNorms (the reference takes plain Uint16Arrays).
+ */
+export function packageBfloat16Norms(api, label) {
+  const wasm = typeof api.alloc === 'function';
+  const arg = (buf) => (wasm ? buf.bits : buf.bits.array);
+  const narrowInto = (buf) => {
+    const bits = buf.bits.array;
+    const src = buf.array;
+    for (let i = 0; i < src.length; i++) bits[i] = bfloat16Bits(src[i]);
+  };
+  const widenFrom = (buf) => widenBfloat16(buf.bits.array, buf.array);
+  const options = (eps, y) => ({ eps, dtype: 'bfloat16', out: arg(y) });
+  return {
+    label,
+    buffer: (length) => {
+      const bits = wasm ? api.alloc(length, 'bfloat16') : { array: new Uint16Array(length), free() {} };
+      return { array: new Float32Array(length), bits, free: () => bits.free() };
+    },
+    rmsNorm: (x, w, y, eps) => {
+      narrowInto(x);
+      narrowInto(w);
+      api.rmsNorm(arg(x), arg(w), options(eps, y));
+      widenFrom(x);
+      widenFrom(y);
+    },
+    addRmsNorm: (h, r, w, y, eps) => {
+      narrowInto(h);
+      narrowInto(r);
+      narrowInto(w);
+      api.addRmsNorm(arg(h), arg(r), arg(w), options(eps, y));
+      widenFrom(r);
+      widenFrom(y);
+    },
+  };
+}
+
+const scratch = new Float32Array(1);
+const scratchBits = new Uint32Array(scratch.buffer);
+
+/** The bfloat16 bit pattern nearest to `v` (ties to even; NaN stays NaN). */
+export function bfloat16Bits(v) {
+  scratch[0] = v;
+  const w = scratchBits[0];
+  if ((w & 0x7fffffff) > 0x7f800000) return (w >>> 16) | 0x40;
+  return (w + 0x7fff + ((w >>> 16) & 1)) >>> 16;
+}
+
 /** A buffer shaped like a tensor (`.array`, `.free()`) in ordinary JS memory. */
 export function plainBuffer(length) {
   return { array: new Float32Array(length), free() {} };

@@ -1,22 +1,21 @@
 // What the model computes when its norms are changed: the panel's switches.
 // These are deliberate departures from RMSNorm, so they cannot come from the
 // package; they are written here in plain JavaScript, each as the same two
-// calls the model makes of the package (rmsNorm, and addRmsNorm with the
-// residual add in float32 first), so that only the normalization differs.
+// calls the model makes of the package (rmsNorm, and addRmsNorm: the
+// residual add, then the norm of the sum), so that only the normalization
+// differs. (The bfloat16-storage model, with the package's float32 upcast,
+// is packageBfloat16Norms in llama.js.)
 
-import { plainBuffer } from './llama.js';
+import { bfloat16Bits, plainBuffer } from './llama.js';
 
 const f32 = Math.fround;
-const bits = new Float32Array(1);
-const word = new Uint32Array(bits.buffer);
+const widened = new Float32Array(1);
+const widenedBits = new Uint32Array(widened.buffer);
 
 /** Rounds to the nearest bfloat16 (ties to even); NaN stays NaN. */
 export function roundBfloat16(v) {
-  bits[0] = v;
-  if (Number.isNaN(bits[0])) return NaN;
-  const w = word[0];
-  word[0] = ((w + 0x7fff + ((w >>> 16) & 1)) >>> 16) << 16;
-  return bits[0];
+  widenedBits[0] = bfloat16Bits(v) << 16;
+  return widened[0];
 }
 
 /** The normalizations the switches select, each y = f(x) on one row. */
@@ -27,8 +26,10 @@ const VARIANTS = {
   },
   // Every operation rounded to bfloat16, as PyTorch runs RMSNorm on bfloat16
   // tensors without the float32 upcast (the same simulation as panel 5):
-  // x, each square, the mean (summed wider, then rounded), + ε, the inverse
-  // root, x · inv, and · γ. The output is a bfloat16 value (in a float32).
+  // each square, the mean (summed wider, then rounded), + ε, the inverse
+  // root, x · inv, and · γ. The stream is stored in bfloat16 as in
+  // packageBfloat16Norms (see STORAGE), so that the two differ only in the
+  // norm's arithmetic.
   bfloat16(x, w, y, eps) {
     const bf = roundBfloat16;
     let sum = 0;
@@ -48,18 +49,28 @@ const VARIANTS = {
 
 export const VARIANT_NAMES = Object.keys(VARIANTS);
 
+// Where a variant keeps the residual stream: float32, or bfloat16 (each
+// sublayer's output and the sum rounded, as the package's addRmsNorm does
+// with dtype 'bfloat16').
+const STORAGE = { removed: f32, bfloat16: roundBfloat16, epsOutside: f32 };
+
 /** A `norms` object for TinyLlama computing `variant` in plain JS. */
 export function variantNorms(variant) {
   const normalize = VARIANTS[variant];
   if (normalize === undefined) throw new RangeError(`unknown variant ${variant}`);
+  const store = STORAGE[variant];
   return {
     label: variant,
     buffer: plainBuffer,
-    rmsNorm: (x, w, y, eps) => normalize(x.array, w.array, y.array, eps),
+    rmsNorm: (x, w, y, eps) => {
+      const row = x.array;
+      for (let i = 0; i < row.length; i++) row[i] = store(row[i]);
+      normalize(row, w.array, y.array, eps);
+    },
     addRmsNorm: (h, r, w, y, eps) => {
       const residual = r.array;
       const sublayer = h.array;
-      for (let i = 0; i < residual.length; i++) residual[i] = f32(sublayer[i] + residual[i]);
+      for (let i = 0; i < residual.length; i++) residual[i] = store(f32(store(sublayer[i]) + residual[i]));
       normalize(residual, w.array, y.array, eps);
     },
   };

@@ -5,7 +5,7 @@
 // norms and the rest.
 
 import * as rmsnormWasm from '../../src/index.js';
-import { argmax, loadWeights, packageNorms, sampler, softmax, TinyLlama } from '../model/llama.js';
+import { argmax, loadWeights, packageBfloat16Norms, packageNorms, sampler, softmax, TinyLlama } from '../model/llama.js';
 import { variantNorms, VARIANT_NAMES } from '../model/norms.js';
 import { onBackend, preferredBackend } from '../lib/kernels.js';
 import { micros, significant } from '../lib/format.js';
@@ -30,9 +30,11 @@ export const SWITCH_BATCH = [
 
 export const SWITCH_LABELS = {
   removed: 'norms removed (γ kept)',
-  bfloat16: 'bfloat16 throughout',
-  epsOutside: 'ε outside the root',
+  bfloat16: 'bfloat16 throughout (JS)',
+  bfloat16Upcast: 'bfloat16 stream, float32 inside the norm (the package)',
+  epsOutside: 'ε outside the root (JS)',
 };
+const SWITCHES = Object.keys(SWITCH_LABELS);
 
 /** Labels of the 2N + 1 norms, in the order the model runs them. */
 export function normLabels(nLayers) {
@@ -171,7 +173,10 @@ export async function mountInsideAModel(section) {
   const labels = normLabels(config.n_layers);
   // The package's model lives in the preferred backend's memory, so every
   // call into it runs as an onBackend job on that backend.
-  const models = await onBackend(() => ({ package: new TinyLlama(weights, packageNorms(rmsnormWasm, preferredBackend())) }));
+  const models = await onBackend(() => ({
+    package: new TinyLlama(weights, packageNorms(rmsnormWasm, preferredBackend())),
+    bfloat16Upcast: new TinyLlama(weights, packageBfloat16Norms(rmsnormWasm, `${preferredBackend()}, bfloat16`)),
+  }));
   for (const name of VARIANT_NAMES) models[name] = new TinyLlama(weights, variantNorms(name));
   about.textContent = `${manifest.parameters.toLocaleString('en-US')} parameters: ${config.n_layers} blocks, width ${config.dim}, ` +
     `${config.n_heads} heads, SwiGLU hidden ${config.hidden_dim}, context ${config.max_seq_len} characters, ε = ${config.norm_eps}. ` +
@@ -180,10 +185,11 @@ export async function mountInsideAModel(section) {
 
   const selected = () => switches.querySelector('input:checked').value;
 
-  const effects = await onBackend(() => Object.fromEntries(VARIANT_NAMES.map((name) => [
+  const effects = await onBackend(() => Object.fromEntries(SWITCHES.map((name) => [
     name, compareOnBatch(models.package, models[name], SWITCH_BATCH),
   ])));
   let lastNames = {};
+  let smallestRms = null;
 
   function drawSwitches() {
     const head = document.createElement('thead');
@@ -191,7 +197,7 @@ export async function mountInsideAModel(section) {
       '<th scope="col">KL divergence (nats)</th><th scope="col">names it writes (same seed)</th></tr>';
     const body = document.createElement('tbody');
     const rows = [['package', 'RMSNorm, float32 (the package)', { agreement: 1, kl: 0 }],
-      ...VARIANT_NAMES.map((name) => [name, SWITCH_LABELS[name], effects[name]])];
+      ...SWITCHES.map((name) => [name, SWITCH_LABELS[name], effects[name]])];
     for (const [name, label, effect] of rows) {
       const tr = tableRow(label, [
         `${significant(effect.agreement * 100, 3)}%`,
@@ -211,9 +217,11 @@ export async function mountInsideAModel(section) {
     const { positions } = effects.removed;
     switchSummary.textContent = `${positions} predictions (every prefix of ${SWITCH_BATCH.length} names). ` +
       `Without the norms the model agrees with itself on ${significant(effects.removed.agreement * 100, 3)}% of them; ` +
-      `bfloat16 arithmetic inside the norm moves the predictions by ${significant(effects.bfloat16.kl, 2)} nats; ` +
-      `ε outside the root by ${significant(effects.epsOutside.kl, 2)} (this stream's RMS is far above ε, so where ε sits barely matters here; ` +
-      'panel 3 shows rows where it does).';
+      `with the stream in bfloat16, computing the norm in bfloat16 moves the predictions by ${significant(effects.bfloat16.kl, 2)} nats, ` +
+      `the package's float32 upcast by ${significant(effects.bfloat16Upcast.kl, 2)}; ` +
+      `ε outside the root by ${significant(effects.epsOutside.kl, 2)}. ` +
+      (smallestRms === null ? '' : `The smallest RMS a norm reads above is ${significant(smallestRms, 2)}, ` +
+        `${significant(smallestRms / config.norm_eps, 2)} × ε, so where ε sits barely matters here; panel 3 shows rows where it does.`);
   }
 
   async function generate() {
@@ -233,6 +241,7 @@ export async function mountInsideAModel(section) {
       return { all, names, rms };
     });
     lastNames = result.all;
+    if (chosen === 'package') smallestRms = Math.min(...result.rms);
     namesList.replaceChildren(...result.names.map((name) => {
       const li = document.createElement('li');
       li.textContent = name === '' ? '(empty)' : name[0].toUpperCase() + name.slice(1);
