@@ -139,6 +139,11 @@ async function fetchModel() {
   return { manifest, weights: loadWeights(manifest, bytes) };
 }
 
+/** A generated name as the page shows it: capitalized, or '(empty)' when the model stopped at once. */
+function displayName(name) {
+  return name === '' ? '(empty)' : name[0].toUpperCase() + name.slice(1);
+}
+
 function readSettings(tempField, seedField) {
   const temperature = Number(tempField.value);
   if (tempField.value.trim() === '' || !(temperature >= 0 && temperature <= 5)) {
@@ -164,6 +169,7 @@ export async function mountInsideAModel(section) {
   const rmsCaption = find(section, '#model-rms-caption');
   const switchTable = find(section, '#model-switches');
   const switchSummary = find(section, '#model-switches-summary');
+  const sampleTable = find(section, '#model-samples');
   const timingTable = find(section, '#model-timing');
   const timingSummary = find(section, '#model-timing-summary');
   find(section, '#model-batch-size').textContent = `${SWITCH_BATCH.length}`;
@@ -194,25 +200,34 @@ export async function mountInsideAModel(section) {
   function drawSwitches() {
     const head = document.createElement('thead');
     head.innerHTML = '<tr><th scope="col">the norms compute</th><th scope="col">top-1 agreement</th>' +
-      '<th scope="col">KL divergence (nats)</th><th scope="col">names it writes (same seed)</th></tr>';
+      '<th scope="col">KL divergence (nats)</th></tr>';
     const body = document.createElement('tbody');
+    const samples = document.createElement('tbody');
     const rows = [['package', 'RMSNorm, float32 (the package)', { agreement: 1, kl: 0 }],
       ...SWITCHES.map((name) => [name, SWITCH_LABELS[name], effects[name]])];
     for (const [name, label, effect] of rows) {
       const tr = tableRow(label, [
         `${significant(effect.agreement * 100, 3)}%`,
         effect.kl === 0 ? '0' : significant(effect.kl, 2),
-        (lastNames[name] ?? []).map((n) => (n === '' ? '(empty)' : n)).join(', '),
-      ], (td, text, i) => {
-        td.textContent = text;
-        if (i === 2) td.className = 'sample';
-      });
+      ], (td, text) => { td.textContent = text; });
       tr.dataset.variant = name;
       tr.dataset.agreement = String(effect.agreement);
       tr.dataset.kl = String(effect.kl);
-      if (name === selected()) tr.classList.add('chosen');
+      const written = (lastNames[name] ?? []).map(displayName).join(', ');
+      const sample = tableRow(label, [written], (td, text) => {
+        td.textContent = text;
+        td.className = 'sample';
+      });
+      if (name === selected()) {
+        tr.classList.add('chosen');
+        sample.classList.add('chosen');
+      }
       body.append(tr);
+      samples.append(sample);
     }
+    const samplesHead = document.createElement('thead');
+    samplesHead.innerHTML = '<tr><th scope="col">the norms compute</th><th scope="col" class="left">the names it writes with this seed and temperature</th></tr>';
+    sampleTable.replaceChildren(samplesHead, samples);
     switchTable.replaceChildren(head, body);
     const { positions } = effects.removed;
     switchSummary.textContent = `${positions} predictions (every prefix of ${SWITCH_BATCH.length} names). ` +
@@ -244,7 +259,7 @@ export async function mountInsideAModel(section) {
     if (chosen === 'package') smallestRms = Math.min(...result.rms);
     namesList.replaceChildren(...result.names.map((name) => {
       const li = document.createElement('li');
-      li.textContent = name === '' ? '(empty)' : name[0].toUpperCase() + name.slice(1);
+      li.textContent = displayName(name);
       return li;
     }));
     namesList.dataset.variant = chosen;
