@@ -133,6 +133,7 @@ test('the panel\'s measurements: norms keep the stream the model was trained on;
     // hardly matters at this stream's scale.
     assert.ok(effects.removed.agreement < 0.6, `norms removed: ${effects.removed.agreement}`);
     assert.ok(effects.removed.kl > 0.5, `norms removed: KL ${effects.removed.kl}`);
+    assert.ok(effects.bfloat16.kl > effects.bfloat16Upcast.kl, 'on a bfloat16 stream, the float32 upcast moves the predictions less');
     assert.ok(effects.bfloat16.kl > effects.epsOutside.kl);
     assert.ok(effects.epsOutside.agreement > 0.99);
     t.diagnostic(JSON.stringify(effects));
