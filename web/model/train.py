@@ -62,7 +62,7 @@ def read_names():
     return names
 
 
-def rms_norm(x, weight, eps, variant='float32'):
+def rms_norm(x, weight, eps):
     """y = x / sqrt(mean(x^2) + eps) * w in float32: the order of the package's
     numerics contract (src/kernels/rmsnorm_f32.h, steps 2-4); only the sum of
     squares is summed in torch's own order, which the 1e-4 parity allows."""
