@@ -11,6 +11,7 @@ import { mountLayerNorm } from './panels/layernorm.js';
 import { mountPrecision } from './panels/precision.js';
 import { mountBitExact } from './panels/bit-exact.js';
 import { mountSpeed } from './panels/speed.js';
+import { mountInsideAModel } from './panels/inside-a-model.js';
 
 const PANELS = [
   ['formula', mountFormula],
@@ -20,6 +21,7 @@ const PANELS = [
   ['precision', mountPrecision],
   ['bit-exact', mountBitExact],
   ['speed', mountSpeed],
+  ['inside-a-model', mountInsideAModel],
 ];
 
 for (const node of document.querySelectorAll('.math[data-tex]')) {

@@ -1,0 +1,54 @@
+// Panel 8 of the tutorial in headless Chromium: the tiny Llama generates
+// names with the package's norms, the switches and the timing work, and the
+// console stays clean (tests/helpers/browser.js fails a page on any console
+// error or warning, uncaught exception or failed request).
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { launchBrowser, openCheckedPage, startDemoServer } from './helpers/browser.js';
+
+let browser;
+let demo;
+before(async () => {
+  demo = await startDemoServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  demo?.server.close();
+});
+
+const names = (page) => page.$$eval('#model-names li', (items) => items.map((li) => li.textContent));
+
+test('Generate writes names with the package\'s norms; a switch changes them; a decode step is timed', async () => {
+  const { page, problems } = await openCheckedPage(browser, demo.url('/web/#inside-a-model'));
+  try {
+    await page.waitForSelector('#inside-a-model[data-ready]');
+    const first = await names(page);
+    assert.equal(first.length, 8, 'names written when the panel opens');
+
+    await page.fill('#model-seed', '12345');
+    await page.click('#model-generate');
+    await page.waitForFunction((before) => {
+      const now = [...document.querySelectorAll('#model-names li')].map((li) => li.textContent);
+      return now.join() !== before;
+    }, first.join());
+    const written = await names(page);
+    assert.equal(written.length, 8);
+    for (const name of written) assert.match(name, /^[A-Z][a-z-]*$|^\(empty\)$/, name);
+    assert.equal(await page.locator('#model-rms-chart svg').count(), 1, 'the RMS chart is drawn');
+
+    const removed = await page.getAttribute('#model-switches tr[data-variant="removed"]', 'data-agreement');
+    assert.ok(Number(removed) < 1, `top-1 agreement without norms: ${removed}`);
+    await page.check('input[name="model-norms"][value="removed"]');
+    await page.waitForSelector('#model-names[data-variant="removed"]');
+    assert.notDeepEqual(await names(page), written, 'without norms the same seed writes other names');
+
+    await page.click('#model-time');
+    await page.waitForSelector('#model-timing[data-share]');
+    const share = Number(await page.getAttribute('#model-timing', 'data-share'));
+    assert.ok(share > 0 && share < 1, `norm share of a decode step: ${share}`);
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.context().close();
+  }
+});

@@ -1,0 +1,146 @@
+// The tutorial's tiny Llama (web/model/) against PyTorch, and its norms
+// across the package's implementations. The expected logits and greedy
+// continuations are PyTorch's, written by web/model/train.py with the
+// weights it committed (tests/fixtures/tiny-llama.json); torch is not
+// needed here.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { before, test } from 'node:test';
+import * as wasm from '../src/index.js';
+import * as reference from '../src/reference/index.js';
+import { argmax, loadWeights, packageBfloat16Norms, packageNorms, TinyLlama } from '../web/model/llama.js';
+import { variantNorms } from '../web/model/norms.js';
+import { compareOnBatch, generateNames, residualRms, SWITCH_BATCH, timeDecodeStep } from '../web/panels/inside-a-model.js';
+
+const read = (path) => readFileSync(new URL(path, import.meta.url));
+const manifest = JSON.parse(read('../web/model/weights.json'));
+const bytes = read('../web/model/weights.bin');
+const fixture = JSON.parse(read('./fixtures/tiny-llama.json'));
+const weights = loadWeights(manifest, bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+
+const LOGIT_TOLERANCE = 1e-4;
+
+before(async () => {
+  await wasm.init();
+});
+
+test('the weights file is the one the fixture was computed from, within the size budget', () => {
+  const sha = createHash('sha256').update(bytes).digest('hex');
+  assert.equal(sha, manifest.sha256, 'weights.bin does not match weights.json');
+  assert.equal(sha, fixture.weights_sha256, 'tests/fixtures/tiny-llama.json was computed from other weights');
+  assert.ok(bytes.byteLength <= 1 << 20, `weights.bin is ${bytes.byteLength} bytes, over 1 MB`);
+  const counted = manifest.tensors.reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0);
+  assert.equal(counted, manifest.parameters);
+});
+
+for (const backend of ['simd', 'scalar', 'reference']) {
+  test(`logits on ${fixture.cases.length} prompts match PyTorch within ${LOGIT_TOLERANCE} and greedy continuations are identical (norms: ${backend})`, async (t) => {
+    assert.ok(fixture.cases.length >= 20);
+    let norms;
+    if (backend === 'reference') {
+      norms = packageNorms(reference, backend);
+    } else {
+      await wasm.init({ backend });
+      norms = packageNorms(wasm, backend);
+    }
+    const model = new TinyLlama(weights, norms);
+    let largest = 0;
+    try {
+      for (const { prompt, tokens, logits, greedy } of fixture.cases) {
+        model.reset();
+        tokens.forEach((token, pos) => {
+          const got = model.step(token);
+          logits[pos].forEach((want, j) => {
+            const diff = Math.abs(got[j] - want);
+            largest = Math.max(largest, diff);
+            assert.ok(diff <= LOGIT_TOLERANCE,
+              `prompt '${prompt}', position ${pos}, logit ${j} ('${weights.vocab[j]}'): ${got[j]} vs PyTorch ${want}`);
+          });
+        });
+        assert.equal(model.complete(prompt, argmax), greedy, `greedy continuation of '${prompt}'`);
+      }
+    } finally {
+      model.free();
+      await wasm.init();
+    }
+    t.diagnostic(`largest |logit - PyTorch| = ${largest}`);
+  });
+}
+
+/** Every norm's input stream and output, bit patterns, over decoding each prompt greedily. */
+function traceNorms(model) {
+  const trace = [];
+  model.onNorm = (index, residual, normed) => {
+    trace.push({ index, residual: new Uint32Array(Float32Array.from(residual).buffer), normed: new Uint32Array(Float32Array.from(normed).buffer) });
+  };
+  for (const { prompt } of fixture.cases) model.complete(prompt, argmax);
+  model.onNorm = null;
+  return trace;
+}
+
+for (const [storage, makeNorms] of [['float32', packageNorms], ['bfloat16', packageBfloat16Norms]]) {
+  test(`every norm inside the model (${storage} stream) is bit-identical between the SIMD module, the scalar module and the reference`, async () => {
+    const traces = {};
+    for (const backend of ['simd', 'scalar']) {
+      await wasm.init({ backend });
+      const model = new TinyLlama(weights, makeNorms(wasm, backend));
+      traces[backend] = traceNorms(model);
+      model.free();
+    }
+    await wasm.init();
+    traces.reference = traceNorms(new TinyLlama(weights, makeNorms(reference, 'reference')));
+    const calls = traces.reference.length;
+    assert.ok(calls > 1000, `only ${calls} norm calls traced`);
+    for (const backend of ['simd', 'scalar']) {
+      assert.equal(traces[backend].length, calls);
+      traces[backend].forEach((call, n) => {
+        for (const key of ['residual', 'normed']) {
+          const want = traces.reference[n][key];
+          const i = call[key].findIndex((bits, k) => bits !== want[k]);
+          assert.equal(i, -1, `${backend} vs reference, ${storage} stream: call ${n} (norm ${call.index}), ${key}[${i}]: ` +
+            `0x${call[key][i]?.toString(16)} vs 0x${want[i]?.toString(16)}`);
+        }
+      });
+    }
+  });
+}
+
+test('the panel\'s measurements: norms keep the stream the model was trained on; the switches change the predictions', (t) => {
+  const model = new TinyLlama(weights, packageNorms(wasm, 'simd'));
+  try {
+    const options = { count: 8, temperature: 0.8, seed: 7 };
+    let names;
+    const rms = residualRms(model, (m) => { names = generateNames(m, options); });
+    assert.equal(names.length, 8);
+    for (const name of names) assert.match(name, /^[a-z-]*$/);
+    assert.deepEqual(names, generateNames(model, options), 'the same seed writes the same names');
+    assert.equal(rms.length, 2 * manifest.config.n_layers + 1);
+    for (const v of rms) assert.ok(Number.isFinite(v) && v > 0);
+
+    const same = compareOnBatch(model, new TinyLlama(weights, packageNorms(reference, 'reference')), SWITCH_BATCH);
+    assert.equal(same.agreement, 1);
+    assert.equal(same.kl, 0);
+    const effects = {};
+    for (const variant of ['removed', 'bfloat16', 'epsOutside']) {
+      effects[variant] = compareOnBatch(model, new TinyLlama(weights, variantNorms(variant)), SWITCH_BATCH);
+    }
+    const upcast = new TinyLlama(weights, packageBfloat16Norms(wasm, 'simd'));
+    effects.bfloat16Upcast = compareOnBatch(model, upcast, SWITCH_BATCH);
+    upcast.free();
+    // Measured with the committed weights (see web/model/README.md): removing
+    // the norms breaks the model, bf16 arithmetic perturbs it, ε's place
+    // hardly matters at this stream's scale.
+    assert.ok(effects.removed.agreement < 0.6, `norms removed: ${effects.removed.agreement}`);
+    assert.ok(effects.removed.kl > 0.5, `norms removed: KL ${effects.removed.kl}`);
+    assert.ok(effects.bfloat16.kl > effects.bfloat16Upcast.kl, 'on a bfloat16 stream, the float32 upcast moves the predictions less');
+    assert.ok(effects.bfloat16.kl > effects.epsOutside.kl);
+    assert.ok(effects.epsOutside.agreement > 0.99);
+    t.diagnostic(JSON.stringify(effects));
+
+    const { step, norms } = timeDecodeStep(model);
+    assert.ok(step > norms && norms > 0, `step ${step} µs, norms ${norms} µs`);
+  } finally {
+    model.free();
+  }
+});
