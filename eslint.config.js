@@ -49,7 +49,7 @@ export default [
     // Node tests that drive a page: the callbacks they hand to
     // page.evaluate() and page.waitForFunction() run in the browser.
     // (Float16Array: the three browsers have it, Node 20 does not.)
-    files: ['tests/demo.test.js', 'tests/engines.test.js', 'tests/package.test.js'],
+    files: ['tests/demo.test.js', 'tests/engines.test.js', 'tests/package.test.js', 'tests/model-page.test.js'],
     languageOptions: { globals: { ...globals.browser, ...globals.node, Float16Array: 'readonly' } },
   },
   {

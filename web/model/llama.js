@@ -42,20 +42,28 @@ export function loadWeights(manifest, bytes) {
 
 /**
  * The package's kernels as the model's norms, the way an engine calls them:
- * activations and weights in tensors from `alloc()` (zero-copy), `rmsNorm`
- * where nothing is added yet (the first block's input), the fused
+ * float32 activations and the checkpoint's bfloat16 norm weights as they
+ * are (`weightDtype: 'bfloat16'`), in tensors from `alloc()` (zero-copy);
+ * `rmsNorm` where nothing is added yet (the first block's input), the fused
  * `addRmsNorm` wherever a sublayer's output joins the residual stream.
  * `api` is the package (`rmsnorm-wasm`: init must have run, on the backend
  * wanted) or its reference (`rmsnorm-wasm/reference`, plain arrays).
  */
 export function packageNorms(api, label) {
   const wasm = typeof api.alloc === 'function';
+  const arg = (buf) => (wasm ? buf : buf.array);
+  const options = (eps, y) => ({ eps, weightDtype: 'bfloat16', out: arg(y) });
   return {
     label,
     buffer: wasm ? (length) => api.alloc(length) : (length) => plainBuffer(length),
-    rmsNorm: (x, w, y, eps) => api.rmsNorm(wasm ? x : x.array, wasm ? w : w.array, { eps, out: wasm ? y : y.array }),
-    addRmsNorm: (h, r, w, y, eps) => api.addRmsNorm(wasm ? h : h.array, wasm ? r : r.array, wasm ? w : w.array,
-      { eps, out: wasm ? y : y.array }),
+    /** A norm weight from its bfloat16 bits. */
+    weight: (bits) => {
+      const buf = wasm ? api.alloc(bits.length, 'bfloat16') : { array: new Uint16Array(bits.length), free() {} };
+      buf.array.set(bits);
+      return buf;
+    },
+    rmsNorm: (x, w, y, eps) => api.rmsNorm(arg(x), arg(w), options(eps, y)),
+    addRmsNorm: (h, r, w, y, eps) => api.addRmsNorm(arg(h), arg(r), arg(w), options(eps, y)),
   };
 }
 
@@ -159,7 +167,10 @@ export class TinyLlama {
     this.eps = config.norm_eps;
     const d = config.dim;
     const t = weights.tensors;
+    // The norms that take the checkpoint's bfloat16 bits take them as they
+    // are; the others, the same values widened to float32.
     const normWeight = (name) => {
+      if (norms.weight !== undefined) return norms.weight(weights.bfloat16.get(name));
       const buf = norms.buffer(d);
       buf.array.set(t.get(name));
       return buf;
