@@ -82,6 +82,27 @@ for (const engine of ENGINES) {
       assert.equal(result.digest, inNode.digest, `${browser.version}: digest of the SIMD outputs vs Node's`);
     });
 
+    test('the tutorial\'s model panel generates names with the package\'s norms, with a clean console', async () => {
+      const page = await browser.openPage(server.url('/web/#inside-a-model'));
+      try {
+        await page.waitFor(() => document.querySelector('#inside-a-model[data-ready]') !== null, null, 60_000);
+        const names = () => [...document.querySelectorAll('#model-names li')].map((li) => li.textContent).join(',');
+        const first = await page.evaluate(names);
+        await page.evaluate(() => {
+          document.getElementById('model-seed').value = '4242';
+          document.getElementById('model-generate').click();
+        });
+        await page.waitFor((before) => [...document.querySelectorAll('#model-names li')]
+          .map((li) => li.textContent).join(',') !== before, first, 60_000);
+        const written = (await page.evaluate(names)).split(',');
+        assert.equal(written.length, 8, `${browser.version}: names written`);
+        for (const name of written) assert.match(name, /^[A-Z][a-z-]*$|^\(empty\)$/, `${browser.version}: ${name}`);
+        assert.deepEqual(await page.problems(), [], browser.version);
+      } finally {
+        await page.close();
+      }
+    });
+
     test('the tutorial loads with a clean console and shows the worked example from the SIMD module', async () => {
       const page = await browser.openPage(server.url('/web/'));
       try {
