@@ -1,10 +1,10 @@
-// rmsNorm's shortcut for the plain zero-copy call (isPlainTensorCall in
-// src/api/args.js): float32 tensors, options out / eps / dim only. It
+// rmsNorm's and addRmsNorm's shortcut for the zero-copy call
+// (isPlainTensorCall in src/api/args.js): tensors, no shape, no rstd. It
 // must give the general path's bits, and leave every call it does not
 // fully recognize, mistakes included, to the general path and its errors.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { alloc, init, rmsNorm } from '../src/index.js';
+import { addRmsNorm, alloc, init, rmsNorm } from '../src/index.js';
 import { makeTensor } from '../src/loader/tensor.js';
 import { activeKernels } from '../src/api/runtime.js';
 import { isPlainTensorCall, readRmsNormOptions } from '../src/api/args.js';
@@ -17,8 +17,8 @@ function tensorOf(values) {
   return t;
 }
 
-const isPlain = (x, w, options) =>
-  isPlainTensorCall(activeKernels('test'), x, w, readRmsNormOptions('test', options));
+const isPlain = (x, w, options, residual) =>
+  isPlainTensorCall(activeKernels('test'), x, residual, w, readRmsNormOptions('test', options));
 
 for (const backend of ['simd', 'scalar']) {
   test(`${backend}: the plain tensor call gives the general path's bits, in place too`, async () => {
@@ -33,8 +33,9 @@ for (const backend of ['simd', 'scalar']) {
         for (const options of [{}, { eps: 0 }, { eps: 1e-5, dim }, { eps: -0 }]) {
           const plain = { ...options, out: yt };
           assert.ok(isPlain(xt, wt, plain), `dim=${dim} rows=${rows} ${JSON.stringify(options)}: plain`);
-          // castMode given: the same call on the general path
-          const general = { ...options, castMode: 'llama' };
+          // shape given: the same call on the general path
+          const general = { ...options, shape: [rows, dim] };
+          delete general.dim;
           assert.ok(!isPlain(xt, wt, { ...general, out: yt }));
           assert.equal(rmsNorm(xt, wt, plain), yt);
           const expected = rmsNorm(Float32Array.from(x), Float32Array.from(wt.array), general);
@@ -44,6 +45,55 @@ for (const backend of ['simd', 'scalar']) {
           xt.array.set(x);
         }
         for (const t of [xt, wt, yt]) t.free();
+      }
+    }
+  });
+}
+
+for (const backend of ['simd', 'scalar']) {
+  test(`${backend}: 16-bit tensors, any weight dtype, cast modes, offsets and the fused add: the general path's bits`, async () => {
+    await init({ backend });
+    const rand = prng(23);
+    const { narrow } = await import('../src/reference/float16.js');
+    const tensor16 = (values, dtype) => {
+      const t = alloc(values.length, dtype);
+      if (dtype === 'float32') t.array.set(values);
+      else t.array.set(Uint16Array.from(values, (v) => narrow(v, dtype)));
+      return t;
+    };
+    for (const dim of [5, 64, 1000]) {
+      const rows = 2;
+      const xs = normalArray(rand, rows * dim, 2);
+      const rs = normalArray(rand, rows * dim, 1);
+      const ws = uniformArray(rand, dim, 0.5, 1.5);
+      for (const dtype of ['float32', 'bfloat16', 'float16']) {
+        for (const weightDtype of ['float32', 'bfloat16', 'float16']) {
+          for (const options of [{ castMode: 'gemma', weightOffset: 1 }, { castMode: 'llama', eps: 1e-5 }, { weightOffset: -0.25 }]) {
+            const what = `dim=${dim} dtype=${dtype} weightDtype=${weightDtype} ${JSON.stringify(options)} seed=23`;
+            const xt = tensor16(xs, dtype);
+            const wt = tensor16(ws, weightDtype);
+            const yt = alloc(xs.length, dtype);
+            const opts = { ...options, dtype, out: yt };
+            assert.ok(isPlain(xt, wt, opts), `${what}: plain`);
+            // shape given: the same call, on the general path
+            const general = { ...options, dtype, shape: [rows, dim] };
+            assert.ok(!isPlain(xt, wt, { ...general, out: yt }));
+            rmsNorm(xt, wt, opts);
+            const bits = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength).slice();
+            assert.deepEqual(bits(yt.array), bits(rmsNorm(xt, wt, general)), what);
+            // the fused add
+            const rt = tensor16(rs, dtype);
+            const rCopy = tensor16(rs, dtype);
+            assert.ok(isPlain(xt, wt, opts, rt), `${what}: plain addRmsNorm`);
+            addRmsNorm(xt, rt, wt, opts);
+            const expected = addRmsNorm(xt, rCopy, wt, general);
+            assert.deepEqual(bits(yt.array), bits(expected), `${what}: addRmsNorm`);
+            assert.deepEqual(bits(rt.array), bits(rCopy.array), `${what}: addRmsNorm's residual`);
+            assert.ok(!isPlain(xt, wt, opts, xt), 'the residual may not be x');
+            assert.ok(!isPlain(xt, wt, { ...opts, out: rt }, rt), 'nor out');
+            for (const t of [xt, wt, yt, rt, rCopy]) t.free();
+          }
+        }
       }
     }
   });
@@ -95,7 +145,7 @@ test('calls it does not fully recognize take the general path, which throws for 
   assertSameBits(yt.array, before, 'nothing written by rejected calls');
 });
 
-test('zero rows, null weight and 16-bit tensors take the general path and still work', async () => {
+test('zero rows and a null weight take the general path and still work; 16-bit tensors the plain one', async () => {
   await init({ backend: 'simd' });
   const empty = alloc(0);
   const wt = tensorOf(new Float32Array(4).fill(1));
@@ -112,7 +162,7 @@ test('zero rows, null weight and 16-bit tensors take the general path and still 
   w16.array.fill(0x3f80); // 1
   const y16 = alloc(4, 'bfloat16');
   const options = { out: y16, dtype: 'bfloat16' };
-  assert.ok(!isPlain(x16, w16, options));
+  assert.ok(isPlain(x16, w16, options));
   rmsNorm(x16, w16, options);
   assert.equal(y16.array[0], 0x3ebb); // 2 / sqrt(30) = 0.36515 rounds to 0.365234375
 });

@@ -442,32 +442,50 @@ export function resolveRmsNorm(fn, x, residual, weight, opts) {
 }
 
 /**
- * Whether rmsNorm(x, weight, opts) is the plain zero-copy call an engine
- * makes on every token: x, weight and options.out live float32 tensors of
- * `kernels`, at least one row, out x itself or apart from it and from the
- * weight, and no option but out, a valid eps and a dim equal to
- * weight.length. Every such call is one resolveRmsNorm accepts and resolves
- * to rows = x.length / weight.length, eps = fround(eps or its default),
- * castMode 'llama', no offset: the caller may call the kernel at once.
- * Anything else, every mistake included, takes the general path.
- * (tests/plain-tensor-call.test.js holds the two paths to the same bits.)
+ * Whether rmsNorm(x, weight, opts), or addRmsNorm with `residual` (else
+ * undefined), is the zero-copy call an engine makes on every token: x, the
+ * residual, the weight and options.out live tensors of `kernels`, at least
+ * one row, x, the residual and out of the options' dtype (float32 by
+ * default), the weight of options.weightDtype if given; out x itself or
+ * apart from it, the residual apart from x, and out and the residual apart
+ * from the weight and each other; options only among out, eps, dim,
+ * dtype, weightDtype, castMode and weightOffset, each valid. Every such call
+ * is one resolveRmsNorm accepts, resolved to rows = x.length /
+ * weight.length, dim = weight.length, eps = fround(eps or its default),
+ * weightOffset = fround(weightOffset or 0), castMode or 'llama': the caller
+ * may call the kernel with those at once. Anything else, every mistake
+ * included, takes the general path. (tests/plain-tensor-call.test.js holds
+ * the two paths to the same bits.) Reads only private fields: no caller
+ * code runs.
  */
-export function isPlainTensorCall(kernels, x, weight, opts) {
-  const { out, eps, dim } = opts;
+export function isPlainTensorCall(kernels, x, residual, weight, opts) {
+  const { out, eps, dim, weightOffset, castMode } = opts;
+  if (opts.shape !== undefined || opts.axis !== undefined || opts.rstd !== undefined) return false;
   if (!Tensor.is(x) || !Tensor.is(weight) || !Tensor.is(out)) return false;
   if (Tensor.kernelsOf(x) !== kernels || Tensor.kernelsOf(weight) !== kernels || Tensor.kernelsOf(out) !== kernels) return false;
-  if (Tensor.dtypeOf(x) !== 'float32' || Tensor.dtypeOf(weight) !== 'float32' || Tensor.dtypeOf(out) !== 'float32') return false;
-  if (opts.dtype !== undefined || opts.weightDtype !== undefined || opts.castMode !== undefined ||
-    opts.weightOffset !== undefined || opts.shape !== undefined || opts.axis !== undefined || opts.rstd !== undefined) return false;
+  const dtype = Tensor.dtypeOf(x);
+  if ((opts.dtype ?? 'float32') !== dtype || Tensor.dtypeOf(out) !== dtype) return false;
+  if (opts.weightDtype !== undefined && opts.weightDtype !== Tensor.dtypeOf(weight)) return false;
+  if (castMode !== undefined && castMode !== 'llama' && castMode !== 'gemma') return false;
   if (eps !== undefined && !(typeof eps === 'number' && eps >= 0 && eps <= FLT_MAX)) return false;
+  if (weightOffset !== undefined && !(typeof weightOffset === 'number' && abs(weightOffset) <= FLT_MAX)) return false;
   const n = Tensor.lengthOf(x);
   const d = Tensor.lengthOf(weight);
   if (d === 0 || (dim !== undefined && dim !== d) || n === 0 || n % d !== 0 || Tensor.lengthOf(out) !== n) return false;
+  const size = dtype === 'float32' ? 4 : 2;
+  const bytes = size * n;
   const xAt = Tensor.byteOffsetOf(x);
-  const wAt = Tensor.byteOffsetOf(weight);
   const yAt = Tensor.byteOffsetOf(out);
-  const bytes = 4 * n;
-  return (yAt === xAt || yAt + bytes <= xAt || xAt + bytes <= yAt) && (yAt + bytes <= wAt || wAt + 4 * d <= yAt);
+  const wAt = Tensor.byteOffsetOf(weight);
+  const wEnd = wAt + d * (Tensor.dtypeOf(weight) === 'float32' ? 4 : 2);
+  const apart = (a, aEnd, b, bEnd) => aEnd <= b || bEnd <= a;
+  if (!(yAt === xAt || apart(yAt, yAt + bytes, xAt, xAt + bytes)) || !apart(yAt, yAt + bytes, wAt, wEnd)) return false;
+  if (residual === undefined) return true;
+  if (!Tensor.is(residual) || Tensor.kernelsOf(residual) !== kernels || Tensor.dtypeOf(residual) !== dtype ||
+    Tensor.lengthOf(residual) !== n) return false;
+  const rAt = Tensor.byteOffsetOf(residual);
+  return apart(rAt, rAt + bytes, xAt, xAt + bytes) && apart(rAt, rAt + bytes, yAt, yAt + bytes) &&
+    apart(rAt, rAt + bytes, wAt, wEnd);
 }
 
 /**

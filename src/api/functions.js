@@ -73,6 +73,16 @@ function backwardOn(kernels, call, layer) {
   return grads;
 }
 
+/** The zero-copy call on tensors (src/api/args.js, isPlainTensorCall), at once. */
+function tensorCall(kernels, x, residual, weight, opts) {
+  const dim = Tensor.lengthOf(weight);
+  kernels.exports.rmsnorm(Tensor.byteOffsetOf(x), residual === undefined ? 0 : Tensor.byteOffsetOf(residual),
+    Tensor.byteOffsetOf(weight), Tensor.byteOffsetOf(opts.out), Tensor.lengthOf(x) / dim, dim,
+    Math.fround(opts.eps ?? RMSNORM_DEFAULT_EPS), DTYPE_CODE[Tensor.dtypeOf(x)], DTYPE_CODE[Tensor.dtypeOf(weight)],
+    CAST_CODE[opts.castMode ?? 'llama'], Math.fround(opts.weightOffset ?? 0));
+  return opts.out;
+}
+
 /**
  * The kernel functions of an instance. `kernelsFor(fn)` gives the
  * WasmKernels a call runs on (the default instance looks it up on every call,
@@ -87,13 +97,7 @@ export function kernelFunctions(kernelsFor) {
     rmsNorm(x, weight, options) {
       const kernels = kernelsFor('rmsNorm');
       const opts = readRmsNormOptions('rmsNorm', options);
-      if (isPlainTensorCall(kernels, x, weight, opts)) {
-        const dim = Tensor.lengthOf(weight);
-        kernels.exports.rmsnorm(Tensor.byteOffsetOf(x), 0, Tensor.byteOffsetOf(weight), Tensor.byteOffsetOf(opts.out),
-          Tensor.lengthOf(x) / dim, dim, Math.fround(opts.eps ?? RMSNORM_DEFAULT_EPS),
-          DTYPE_CODE.float32, DTYPE_CODE.float32, CAST_CODE.llama, 0);
-        return opts.out;
-      }
+      if (isPlainTensorCall(kernels, x, undefined, weight, opts)) return tensorCall(kernels, x, undefined, weight, opts);
       if (isPlainCopyingCall(kernels, x, weight, opts)) {
         const dim = lengthOf(weight);
         return kernels.rmsNormCopying('rmsNorm', x, weight, opts.out, lengthOf(x) / dim, dim,
@@ -110,6 +114,7 @@ export function kernelFunctions(kernelsFor) {
       const kernels = kernelsFor('addRmsNorm');
       const opts = readRmsNormOptions('addRmsNorm', options);
       if (residual === undefined) throw new TypeError(`addRmsNorm: residual must be an array of x's dtype, got undefined`);
+      if (isPlainTensorCall(kernels, x, residual, weight, opts)) return tensorCall(kernels, x, residual, weight, opts);
       return rmsNormOn(kernels, resolveRmsNorm('addRmsNorm', x, residual, weight, opts));
     },
 

@@ -194,6 +194,7 @@ export class WasmKernels {
     const { at, width, size, shares, offset, pointers } = this.#plan;
     let perRowBytes = 0;
     let views = false; // any typed array given as a view of this memory
+    let anyStaged = false;
     for (let i = 0; i < count; i++) {
       const arg = arrays[i];
       const { per, dir, inPlaceOf } = layout[i];
@@ -214,6 +215,13 @@ export class WasmKernels {
       }
       shares[i] = at[i] === STAGED && inPlaceOf >= 0 && at[inPlaceOf] === STAGED;
       if (at[i] === STAGED && !shares[i]) perRowBytes += width[i] * size[i];
+      anyStaged ||= at[i] === STAGED;
+    }
+    if (!anyStaged && !this.bound) {
+      // Everything in this memory: the zero-copy call, at once on all the rows.
+      for (let i = 0; i < count; i++) pointers[i] = at[i] === ABSENT ? 0 : at[i];
+      kernel(this.exports, call, pointers, rows);
+      return;
     }
     const chunkRows = readAllFirst || perRowBytes === 0 ? rows
       : Math.min(rows, Math.max(1, Math.floor(CHUNK_BYTES / perRowBytes)));
