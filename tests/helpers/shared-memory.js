@@ -30,8 +30,12 @@ export async function startThreads(layout, threads, backend = 'auto') {
   const run = (job, rows) => Promise.all(workers.map((worker, t) => new Promise((resolve, reject) => {
     const from = Math.floor((rows * t) / threads);
     const to = Math.floor((rows * (t + 1)) / threads);
-    worker.once('message', resolve);
-    worker.once('error', reject);
+    const fail = (error) => reject(error);
+    worker.once('error', fail);
+    worker.once('message', (reply) => {
+      worker.off('error', fail);
+      resolve(reply);
+    });
     worker.postMessage({ ...job, from, to });
   })));
   const stop = () => Promise.all(workers.map((w) => w.terminate()));
