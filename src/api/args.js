@@ -112,7 +112,7 @@ function readShape(fn, shape) {
  * memory's buffer changes when the memory grows); for a typed array,
  * `buffer`, `start` and `length` are what the intrinsic getters said.
  */
-export class Arg {
+class Arg {
   constructor(name, value, dtype, kernels, buffer, start, length, kind) {
     this.name = name;
     this.value = value; // what the call returns, when this is its output
@@ -235,7 +235,7 @@ function relation(a, b) {
  * some written array may alias another through shared memory: then every
  * input is read in before the first write.
  */
-export function checkOverlaps(fn, arrays, layout) {
+function checkOverlaps(fn, arrays, layout) {
   let mayAlias = false;
   for (let i = 0; i < arrays.length; i++) {
     const a = arrays[i];
@@ -531,7 +531,7 @@ export function isPlainCopyingCall(kernels, x, weight, opts) {
 
 // ---- layerNorm and the backward passes (float32) ------------------------------
 
-export const LAYERNORM_DEFAULT_EPS = 1e-5;
+const LAYERNORM_DEFAULT_EPS = 1e-5;
 const readLayerNormOptions = optionReader(class LayerNormOptions { eps; dim; shape; axis; out; mean; rstd; });
 
 /** Checks layerNorm(x, weight, bias, options). */
