@@ -171,7 +171,7 @@ for (const engine of ENGINES) {
                 if (intoBits[i] !== y[i]) miss(`${what}: a Float16Array out`, i, intoBits[i], y[i]);
                 if (fused[i] !== y[i]) miss(`${what}: a Float16Array residual`, i, fused[i], y[i]);
                 if (withW16[i] !== withWideW[i]) miss(`${what}: a Float16Array weight`, i, withW16[i], withWideW[i]);
-                // The contract (src/kernels/rmsnorm_f32.h): gemma rounds
+                // The contract (src/kernels/f32-rmsnorm/rmsnorm_f32.h): gemma rounds
                 // v·w once to float16; llama rounds v to float16 first.
                 const product = castMode === 'gemma' ? v[i] * w[i % dim] : Math.f16round(v[i]) * w[i % dim];
                 const expected = Math.f16round(Math.fround(product));

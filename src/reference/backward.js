@@ -1,6 +1,6 @@
 // The JS reference backward passes: plain loops with Math.fround after every
 // float32 operation, following the contract in
-// src/kernels/norm_backward_f32.h step by step, bit-identical to the wasm
+// src/kernels/f32-norm-backward/norm_backward_f32.h step by step, bit-identical to the wasm
 // kernels. Missing statistics come from the reference forward passes.
 
 import { bitsOf, copyInto, newOutput, readIn, resolveBackward } from '../api/args.js';

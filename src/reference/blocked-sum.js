@@ -1,5 +1,5 @@
 // The blocked sum every reduction of the numerics contract uses
-// (src/kernels/rmsnorm_f32.h, step 1; src/kernels/f32_rowsum.h), for any
+// (src/kernels/f32-rmsnorm/rmsnorm_f32.h, step 1; src/kernels/common.h), for any
 // per-value term: 256-value blocks, value i of a block to lane (i mod 16),
 // lanes folded in the contract's fixed tree, block sums added pairwise.
 

@@ -1,5 +1,5 @@
 // The JS reference LayerNorm: plain loops with Math.fround after every
-// float32 operation, following the contract in src/kernels/layernorm_f32.h
+// float32 operation, following the contract in src/kernels/f32-layernorm/layernorm_f32.h
 // step by step (the step numbers below are that contract's), bit-identical to
 // the wasm kernels. Why Math.fround per operation is exact float32: see
 // ./rmsnorm.js.

@@ -1,7 +1,7 @@
 // The JS reference: the same RMSNorm as the wasm kernels, written
 // independently in plain loops, with Math.fround after every float32
 // operation. It follows the numerics contract in
-// src/kernels/rmsnorm_f32.h step by step (the step numbers below are that
+// src/kernels/f32-rmsnorm/rmsnorm_f32.h step by step (the step numbers below are that
 // contract's), and must agree with both wasm modules bit for bit.
 //
 // Why Math.fround after each operation is exact float32: a sum, product,
