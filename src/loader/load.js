@@ -83,18 +83,85 @@ export function compileBackend(backend) {
 let importedBase64 = null;
 const importedCompiled = new Map();
 /** The kernels-only build that imports its memory (bindMemory), compiled
- * once: the one whose memory import is shared for a shared memory (a module
- * must declare that). Loaded on first use only: most users never need it. */
+ * once; for a shared memory, the same build with its memory import made
+ * shared (a module must declare that). Loaded on first use only: most users
+ * never need it. */
 export function compileImportedMemoryBackend(backend, shared) {
   const key = shared ? `${backend}Shared` : backend;
   let module = importedCompiled.get(key);
   if (module === undefined) {
     importedBase64 ??= import('./modules-imported.generated.js');
-    module = importedBase64.then((modules) => WebAssembly.compile(decodeBase64(modules[key])));
+    module = importedBase64.then((modules) => {
+      const bytes = decodeBase64(modules[backend]);
+      return WebAssembly.compile(shared ? withSharedMemoryImport(bytes) : bytes);
+    });
     importedCompiled.set(key, module);
     module.catch(() => importedCompiled.delete(key));
   }
   return module;
+}
+
+// The binary format's pieces this needs: LEB128 unsigned integers, the
+// import section (id 2), and a memory import's limits (flags 0: minimum
+// only; 3: minimum, maximum, shared).
+function readLeb(bytes, at) {
+  let value = 0;
+  let shift = 0;
+  let byte;
+  do {
+    byte = bytes[at++];
+    value += (byte & 0x7f) * 2 ** shift;
+    shift += 7;
+  } while (byte & 0x80);
+  return [value, at];
+}
+
+function leb(value) {
+  const out = [];
+  do {
+    let byte = value % 128;
+    value = Math.floor(value / 128);
+    if (value > 0) byte |= 0x80;
+    out.push(byte);
+  } while (value > 0);
+  return out;
+}
+
+const SHARED_MAXIMUM_PAGES = 65536; // all of wasm32: any shared memory fits under it
+
+/**
+ * The imported-memory module (whose only import is its memory, declared
+ * with a minimum and no maximum, as the Makefile leaves it) with that
+ * import declared shared, with the whole wasm32 space as its maximum: the
+ * one change a shared memory needs, made here rather than shipping a second
+ * copy of the module.
+ */
+function withSharedMemoryImport(bytes) {
+  let at = 8; // magic and version
+  while (at < bytes.length) {
+    const id = bytes[at];
+    const [size, payload] = readLeb(bytes, at + 1);
+    if (id === 2) {
+      let p = payload;
+      const [count, afterCount] = readLeb(bytes, p);
+      p = afterCount;
+      for (let i = 0; i < count; i++) {
+        for (let name = 0; name < 2; name++) { // module and field names
+          const [length, start] = readLeb(bytes, p);
+          p = start + length;
+        }
+        const kind = bytes[p];
+        if (kind !== 2 || bytes[p + 1] !== 0) throw new Error('imported-memory module: unexpected import');
+        const [minimum, end] = readLeb(bytes, p + 2);
+        const limits = [0x03, ...leb(minimum), ...leb(SHARED_MAXIMUM_PAGES)];
+        const section = [...bytes.subarray(payload, p + 1), ...limits, ...bytes.subarray(end, payload + size)];
+        return new Uint8Array([...bytes.subarray(0, at), 2, ...leb(section.length), ...section,
+          ...bytes.subarray(payload + size)]);
+      }
+    }
+    at = payload + size;
+  }
+  throw new Error('imported-memory module: no memory import');
 }
 
 /** A fresh instance of a compiled module, wrapped for the JS API. */
