@@ -80,6 +80,15 @@ static bool valid_eps(float eps) {
   return eps >= 0.0f && eps <= FLT_MAX;
 }
 
+/* What every normalization checks of its rows: the shape, then eps. */
+static rmsnorm_wasm_status check_rows(size_t rows, size_t dim, size_t bytes, float eps) {
+  const rmsnorm_wasm_status status = check_shape(rows, dim, bytes);
+  if (status != RMSNORM_WASM_OK) {
+    return status;
+  }
+  return valid_eps(eps) ? RMSNORM_WASM_OK : RMSNORM_WASM_ERROR_EPS;
+}
+
 rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const void* weight, void* y,
                                          float* rstd, size_t rows, size_t dim, float eps,
                                          rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
@@ -90,18 +99,13 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const vo
     return RMSNORM_WASM_ERROR_OPTION;
   }
   /* the weight (dim values) is no larger than the rows when rows >= 1 */
-  rmsnorm_wasm_status status = check_shape(rows, dim, element_bytes(dtype));
-  if (status == RMSNORM_WASM_OK && weight != NULL) {
-    status = check_shape(1, dim, element_bytes(weight_dtype));
+  rmsnorm_wasm_status status =
+      weight != NULL ? check_shape(1, dim, element_bytes(weight_dtype)) : RMSNORM_WASM_OK;
+  if (status == RMSNORM_WASM_OK) {
+    status = check_rows(rows, dim, element_bytes(dtype), eps);
   }
-  if (status != RMSNORM_WASM_OK) {
+  if (status != RMSNORM_WASM_OK || rows == 0) {
     return status;
-  }
-  if (!valid_eps(eps)) {
-    return RMSNORM_WASM_ERROR_EPS;
-  }
-  if (rows == 0) {
-    return RMSNORM_WASM_OK;
   }
   if (x == NULL || y == NULL) {
     return RMSNORM_WASM_ERROR_NULL;
@@ -143,15 +147,9 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_rstd(const void* x, float* rstd, size_t
   if (!known_dtype(dtype)) {
     return RMSNORM_WASM_ERROR_OPTION;
   }
-  rmsnorm_wasm_status status = check_shape(rows, dim, element_bytes(dtype));
-  if (status != RMSNORM_WASM_OK) {
+  rmsnorm_wasm_status status = check_rows(rows, dim, element_bytes(dtype), eps);
+  if (status != RMSNORM_WASM_OK || rows == 0) {
     return status;
-  }
-  if (!valid_eps(eps)) {
-    return RMSNORM_WASM_ERROR_EPS;
-  }
-  if (rows == 0) {
-    return RMSNORM_WASM_OK;
   }
   if (x == NULL || rstd == NULL) {
     return RMSNORM_WASM_ERROR_NULL;
@@ -170,15 +168,9 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_rstd(const void* x, float* rstd, size_t
 rmsnorm_wasm_status rmsnorm_wasm_layernorm_f32(const float* x, const float* weight,
                                                const float* bias, float* y, float* mean,
                                                float* rstd, size_t rows, size_t dim, float eps) {
-  rmsnorm_wasm_status status = check_shape(rows, dim, sizeof(float));
-  if (status != RMSNORM_WASM_OK) {
+  rmsnorm_wasm_status status = check_rows(rows, dim, sizeof(float), eps);
+  if (status != RMSNORM_WASM_OK || rows == 0) {
     return status;
-  }
-  if (!valid_eps(eps)) {
-    return RMSNORM_WASM_ERROR_EPS;
-  }
-  if (rows == 0) {
-    return RMSNORM_WASM_OK;
   }
   if (x == NULL) {
     return RMSNORM_WASM_ERROR_NULL;
