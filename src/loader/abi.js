@@ -1,0 +1,26 @@
+// The C ABI of the modules, as the JS layer sees it: written here once.
+// tests/abi.test.js holds every fact below to the C enums (src/kernels/,
+// src/abi/rmsnorm_wasm.h) and to the Makefile's export list.
+
+/** Each storage dtype: its code in the C enums and its bytes per value. */
+export const DTYPE = Object.freeze({
+  float32: Object.freeze({ code: 0, bytes: 4 }),
+  bfloat16: Object.freeze({ code: 1, bytes: 2 }),
+  float16: Object.freeze({ code: 2, bytes: 2 }),
+});
+
+/** The dtype names, in code order. */
+export const DTYPES = Object.freeze(['float32', 'bfloat16', 'float16']);
+
+/** Where a 16-bit result rounds (src/kernels/f32-rmsnorm/rmsnorm_f32.h):
+ * zero is the default in every API, Llama's. */
+export const CAST_MODE = Object.freeze({ llama: 0, gemma: 1 });
+
+/** The cast-mode names, in code order. */
+export const CAST_MODES = Object.freeze(['llama', 'gemma']);
+
+/** The kernels each module exports (src/abi/exports.c). */
+export const KERNEL_EXPORTS = Object.freeze(['rmsnorm', 'layernorm_f32', 'rmsnorm_backward_f32', 'layernorm_backward_f32']);
+
+/** What a module with its own memory exports besides the kernels. */
+export const ALLOCATOR_EXPORTS = Object.freeze(['malloc', 'free']);
