@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { CAST_MODE, DTYPE } from '../src/loader/abi.js';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { numberToBfloat16, numberToFloat16, widen } from '../src/reference/float16.js';
 import { assertSameBitsAs } from './helpers/bits.js';
@@ -20,8 +21,6 @@ function buildHarness() {
   assert.equal(made.status, 0, `make ${HARNESS} failed:\n${made.stdout}${made.stderr}`);
 }
 
-const DTYPE_CODE = { float32: 0, bfloat16: 1, float16: 2 };
-const CAST_CODE = { gemma: 0, llama: 1 };
 const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 const ARRAY_OF = { float32: Float32Array, bfloat16: Uint16Array, float16: Uint16Array };
 
@@ -39,9 +38,9 @@ function runHarness(cases) {
     header.setUint32(4, dim, true);
     header.setFloat32(8, eps, true);
     header.setUint32(12, (weight === null ? 0 : 1) | (residual === undefined ? 0 : 2), true);
-    header.setInt32(16, DTYPE_CODE[options.dtype ?? 'float32'], true);
-    header.setInt32(20, DTYPE_CODE[weightDtypeOf(weight, options)], true);
-    header.setInt32(24, CAST_CODE[options.castMode ?? 'llama'], true);
+    header.setInt32(16, DTYPE[options.dtype ?? 'float32'].code, true);
+    header.setInt32(20, DTYPE[weightDtypeOf(weight, options)].code, true);
+    header.setInt32(24, CAST_MODE[options.castMode ?? 'llama'], true);
     header.setFloat32(28, options.weightOffset ?? 0, true);
     parts.push(new Uint8Array(header.buffer), bytesOf(x));
     if (weight !== null) parts.push(bytesOf(weight));

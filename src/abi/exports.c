@@ -13,7 +13,7 @@
 
 /* RMSNorm, or with `residual` (non-NULL) the fused residual add + RMSNorm.
  * dtype / weight_dtype: 0 float32, 1 bfloat16, 2 float16, in any
- * combination; cast_mode: 0 gemma, 1 llama (rmsnorm_f32.h). Pointers are
+ * combination; cast_mode: 0 llama, 1 gemma (rmsnorm_f32.h). Pointers are
  * byte addresses in this module's memory. */
 EMSCRIPTEN_KEEPALIVE
 void rmsnorm(const void* x, void* residual, const void* w, void* y, uint32_t rows, uint32_t dim,

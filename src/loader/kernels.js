@@ -5,6 +5,7 @@
 import {
   bufferOf, byteOffsetOf, Float32ArrayOf, isShared, isSharedBuffer, memoryBufferOf, set, Uint16ArrayOf,
 } from './intrinsics.js';
+import { CAST_MODE } from './abi.js';
 import { BYTES, makeTensor } from './tensor.js';
 
 // Largest single allocation asked of a wasm32 module: malloc takes a 32-bit
@@ -19,7 +20,7 @@ export const CHUNK_BYTES = 2 ** 18;
 export const STACK_BYTES = 4096;
 
 export const DTYPE_CODE = { float32: 0, bfloat16: 1, float16: 2 };
-export const CAST_CODE = { gemma: 0, llama: 1 };
+export const CAST_CODE = CAST_MODE;
 
 /** Scratch regions start on 16-byte boundaries, where the kernels' vector loads are fastest. */
 const align16 = (n) => Math.ceil(n / 16) * 16;

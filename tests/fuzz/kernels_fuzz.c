@@ -14,7 +14,8 @@
  *              storage dtype)
  *   byte 2     bits 0-1 rows (0..3), bits 2-3 storage dtype (% 3), bit 4
  *              weight in the storage dtype (else as byte 1 says), bit 5 cast
- *              mode llama (else gemma), bits 6-7 weight offset kind (RMSNorm)
+ *              mode gemma (else llama: zero is the default, as in every API),
+ *              bits 6-7 weight offset kind (RMSNorm)
  *   bytes 3-4  dim: bit 15 set: 1 + (low 15 bits % 4200) (up to 17 blocks
  *              of 256), else 1 + (value % 48) (the lane and tail edges)
  *   byte 5     eps kind (see decode_eps), bytes 6-9 its raw bits
@@ -182,7 +183,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const void* w = weighted ? values(&d, dim, weight_dtype, false) : NULL;
       const void* residual = op == 1 ? values(&d, n, dtype, false) : NULL;
       c = rmsnorm_call(x, residual, w, rows, dim, eps, dtype, weight_dtype,
-                       (mode >> 5 & 1) ? RMSNORM_CAST_LLAMA : RMSNORM_CAST_GEMMA,
+                       (mode >> 5 & 1) ? RMSNORM_CAST_GEMMA : RMSNORM_CAST_LLAMA,
                        decode_weight_offset(mode >> 6, u32_at(data, size, 11)));
     }
   } else if (op == 3) {

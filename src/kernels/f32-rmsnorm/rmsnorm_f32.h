@@ -83,7 +83,8 @@
 
 /* weight_dtype when there is no weight (w == NULL). */
 #define RMSNORM_NO_WEIGHT (-1)
-enum rmsnorm_cast { RMSNORM_CAST_GEMMA = 0, RMSNORM_CAST_LLAMA = 1 };
+/* Zero is Llama's, the default of every API (src/loader/abi.js). */
+enum rmsnorm_cast { RMSNORM_CAST_LLAMA = 0, RMSNORM_CAST_GEMMA = 1 };
 
 /*
  * x, residual and y hold rows * dim values of `dtype` (enum rmsnorm_dtype);

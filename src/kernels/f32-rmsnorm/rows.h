@@ -248,6 +248,7 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
   assert(eps >= 0.0f && eps <= FLT_MAX);
   assert(dtype >= RMSNORM_F32 && dtype <= RMSNORM_F16);
   assert(w == NULL || (weight_dtype >= RMSNORM_F32 && weight_dtype <= RMSNORM_F16));
+  assert(cast_mode == RMSNORM_CAST_LLAMA || cast_mode == RMSNORM_CAST_GEMMA);
   if (w == NULL) {
     weight_dtype = RMSNORM_NO_WEIGHT;
   }
