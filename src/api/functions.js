@@ -15,14 +15,10 @@ import {
 // (src/api/args.js: RMSNORM_ARRAYS, LAYERNORM_ARRAYS, BACKWARD_ARRAYS).
 
 function rmsNormChunk(e, call, p, n) {
-  const { dim, eps, residual } = call;
+  const { dim, eps } = call;
   const code = DTYPE_CODE[call.dtype];
-  // options.rstd is step 5 of the contract for the row normalized: x,
-  // before y (which may be x) is written, or the updated residual after.
-  if (call.rstd !== undefined && residual === undefined) e.rmsnorm_rstd(p[0], p[4], n, dim, eps, code);
-  e.rmsnorm(p[0], p[2], p[1], p[3], n, dim, eps, code, DTYPE_CODE[call.weightDtype ?? 'float32'],
+  e.rmsnorm(p[0], p[2], p[1], p[3], p[4], n, dim, eps, code, DTYPE_CODE[call.weightDtype ?? 'float32'],
     CAST_CODE[call.castMode], call.weightOffset);
-  if (call.rstd !== undefined && residual !== undefined) e.rmsnorm_rstd(p[2], p[4], n, dim, eps, code);
 }
 
 function layerNormChunk(e, { dim, eps }, [x, w, b, y, mean, rstd], n) {
@@ -32,7 +28,7 @@ function layerNormChunk(e, { dim, eps }, [x, w, b, y, mean, rstd], n) {
 // Statistics not given are recomputed chunk by chunk by the forward kernels
 // themselves, so they are the forward's to the bit.
 function rmsNormBackwardChunk(e, { dim, eps, rstd: given }, [dy, x, w, dw, , dx, , rstd], n) {
-  if (given === undefined) e.rmsnorm_rstd(x, rstd, n, dim, eps, DTYPE_CODE.float32);
+  if (given === undefined) e.rmsnorm(x, 0, 0, 0, rstd, n, dim, eps, DTYPE_CODE.float32, 0, 0, 0);
   e.rmsnorm_backward_f32(dy, x, w, rstd, dx, dw, n, dim);
 }
 
@@ -77,7 +73,7 @@ function backwardOn(kernels, call, layer) {
 function tensorCall(kernels, x, residual, weight, opts) {
   const dim = Tensor.lengthOf(weight);
   kernels.exports.rmsnorm(Tensor.byteOffsetOf(x), residual === undefined ? 0 : Tensor.byteOffsetOf(residual),
-    Tensor.byteOffsetOf(weight), Tensor.byteOffsetOf(opts.out), Tensor.lengthOf(x) / dim, dim,
+    Tensor.byteOffsetOf(weight), Tensor.byteOffsetOf(opts.out), 0, Tensor.lengthOf(x) / dim, dim,
     Math.fround(opts.eps ?? RMSNORM_DEFAULT_EPS), DTYPE_CODE[Tensor.dtypeOf(x)], DTYPE_CODE[Tensor.dtypeOf(weight)],
     CAST_CODE[opts.castMode ?? 'llama'], Math.fround(opts.weightOffset ?? 0));
   return opts.out;

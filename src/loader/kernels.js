@@ -165,7 +165,7 @@ export class WasmKernels {
     for (let row = 0; row < rows; row += chunkRows) {
       const count = Math.min(chunkRows, rows - row) * dim;
       set.call(heap, count === n ? x : new Float32ArrayOf(xBuffer, xStart + 4 * row * dim, count), xAt >>> 2);
-      rmsnorm(xAt, 0, at, xAt, count / dim, dim, eps, DTYPE_CODE.float32, DTYPE_CODE.float32, CAST_CODE.llama, 0);
+      rmsnorm(xAt, 0, at, xAt, 0, count / dim, dim, eps, DTYPE_CODE.float32, DTYPE_CODE.float32, CAST_CODE.llama, 0);
       set.call(y, this.#stagedView('float32', xAt, count), row * dim);
     }
     return y;

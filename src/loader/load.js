@@ -57,7 +57,7 @@ export function backendOf(module) {
 // What the JS calls on an instance: a module lacking any of these is not a
 // whole build of ours, whatever its custom section says.
 const REQUIRED_EXPORTS = [
-  ['memory', 'memory'], ['rmsnorm', 'function'], ['rmsnorm_rstd', 'function'], ['layernorm_f32', 'function'],
+  ['memory', 'memory'], ['rmsnorm', 'function'], ['layernorm_f32', 'function'],
   ['rmsnorm_backward_f32', 'function'], ['layernorm_backward_f32', 'function'], ['malloc', 'function'],
   ['free', 'function'],
 ];
