@@ -92,8 +92,8 @@ static rmsnorm_wasm_status check_rows(size_t rows, size_t dim, size_t bytes, flo
 /* Both RMSNorm entry points: the full one (y required), or rstd alone
  * (`stats_only`: rstd required, y NULL). */
 static rmsnorm_wasm_status checked_rmsnorm(const void* x, void* residual, const void* weight,
-                                           void* y, float* rstd, size_t rows, size_t dim,
-                                           float eps, rmsnorm_wasm_dtype dtype,
+                                           void* y, float* rstd, size_t rows, size_t dim, float eps,
+                                           rmsnorm_wasm_dtype dtype,
                                            rmsnorm_wasm_dtype weight_dtype,
                                            rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
                                            bool stats_only) {

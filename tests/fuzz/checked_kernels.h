@@ -228,8 +228,8 @@ enum { BW_DY, BW_X, BW_W, BW_MEAN, BW_RSTD, BW_DX, BW_DW, BW_DB, BW_ARGS };
 
 static inline void invoke_rmsnorm(const struct call* c, bool simd, void* const* p) {
   (simd ? rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd : rmsnorm_wasm_f32_rmsnorm_ukernel__scalar)(
-      p[RMS_X], p[RMS_RESIDUAL], p[RMS_W], p[RMS_Y], p[RMS_RSTD], c->rows, c->dim, c->eps,
-      c->dtype, c->weight_dtype, c->cast_mode, c->weight_offset);
+      p[RMS_X], p[RMS_RESIDUAL], p[RMS_W], p[RMS_Y], p[RMS_RSTD], c->rows, c->dim, c->eps, c->dtype,
+      c->weight_dtype, c->cast_mode, c->weight_offset);
 }
 
 static inline void invoke_layernorm(const struct call* c, bool simd, void* const* p) {
