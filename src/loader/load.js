@@ -81,16 +81,27 @@ const IMPORTS = [['env', 'emscripten_notify_memory_growth', 'function']];
  */
 export function notOurs(module, kernels) {
   if (weakHas(ours, module)) return '';
-  if (backendOf(module) === undefined) return 'it has no rmsnorm-wasm backend section';
   const exports = moduleExports(module);
-  const expected = kernels.length + OTHER_EXPORTS.length;
-  if (exports.length !== expected) return `it has ${exports.length} exports, not ${expected}`;
+  const has = (name, kind) => {
+    for (let i = 0; i < exports.length; i++) if (exports[i].name === name && exports[i].kind === kind) return true;
+    return false;
+  };
+  let missing = '';
+  const need = (name, kind) => {
+    if (!has(name, kind)) missing += `${missing === '' ? '' : ', '}${name}`;
+  };
+  need('memory', 'memory');
+  for (let k = 0; k < kernels.length; k++) need(kernels[k], 'function');
+  need('malloc', 'function');
+  need('free', 'function');
+  if (missing !== '') return `it lacks ${missing}`;
+  if (backendOf(module) === undefined) return 'it has no rmsnorm-wasm backend section';
   for (let i = 0; i < exports.length; i++) {
     const { name, kind } = exports[i];
     let known = false;
     for (let k = 0; k < kernels.length; k++) known ||= name === kernels[k] && kind === 'function';
     for (let k = 0; k < OTHER_EXPORTS.length; k++) known ||= name === OTHER_EXPORTS[k][0] && kind === OTHER_EXPORTS[k][1];
-    if (!known) return `it exports '${name}' (${kind})`;
+    if (!known) return `it exports '${name}' (${kind}), which ours do not`;
   }
   const imports = moduleImports(module);
   if (imports.length !== IMPORTS.length) return `it has ${imports.length} imports`;
