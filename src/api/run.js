@@ -5,7 +5,7 @@
 // at once: that is the zero-copy call on tensors.
 
 import { DTYPE } from '../loader/abi.js';
-import { ceil, copyInto, floor, min, RangeError } from '../loader/intrinsics.js';
+import { ceil, copyInto, floor, min, RangeError, setPrototypeOf } from '../loader/intrinsics.js';
 import { STACK_BYTES } from '../loader/memory.js';
 import { storageView, viewOf } from '../ops/arrays.js';
 import { IN, makeResults, ONCE, OUT, returnValue, ROW, STAT } from '../ops/resolve.js';
@@ -22,7 +22,6 @@ const align16 = (n) => ceil(n / 16) * 16;
 // Per description, the runner's working arrays, reused (it is never
 // re-entered: no caller code runs in it), so a call allocates nothing here.
 class Plan {
-  at; width; size; shares; offset; pointers;
   constructor(op) {
     this.at = [];
     this.width = [];
@@ -36,13 +35,18 @@ class Plan {
       this.shares[i] = false;
       this.offset[i] = 0;
     }
-    this.pointers = new op.Pointers();
+    this.pointers = { ...op.pointers };
   }
 }
+setPrototypeOf(Plan.prototype, null);
 const plans = { __proto__: null };
 
 /** Runs `call` on `memory` and returns what the function returns. */
 export function run(memory, call) {
+  if (call.pointers !== null) {
+    call.op.kernel(memory.exports, call, call.pointers, call.rows);
+    return returnValue(call);
+  }
   makeResults(call);
   const { op, rows, dim, records, fn } = call;
   if (rows === 0) return returnValue(call);
@@ -70,8 +74,11 @@ export function run(memory, call) {
     }
   }
   if (staged === 0) {
-    for (let i = 0; i < count; i++) pointers[keys[i]] = at[i];
-    kernel(memory.exports, call, pointers, rows);
+    // The zero-copy call. A remembered one (src/ops/resolve.js, LastCall) keeps its pointers.
+    const direct = call.remembered ? { ...op.pointers } : pointers;
+    for (let i = 0; i < count; i++) direct[keys[i]] = at[i];
+    kernel(memory.exports, call, direct, rows);
+    if (call.remembered) call.pointers = direct;
     return returnValue(call);
   }
   let chunkRows = call.mayAlias || perRowBytes === 0 ? rows : min(rows, floor(CHUNK_BYTES / perRowBytes) || 1);

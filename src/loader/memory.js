@@ -13,7 +13,7 @@
 
 import { DTYPE } from './abi.js';
 import {
-  fill, Float32Array, Int32Array, isSharedBuffer, lengthOf, memoryBufferOf, random, RangeError, TypeError, Uint16Array, Uint8Array,
+  fill, Float32Array, setPrototypeOf, Int32Array, isSharedBuffer, lengthOf, memoryBufferOf, random, RangeError, TypeError, Uint16Array, Uint8Array,
   WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
 import { makeTensor } from './tensor.js';
@@ -34,13 +34,13 @@ function claim(memory, fn, name, record) {
 }
 
 class Views {
-  buffer; float32; uint16;
   constructor(buffer) {
     this.buffer = buffer;
     this.float32 = new Float32Array(buffer);
     this.uint16 = new Uint16Array(buffer);
   }
 }
+setPrototypeOf(Views.prototype, null);
 
 export class OwnMemory {
   #views = null;

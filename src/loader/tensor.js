@@ -2,7 +2,7 @@
 // path. A kernel given tensors reads and writes them where they are.
 
 import { DTYPE } from './abi.js';
-import { Float32Array, lengthOf, TypeError, Uint16Array } from './intrinsics.js';
+import { Float32Array, lengthOf, setPrototypeOf, TypeError, Uint16Array } from './intrinsics.js';
 
 /**
  * What the package knows of one array argument once measured: where its
@@ -11,7 +11,6 @@ import { Float32Array, lengthOf, TypeError, Uint16Array } from './intrinsics.js'
  * is the caller's buffer; [start, end) are byte offsets in it.
  */
 export class ArrayRecord {
-  value; dtype; memory; buffer; start; length; end; kind; shared; owned;
   constructor(value, dtype, memory, buffer, start, length, kind) {
     this.value = value; // what a call returns when this is its result
     this.dtype = dtype;
@@ -25,6 +24,10 @@ export class ArrayRecord {
     this.owned = false; // made by the package for its result, not the caller's
   }
 }
+
+// Fields are plain assignments (fast), and the prototype ends here: no
+// setter a page puts on Object.prototype runs for them.
+setPrototypeOf(ArrayRecord.prototype, null);
 
 // Only this module makes tensors (makeTensor): a caller cannot construct one
 // over addresses it chose.

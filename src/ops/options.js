@@ -5,8 +5,8 @@
 
 import { CAST_MODES, DTYPES } from '../loader/abi.js';
 import {
-  abs, fround, hasOwn, isArray, isSafeInteger, isView, join, JSONStringify, kindOf, lengthOf, RangeError,
-  setPrototypeOf, sliceString, StringOf, TypeError, holds,
+  abs, defineProperty, freeze, fround, hasOwn, holds, isArray, isSafeInteger, isView, join, JSONStringify, kindOf, lengthOf,
+  RangeError, sliceString, StringOf, TypeError,
 } from '../loader/intrinsics.js';
 import { Tensor } from '../loader/tensor.js';
 
@@ -61,33 +61,45 @@ function isRevoked(value) {
  */
 export function optionReader(defaults) {
   const names = [];
-  for (const name in defaults) names[names.length] = name;
-  class Options {
-    constructor() {
-      for (let i = 0; i < names.length; i++) this[names[i]] = undefined;
-    }
+  const template = {}; // every name its own property, so none is ever looked up on a prototype
+  for (const name in defaults) {
+    names[names.length] = name;
+    defineProperty(template, name, { value: undefined, writable: true, enumerable: true, configurable: true });
   }
-  setPrototypeOf(Options.prototype, null);
-  const none = new Options();
-  return (fn, options, name = 'options') => {
+  const none = freeze({ ...template });
+  return (fn, options, name = 'options', previous = undefined) => {
+    lastRead.count = 0;
+    lastRead.same = previous !== undefined;
     if (options === undefined) return none;
-    if (options === null || typeof options !== 'object' || isArray(options, revokedError(fn, name))) {
+    let count = 0;
+    let same = previous !== undefined;
+    if (options === null || typeof options !== 'object' || isArray(options, () => revokedError(fn, name)())) {
       throw new TypeError(`${fn}: ${name} must be an object, got ${describe(options)}`);
     }
-    const record = new Options();
+    const record = { ...template }; // a clone of one shape: fast, and own properties only
     try {
       for (const key in options) {
         if (!hasOwn(options, key)) continue; // inherited (a polluted prototype, say)
-        if (!holds(names, key)) throw new TypeError(`${fn}: unknown option '${key}' (allowed: ${join(names, ', ')})`);
-        record[key] = options[key]; // own: its getter, if any, runs here and only here
+        if (!hasOwn(template, key)) throw new TypeError(`${fn}: unknown option '${key}' (allowed: ${join(names, ', ')})`);
+        const value = options[key]; // own: its getter, if any, runs here and only here
+        record[key] = value;
+        count++;
+        if (same && previous[key] !== value) same = false;
       }
     } catch (error) {
       isArray(options, revokedError(fn, name)); // a proxy revoked while read: say so
       throw error;
     }
+    // Written last: a getter above may have called the API, which reads options too.
+    lastRead.count = count;
+    lastRead.same = same;
     return record;
   };
 }
+
+/** What the last read found: how many options were given, and whether each
+ * was the value `previous` holds (src/ops/resolve.js, LastCall). */
+export const lastRead = { count: 0, same: false };
 
 /** options.shape read once, element by element, into a plain array of counts. */
 export function readShape(fn, shape) {

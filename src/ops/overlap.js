@@ -18,25 +18,28 @@ const spaceOf = (record) => (record.memory !== null ? record.memory.space() : re
  * a second object over the same bytes): MAYBE. */
 function relation(a, b) {
   if (a.start === a.end || b.start === b.end) return APART;
-  if (spaceOf(a) !== spaceOf(b)) return isShared(a) && isShared(b) ? MAYBE : APART;
+  if ((a.memory === null || a.memory !== b.memory) && spaceOf(a) !== spaceOf(b)) return isShared(a) && isShared(b) ? MAYBE : APART;
   if (a.start === b.start && a.end === b.end) return SAME;
   return a.start < b.end && b.start < a.end ? OVERLAP : APART;
 }
 
 /**
- * Checks a call's records (`records[i]` for `slots[i]` of its description;
- * null where not given) against the rule. Returns whether some written
- * array may alias another through shared memory: then every input is read
- * in before the first write, and outputs are written whole, in slot order.
+ * Checks a call's records (`records[i]` for slot i of its description `op`;
+ * null where not given) against the rule, over the pairs of slots it can
+ * concern (op.pairs). Returns whether some written array may alias another
+ * through shared memory: then every input is read in before the first
+ * write, and outputs are written whole, in slot order.
  */
-export function checkOverlaps(fn, slots, records) {
+export function checkOverlaps(fn, op, records) {
+  const { slots, pairs } = op;
   let mayAlias = false;
-  for (let i = 0; i < slots.length; i++) {
+  for (let k = 0; k < pairs.length; k += 2) {
+    const i = pairs[k];
+    const j = pairs[k + 1];
     const a = records[i];
-    if (a === null) continue;
-    for (let j = i + 1; j < slots.length; j++) {
-      const b = records[j];
-      if (b === null || !(slots[i].writes || slots[j].writes)) continue;
+    const b = records[j];
+    if (a === null || b === null) continue;
+    {
       const rel = relation(a, b);
       if (rel === APART) continue;
       if (rel === MAYBE) {

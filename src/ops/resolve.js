@@ -5,8 +5,9 @@
 // both resolve here, so both throw the same error for the same mistake.
 
 import { defineProperty, freeze, isView, kindOf, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
+import { Tensor } from '../loader/tensor.js';
 import { measure, newOutput, weightDtypeOf } from './arrays.js';
-import { castModeOption, dtypeOption, float32Option, optionReader, readShape, resolveDim } from './options.js';
+import { castModeOption, dtypeOption, float32Option, lastRead, optionReader, readShape, resolveDim } from './options.js';
 import { checkOverlaps } from './overlap.js';
 
 export const ROW = 0;
@@ -17,16 +18,12 @@ export const IN = 1;
 export const OUT = 2;
 export const INOUT = 3;
 
-/** A class whose instances have exactly `keys` as own fields (initially
- * `value`) and inherit nothing: records that answer only for themselves. */
-function fieldsClass(keys, value) {
-  class Fields {
-    constructor() {
-      for (let i = 0; i < keys.length; i++) this[keys[i]] = value;
-    }
-  }
-  setPrototypeOf(Fields.prototype, null);
-  return Fields;
+/** An object with exactly `keys` as own properties, each `value`: cloned
+ * (`{ ...template }`) into records of one shape that never read a prototype. */
+function template(keys, value) {
+  const t = {};
+  for (let i = 0; i < keys.length; i++) defineProperty(t, keys[i], { value, writable: true, enumerable: true, configurable: true });
+  return freeze(t);
 }
 
 /** A description made ready for calls: its slots numbered and resolved. */
@@ -46,18 +43,90 @@ export function define(name, spec) {
     });
   }
   const together = spec.together === undefined ? null : [keys.indexOf(spec.together[0]), keys.indexOf(spec.together[1])];
+  const paramSlots = [];
+  const optionSlots = [];
+  const pairs = []; // (i, j) pairs the overlap rule compares: one of them written, neither unread and unwritten
+  for (let i = 0; i < slots.length; i++) {
+    if (slots[i].param >= 0) paramSlots.push(i);
+    else if (slots[i].made < 0) optionSlots.push(i);
+    for (let j = i + 1; j < slots.length; j++) {
+      if ((slots[i].writes || slots[j].writes) && slots[i].dir !== NONE && slots[j].dir !== NONE) pairs.push(i, j);
+    }
+  }
+
   return freeze({
     name, params: spec.params, options: spec.options, slots, keys, together, returns: spec.returns,
     exports: spec.exports, kernel: spec.kernel, readOptions: optionReader(spec.options),
-    Pointers: fieldsClass(keys, 0), Given: fieldsClass(keys, null),
-    hasDtype: 'dtype' in spec.options, hasBias: keys.indexOf('bias') >= 0, x: keys.indexOf('x'),
+    pointers: template(keys, 0), given: template(keys, null),
+    hasDtype: 'dtype' in spec.options, x: keys.indexOf('x'), weight: keys.indexOf('weight'), bias: keys.indexOf('bias'),
+    paramSlots, optionSlots, pairs, optionNames: keysOf(spec.options), last: new LastCall(),
     returnSlots: typeof spec.returns === 'string' ? keys.indexOf(spec.returns) : spec.returns.map((key) => keys.indexOf(key)),
   });
 }
 
+function keysOf(object) {
+  const keys = [];
+  for (const key in object) keys[keys.length] = key;
+  return keys;
+}
+
+/**
+ * The last call of a description that ran on tensors alone (every array a
+ * live tensor of one instance memory, every result given, no shape): its
+ * arguments and options as read, and its resolution. A call with the same
+ * arguments and option values resolves to the same checked call, since a
+ * tensor's record never changes while it lives: the engine's decode loop
+ * (the same tensors every token) is checked once, then only compared.
+ */
+class LastCall {
+  constructor() {
+    this.call = null;
+    this.memory = null;
+    this.values = [];
+    this.records = [];
+    this.opts = null;
+    this.count = 0;
+  }
+}
+setPrototypeOf(LastCall.prototype, null);
+
+/** Whether `values` and `opts` are those of `last`, every tensor among them still alive. */
+function isLast(op, last, values, memory) {
+  if (last.call === null || last.memory !== memory) return false;
+  for (let k = 0; k < op.params.length; k++) {
+    const v = values[k];
+    if (v !== last.values[k] || (v !== null && Tensor.recordOf(v) !== last.records[k])) return false;
+  }
+  if (!lastRead.same || lastRead.count !== last.count) return false; // the options as read, against the last ones
+  const { records } = last.call;
+  for (let k = 0; k < op.optionSlots.length; k++) {
+    const i = op.optionSlots[k];
+    if (records[i] !== null && Tensor.recordOf(records[i].value) !== records[i]) return false; // freed since
+  }
+  return true;
+}
+
+function remember(op, call, values, opts, memory) {
+  const { records, op: { slots } } = call;
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i];
+    if (r === null ? slots[i].result && (slots[i].made < 0 || records[slots[i].made] !== null) : r.memory !== memory || r.buffer !== null) return;
+  }
+  const { last } = op;
+  last.call = null; // while it is written
+  for (let k = 0; k < op.params.length; k++) {
+    last.values[k] = values[k];
+    last.records[k] = values[k] === null ? null : Tensor.recordOf(values[k]);
+  }
+  last.opts = opts;
+  last.count = lastRead.count;
+  last.memory = memory;
+  last.call = call;
+  call.remembered = true;
+}
+
 /** One checked call: the kernel's terms, and a record per slot (null where none). */
 class Call {
-  fn; op; rows; dim; eps; dtype; weightDtype; castMode; weightOffset; mayAlias; records; given;
   constructor(fn, op) {
     this.fn = fn;
     this.op = op;
@@ -69,11 +138,26 @@ class Call {
     this.castMode = 'llama';
     this.weightOffset = 0;
     this.mayAlias = false;
+    this.givenByName = null;
+    this.remembered = false; // the last call on tensors (LastCall): the runner may keep its pointers
+    this.pointers = null;
     this.records = [];
     for (let i = 0; i < op.slots.length; i++) this.records[i] = null;
-    this.given = new op.Given(); // the caller's records by slot name, null where not given
+  }
+
+  /** The caller's records by slot name, null where not given. */
+  get given() {
+    if (this.givenByName === null) {
+      const given = { ...this.op.given };
+      for (let i = 0; i < this.records.length; i++) given[this.op.keys[i]] = this.records[i];
+      this.givenByName = given;
+    }
+    return this.givenByName;
   }
 }
+// Fields are plain assignments (fast), and the prototype ends here: no
+// setter a page puts on Object.prototype runs for them.
+setPrototypeOf(Call.prototype, null);
 
 /**
  * Resolves `op` called as fn(a, b, c, d, e) (its parameters, then its
@@ -83,45 +167,45 @@ class Call {
  */
 export function resolve(op, fn, values, memory) {
   const { slots, options: defaults } = op;
-  const opts = op.readOptions(fn, values[op.params.length]);
+  const previous = memory === undefined ? undefined : op.last.opts ?? undefined;
+  const opts = op.readOptions(fn, values[op.params.length], 'options', previous);
+  // (A getter may have called the API: then the last call is another one.)
+  if (previous !== undefined && op.last.opts === previous && isLast(op, op.last, values, memory)) return op.last.call;
   const shape = readShape(fn, opts.shape);
   const call = new Call(fn, op);
-  const x = values[slots[op.x].param];
+  const x = values[0];
   const inferred = isView(x) && kindOf(x) === 'Float16Array' ? 'float16' : 'float32';
-  call.dtype = op.hasDtype ? dtypeOption(fn, opts.dtype, inferred) : 'float32';
+  const dtype = op.hasDtype ? dtypeOption(fn, opts.dtype, inferred) : 'float32';
+  call.dtype = dtype;
   const { records } = call;
-  let weight = null;
-  let bias;
   // The parameters, in slot order.
-  for (let i = 0; i < slots.length; i++) {
+  const { paramSlots, optionSlots } = op;
+  for (let k = 0; k < paramSlots.length; k++) {
+    const i = paramSlots[k];
     const slot = slots[i];
-    if (slot.param < 0) continue;
     const value = values[slot.param];
-    let dtype = slot.dtype === 'storage' ? call.dtype : slot.dtype;
+    let of = 'dtype';
+    let valueDtype = slot.dtype === 'storage' ? dtype : slot.dtype;
     if (slot.dtype === 'weight') {
-      call.weightDtype = weightDtypeOf(fn, value, opts.weightDtype, call.dtype);
-      dtype = call.weightDtype;
-    } else if (value === null && slot.nullable) {
-      // no weight or bias
+      call.weightDtype = weightDtypeOf(fn, value, opts.weightDtype, dtype);
+      valueDtype = call.weightDtype;
+      of = 'weightDtype';
     } else if (value === undefined && slot.nullable) {
       throw new TypeError(`${fn}: ${slot.name} must be a Float32Array or null (for no ${slot.name}), got undefined`);
     } else if (value === undefined && slot.dir === INOUT) {
       throw new TypeError(`${fn}: ${slot.name} must be an array of x's dtype, got undefined`);
     }
-    if (value === null && slot.nullable) {
-      if (slot.key === 'bias') bias = null;
-      continue;
-    }
-    const record = measure(fn, slot.name, value, dtype, slot.dtype === 'weight' ? 'weightDtype' : 'dtype');
+    if (value === null && slot.nullable) continue;
+    const record = measure(fn, slot.name, value, valueDtype, of);
     if (slot.per === ONCE && record.length === 0) throw new RangeError(`${fn}: ${slot.name} must not be empty (dim = 0)`);
-    if (slot.key === 'weight') weight = record;
-    if (slot.key === 'bias') bias = record;
     records[i] = record;
   }
   const length = records[op.x].length;
-  for (let i = 0; i < slots.length; i++) {
-    if (records[i] !== null && slots[i].per === ROW && i !== op.x) requireLength(fn, slots[i].name, records[i], length, 'x.length');
+  for (let k = 0; k < paramSlots.length; k++) {
+    const i = paramSlots[k];
+    if (i !== op.x && records[i] !== null && slots[i].per === ROW) requireLength(fn, slots[i].name, records[i], length, 'x.length');
   }
+  const weight = records[op.weight];
   call.eps = float32Option(fn, 'options.eps', opts.eps, defaults.eps, true);
   if (op.hasDtype) {
     call.castMode = castModeOption(fn, opts.castMode, defaults.castMode);
@@ -130,29 +214,30 @@ export function resolve(op, fn, values, memory) {
       throw new TypeError(`${fn}: options.weightOffset needs a weight, but weight is null`);
     }
   }
-  call.dim = resolveDim(fn, opts, shape, length, weight, op.hasBias ? bias ?? null : undefined);
+  call.dim = resolveDim(fn, opts, shape, length, weight, op.bias < 0 ? undefined : records[op.bias]);
   call.rows = length / call.dim;
   // The arrays given as options, in slot order.
-  for (let i = 0; i < slots.length; i++) {
+  for (let k = 0; k < optionSlots.length; k++) {
+    const i = optionSlots[k];
     const slot = slots[i];
-    if (slot.param >= 0 || slot.made >= 0) continue;
     const value = opts[slot.key];
     if (value === undefined) continue;
-    const record = measure(fn, slot.name, value, slot.dtype === 'storage' ? call.dtype : slot.dtype);
-    requireLength(fn, slot.name, record, slot.per === STAT ? call.rows : length, slot.per === STAT ? 'the number of rows' : 'x.length');
+    const record = measure(fn, slot.name, value, slot.dtype === 'storage' ? dtype : slot.dtype);
+    if (slot.per === STAT) requireLength(fn, slot.name, record, call.rows, 'the number of rows');
+    else requireLength(fn, slot.name, record, length, 'x.length');
     records[i] = record;
   }
   const { together } = op;
   if (together !== null && (records[together[0]] === null) !== (records[together[1]] === null)) {
     throw new TypeError(`${fn}: ${slots[together[0]].name} and ${slots[together[1]].name} must be given together`);
   }
-  call.mayAlias = checkOverlaps(fn, slots, records);
+  call.mayAlias = checkOverlaps(fn, op, records);
   if (memory !== undefined) {
-    for (let i = 0; i < slots.length; i++) if (records[i] !== null) memory.adopt(fn, slots[i].name, records[i]);
+    for (let i = 0; i < records.length; i++) if (records[i] !== null) memory.adopt(fn, slots[i].name, records[i]);
     // Views of one shared memory through several buffer objects: now known to be one memory.
-    if (call.mayAlias) call.mayAlias = checkOverlaps(fn, slots, records);
+    if (call.mayAlias) call.mayAlias = checkOverlaps(fn, op, records);
+    if (shape === undefined) remember(op, call, values, opts, memory);
   }
-  for (let i = 0; i < slots.length; i++) call.given[slots[i].key] = records[i];
   return call;
 }
 

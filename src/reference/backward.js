@@ -30,9 +30,10 @@ function backwardRow(dy, x, weight, offset, dim, mean, rstd, centred, dx, dweigh
 
 /** Both passes on a resolved call and its inputs: statistics recomputed by
  * the reference forward passes when not given. */
-function backward(call, { dy, x, weight, mean: givenMean = null, rstd: givenRstd }, centred) {
+function backward(call, inputs, centred) {
+  const { dy, x, weight, rstd: givenRstd } = inputs;
   const { rows, dim, eps } = call;
-  let mean = givenMean;
+  let mean = centred ? inputs.mean : null;
   let rstd = givenRstd;
   if (rstd === null) {
     if (centred) {

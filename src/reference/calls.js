@@ -16,7 +16,7 @@ export function referenceFunction(op, compute) {
     [name](a, b, c, d, e) {
       const call = resolve(op, name, [a, b, c, d, e], undefined);
       const { records } = call;
-      const inputs = new op.Given(); // null-prototype: a missing key reads as undefined
+      const inputs = { ...op.given }; // every slot's key its own: none is read from a prototype
       for (let i = 0; i < slots.length; i++) if (records[i] !== null && slots[i].reads) inputs[slots[i].key] = readIn(records[i]);
       const results = compute(call, inputs);
       makeResults(call);

@@ -9,7 +9,7 @@
 // rounded to float32 equals the float32 operation itself (float64 carries more
 // than 2*24+2 bits), so there is no double rounding.
 
-import { abs, Float32Array, floor, fround, log2, max, min, sqrt, Uint16Array } from '../loader/intrinsics.js';
+import { abs, Float32Array, floor, fround, hasOwn, log2, max, min, sqrt, Uint16Array } from '../loader/intrinsics.js';
 import { addRmsNorm as ADD_RMSNORM, rmsNorm as RMSNORM } from '../ops/descriptions.js';
 import { FLT_MAX } from '../ops/options.js';
 import { blockedSum } from './blocked-sum.js';
@@ -112,7 +112,9 @@ function normalizeRows(call, source, w, y, rstd) {
 }
 
 /** rmsNorm or, with a residual, addRmsNorm on a resolved call and its inputs. */
-function compute(call, { x, residual = null, weight }) {
+function compute(call, inputs) {
+  const { x, weight } = inputs;
+  const residual = hasOwn(inputs, 'residual') ? inputs.residual : null; // addRmsNorm's only
   let source = x;
   if (residual !== null) {
     // Step 0: residual <- round(x + residual).
