@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { compileModule, init, rmsNorm } from '../src/index.js';
+import { compileModule, init } from '../src/index.js';
 import { assertSameBits } from './helpers/bits.js';
-import { WASM_BACKENDS } from './helpers/backends.js';
+import { wasmImplementations } from './helpers/implementations.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 function runWorker(workerData) {
@@ -29,7 +29,7 @@ test('compileModule() returns one cached WebAssembly.Module per backend', async 
 test('two workers per backend compute concurrently the main thread\'s bits', async () => {
   const rows = 64;
   const dim = 4096;
-  for (const backend of WASM_BACKENDS) {
+  for (const { name: backend, rmsNorm } of await wasmImplementations()) {
     const module = await compileModule(backend);
     const seeds = [11, 12];
     const inputs = seeds.map((seed) => {
@@ -37,7 +37,6 @@ test('two workers per backend compute concurrently the main thread\'s bits', asy
       return { x: normalArray(rand, rows * dim, 3), weight: uniformArray(rand, dim, 0.5, 1.5) };
     });
     const results = await Promise.all(inputs.map(({ x, weight }) => runWorker({ module, x, weight, repeats: 20 })));
-    await init({ backend });
     results.forEach(({ backend: workerBackend, y }, i) => {
       assert.equal(workerBackend, backend);
       const expected = rmsNorm(inputs[i].x, inputs[i].weight);
