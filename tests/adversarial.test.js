@@ -9,13 +9,11 @@ import { Worker } from 'node:worker_threads';
 import { bindMemory, compileModule, createKernels, init, alloc, rmsNorm as defaultRmsNorm } from '../src/index.js';
 import * as reference from '../src/reference/index.js';
 import { assertSameBits } from './helpers/bits.js';
+import { implementations, WASM_BACKENDS, wasmImplementations } from './helpers/implementations.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
-const instances = {
-  simd: await createKernels({ backend: 'simd' }),
-  scalar: await createKernels({ backend: 'scalar' }),
-};
-const IMPLS = [['simd', instances.simd], ['scalar', instances.scalar], ['reference', reference]];
+const IMPLEMENTATIONS = await implementations();
+const instances = Object.fromEntries((await wasmImplementations()).map((impl) => [impl.name, impl]));
 
 /** A live tensor in each instance, with a pattern: no attack may touch it. */
 const canaries = Object.fromEntries(Object.entries(instances).map(([name, k]) => {
@@ -37,7 +35,7 @@ const EXPECTED = reference.rmsNorm(X, W, { eps: 1e-5 });
 
 /** Runs `attack(impl, name)` on every implementation. */
 function onEach(attack) {
-  for (const [name, impl] of IMPLS) attack(impl, name);
+  for (const impl of IMPLEMENTATIONS) attack(impl, impl.name);
 }
 
 /** Asserts fn throws `type` with a message starting with `fnName:` and matching `pattern`. */
@@ -197,8 +195,8 @@ test('class 1: a length-tracking view of a growable SharedArrayBuffer grown by a
   let stop = false;
   finished.then(() => { stop = true; });
   while (!stop && calls < 4000) {
-    for (const [name, impl] of IMPLS) {
-      const y = impl.rmsNorm(x, null, { dim });
+    for (const { name, rmsNorm } of IMPLEMENTATIONS) {
+      const y = rmsNorm(x, null, { dim });
       assert.equal(y.length % dim, 0, `${name}: whole rows`);
       // The first rows were written before the worker started: their result is fixed.
       assertSameBits(y.subarray(0, 4 * dim), reference.rmsNorm(new Float32Array(sab, 0, 4 * dim), null, { dim }), `${name}: call ${calls}`);
@@ -329,7 +327,7 @@ test('class 3: arrays on two SharedArrayBuffer objects over one memory are read 
 // ---- 4. Calls that fail half-way -------------------------------------------------------
 
 test('class 4: a call whose staging grows the memory completes, with every view of the memory in it', async () => {
-  for (const backend of ['simd', 'scalar']) {
+  for (const backend of WASM_BACKENDS) {
     const k = await createKernels({ backend });
     const dim = 1 << 18; // a 1 MiB plain weight to stage: the memory must grow
     const rows = 2;
@@ -365,7 +363,7 @@ test('class 4: a call whose staging grows the memory completes, with every view 
 });
 
 test('class 4: a typed array given as a view of wasm memory over the scratch region is refused, not overwritten', async () => {
-  for (const backend of ['simd', 'scalar']) {
+  for (const backend of WASM_BACKENDS) {
     const k = await createKernels({ backend });
     // The call below stages x and the weight: 256 bytes of scratch, which
     // the allocator takes from the block just freed.
@@ -457,7 +455,7 @@ test('class 7: mean(x²) + eps overflowing float32 still gives the right rstd (n
     const lnExpected = 1.8e19 / Math.sqrt(Math.fround(1.8e19) ** 2 + Math.fround(3e38));
     assert.ok(Math.abs(ln[0] - lnExpected) < 1e-6, `${name}: layerNorm ${ln[0]} instead of ${lnExpected}`);
   });
-  const bits = IMPLS.map(([, impl]) => impl.rmsNorm(new Float32Array([1.8e19, 3, -2e19]), null, { dim: 3, eps: 3e38 }));
+  const bits = IMPLEMENTATIONS.map((impl) => impl.rmsNorm(new Float32Array([1.8e19, 3, -2e19]), null, { dim: 3, eps: 3e38 }));
   assertSameBits(bits[0], bits[2], 'simd = reference');
   assertSameBits(bits[1], bits[2], 'scalar = reference');
 });
@@ -465,7 +463,7 @@ test('class 7: mean(x²) + eps overflowing float32 still gives the right rstd (n
 test('class 7: weightOffset + weight overflowing float32 is defined: the applied weight is ±Infinity', () => {
   const x = new Float32Array([1, -2, 0, 3]);
   const w = new Float32Array([3e38, 3e38, 3e38, -3e38]);
-  const results = IMPLS.map(([name, impl]) => [name, impl.rmsNorm(x, w, { weightOffset: 3e38 })]);
+  const results = IMPLEMENTATIONS.map(({ name, rmsNorm }) => [name, rmsNorm(x, w, { weightOffset: 3e38 })]);
   for (const [name, y] of results) {
     assert.equal(y[0], Infinity, `${name}: x > 0 times +Infinity`);
     assert.equal(y[1], -Infinity, `${name}: x < 0 times +Infinity`);

@@ -7,13 +7,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import vm from 'node:vm';
 import {
-  addRmsNorm, alloc, bindMemory, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward, Tensor,
+  addRmsNorm, bindMemory, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward, Tensor,
 } from '../src/index.js';
 import * as reference from '../src/reference/index.js';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { numberToBfloat16 } from '../src/reference/float16.js';
-import { activeKernels } from '../src/api/runtime.js';
 import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
+import { implementations, WASM_BACKENDS, wasmImplementations } from './helpers/implementations.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 // (alloc before init: tests/tensors.test.js)
@@ -293,15 +293,16 @@ const ROWS = [
   ['init', 'options is a BigInt', () => [1n], TypeError, /options must be an object, got bigint 1n/],
 ];
 
-// Each function's implementations: the wasm API, the reference, and the
-// kernels bound to an engine's memory (ctx.bound, from bindMemory).
+// Each function's implementations: the backend's instance (ctx.kernels, from
+// createKernels), the reference, and the kernels bound to an engine's memory
+// (ctx.bound, from bindMemory).
 const IMPLEMENTATIONS = {
-  rmsNorm: [['wasm', () => rmsNorm], ['reference', () => referenceRmsNorm], ['bound', (ctx) => ctx.bound.rmsNorm]],
-  addRmsNorm: [['wasm', () => addRmsNorm], ['reference', () => referenceAddRmsNorm], ['bound', (ctx) => ctx.bound.addRmsNorm]],
-  layerNorm: [['wasm', () => layerNorm], ['reference', () => reference.layerNorm]],
-  rmsNormBackward: [['wasm', () => rmsNormBackward], ['reference', () => reference.rmsNormBackward]],
-  layerNormBackward: [['wasm', () => layerNormBackward], ['reference', () => reference.layerNormBackward]],
-  alloc: [['wasm', () => alloc]],
+  rmsNorm: [['wasm', (ctx) => ctx.kernels.rmsNorm], ['reference', () => referenceRmsNorm], ['bound', (ctx) => ctx.bound.rmsNorm]],
+  addRmsNorm: [['wasm', (ctx) => ctx.kernels.addRmsNorm], ['reference', () => referenceAddRmsNorm], ['bound', (ctx) => ctx.bound.addRmsNorm]],
+  layerNorm: [['wasm', (ctx) => ctx.kernels.layerNorm], ['reference', () => reference.layerNorm]],
+  rmsNormBackward: [['wasm', (ctx) => ctx.kernels.rmsNormBackward], ['reference', () => reference.rmsNormBackward]],
+  layerNormBackward: [['wasm', (ctx) => ctx.kernels.layerNormBackward], ['reference', () => reference.layerNormBackward]],
+  alloc: [['wasm', (ctx) => ctx.kernels.alloc]],
   bindMemory: [['wasm', () => bindMemory]],
   init: [['wasm', () => init]],
 };
@@ -344,27 +345,30 @@ const goodResidual = Uint16Array.from(normalArray(prng(75), 3 * 37, 1), numberTo
 const goodResidualAfter = goodResidual.slice();
 const goodExpected16 = referenceAddRmsNorm(goodX16, goodResidualAfter, goodW, { dtype: 'bfloat16', castMode: 'gemma' });
 
-// Tensors for the rows: fresh ones, freed ones, and ones of the other
-// backend's instance ("foreign"), made for the backend under test.
+// The backend's instance, and tensors for the rows: fresh ones, freed ones,
+// and ones of the other backend's instance ("foreign").
 async function tensorContext(backend) {
-  const other = backend === 'simd' ? 'scalar' : 'simd';
-  await init({ backend: other });
-  const foreign = { x: alloc(8), out: alloc(8) };
-  await init({ backend });
+  const instances = Object.fromEntries((await wasmImplementations()).map((impl) => [impl.name, impl]));
+  const kernels = instances[backend];
+  const other = instances[backend === 'simd' ? 'scalar' : 'simd'];
+  const foreign = { x: other.alloc(8), out: other.alloc(8) };
+  const probe = kernels.alloc(1); // its view follows the instance's memory
   // An engine's memory with the kernels bound to it, lending [4096, 8192).
   const memory = new WebAssembly.Memory({ initial: 4 });
   const scratch = { byteOffset: 0x1000, byteLength: 0x1000 };
   return {
+    kernels,
+    memoryBytes: () => probe.array.buffer.byteLength,
     foreign,
-    tensor: (n, dtype) => alloc(n, dtype),
-    freed: (n) => { const t = alloc(n); t.free(); return t; },
+    tensor: (n, dtype) => kernels.alloc(n, dtype),
+    freed: (n) => { const t = kernels.alloc(n); t.free(); return t; },
     bound: await bindMemory(memory, { scratch, backend }),
     scratch,
     view: (byteOffset, n) => new Float32Array(memory.buffer, byteOffset, n).fill(1.5),
   };
 }
 
-for (const backend of ['simd', 'scalar']) {
+for (const backend of WASM_BACKENDS) {
   test(`${backend}: every row of the bad-input matrix is rejected by name, writes nothing, and leaves a working state`, async () => {
     assert.ok(ROWS.length >= 30);
     const ctx = await tensorContext(backend);
@@ -372,15 +376,13 @@ for (const backend of ['simd', 'scalar']) {
       for (const [label, implOf] of IMPLEMENTATIONS[fn]) {
         if (only !== undefined ? !only.includes(label) : label === 'bound' && fn === 'bindMemory') continue;
         const impl = implOf(ctx);
-        await init({ backend });
         const { args, target } = withSentinelOut(fn, makeArgs(ctx));
         const options = args[OPTIONS_AT[fn]];
         const views = [...args, ...(options !== null && typeof options === 'object' ? Object.values(options) : [])]
           .map((a) => (a instanceof Tensor && !a.freed ? a.array : a))
           .filter((a) => ArrayBuffer.isView(a) && a.byteLength <= SNAPSHOT_BYTES);
         const before = views.map(bytes);
-        const memory = activeKernels('test').memory;
-        const memoryBefore = memory.buffer.byteLength;
+        const memoryBefore = ctx.memoryBytes();
         const where = `${fn} (${label}, ${backend}): ${what}`;
         const isExpected = (err) => {
           assert.ok(err instanceof errorClass, `${where}: expected ${errorClass.name}, got ${err.name}: ${err.message}`);
@@ -392,11 +394,11 @@ for (const backend of ['simd', 'scalar']) {
         else assert.throws(() => impl(...args), isExpected, where);
         if (target !== null) assert.ok(target.every((v) => v === (target instanceof Uint16Array ? SENTINEL16 : SENTINEL)), `${where}: the output was written to`);
         views.forEach((a, i) => assert.deepEqual(bytes(a), before[i], `${where}: argument ${i} was modified`));
-        assert.equal(memory.buffer.byteLength, memoryBefore, `${where}: wasm memory grew`);
+        assert.equal(ctx.memoryBytes(), memoryBefore, `${where}: wasm memory grew`);
         // No corrupted state: the same backend still gives the reference's bits.
-        assertSameBits(rmsNorm(goodX, goodW), goodExpected, `${where}: the good call after it (rows=3 dim=37 seed=70)`);
+        assertSameBits(ctx.kernels.rmsNorm(goodX, goodW), goodExpected, `${where}: the good call after it (rows=3 dim=37 seed=70)`);
         const residual = goodResidual.slice();
-        assertSameBitsAs('bfloat16', addRmsNorm(goodX16, residual, goodW, { dtype: 'bfloat16', castMode: 'gemma' }), goodExpected16,
+        assertSameBitsAs('bfloat16', ctx.kernels.addRmsNorm(goodX16, residual, goodW, { dtype: 'bfloat16', castMode: 'gemma' }), goodExpected16,
           `${where}: the good bfloat16 addRmsNorm after it (rows=3 dim=37 seed=74)`);
         assertSameBitsAs('bfloat16', residual, goodResidualAfter, `${where}: its residual`);
       }
@@ -410,13 +412,12 @@ for (const backend of ['simd', 'scalar']) {
 const transfer = (view) => structuredClone(view.buffer, { transfer: [view.buffer] });
 
 test('an option getter that detaches an argument is caught by name, and nothing is written', async () => {
-  await init();
   const cases = [
     ['the eps getter detaches x', (xs, ws, out) => ({ out, get eps() { transfer(xs); return 1e-6; } }), /^rmsNorm: x is a view of a detached/],
     ['the out getter detaches x', (xs, ws, out) => ({ get out() { transfer(xs); return out; } }), /^rmsNorm: x is a view of a detached/],
     ['the dim getter detaches weight', (xs, ws, out) => ({ out, get dim() { transfer(ws); return 4; } }), /^rmsNorm: weight is a view of a detached/],
   ];
-  for (const [label, impl] of [['wasm', rmsNorm], ['reference', referenceRmsNorm]]) {
+  for (const { name: label, rmsNorm: impl } of await implementations()) {
     for (const [what, makeOptions, message] of cases) {
       const xs = x();
       const ws = w();
@@ -428,14 +429,11 @@ test('an option getter that detaches an argument is caught by name, and nothing 
 });
 
 test('zero rows return an empty array (and dweight/dbias of zeros)', async () => {
-  await init();
-  for (const impl of [rmsNorm, referenceRmsNorm]) {
-    const y = impl(new Float32Array(0), w());
+  for (const impl of await implementations()) {
+    const y = impl.rmsNorm(new Float32Array(0), w());
     assert.ok(y instanceof Float32Array && y.length === 0);
     const given = new Float32Array(0);
-    assert.equal(impl(new Float32Array(0), null, { dim: 3, out: given }), given);
-  }
-  for (const impl of [{ layerNorm, rmsNormBackward, layerNormBackward }, reference]) {
+    assert.equal(impl.rmsNorm(new Float32Array(0), null, { dim: 3, out: given }), given);
     assert.equal(impl.layerNorm(new Float32Array(0), f32(3), null).length, 0);
     const { dx, dweight } = impl.rmsNormBackward(new Float32Array(0), new Float32Array(0), f32(3));
     assert.equal(dx.length, 0);
@@ -455,45 +453,41 @@ function sharedCopy(values, offsetFloats, sab = new SharedArrayBuffer((values.le
   return a;
 }
 
-for (const backend of ['simd', 'scalar']) {
-  test(`${backend}: SharedArrayBuffer-backed x, weight and out work, also in place and side by side`, async () => {
-    await init({ backend });
-    const dim = 37;
-    const rows = 3;
-    const xs = normalArray(prng(72), rows * dim, 3);
-    const ws = uniformArray(prng(73), dim, 0.5, 1.5);
-    const expected = referenceRmsNorm(xs, ws);
-    for (const [label, impl] of [['wasm', rmsNorm], ['reference', referenceRmsNorm]]) {
-      const what = `${label} ${backend} rows=${rows} dim=${dim} seed=72`;
-      assertSameBits(impl(sharedCopy(xs, 0), sharedCopy(ws, 1)), expected, `${what}: shared x and weight`);
-      const out = sharedCopy(new Float32Array(xs.length), 2);
-      assert.equal(impl(sharedCopy(xs, 3), sharedCopy(ws, 0), { out }), out);
-      assertSameBits(out, expected, `${what}: into a shared out`);
-      const inPlace = sharedCopy(xs, 1);
-      impl(inPlace, sharedCopy(ws, 0), { out: inPlace });
-      assertSameBits(inPlace, expected, `${what}: in place`);
-      // x, weight and out side by side in one SharedArrayBuffer.
-      const sab = new SharedArrayBuffer((2 * xs.length + dim) * 4);
-      const sx = sharedCopy(xs, 0, sab);
-      const sw = sharedCopy(ws, xs.length, sab);
-      const so = new Float32Array(sab, (xs.length + dim) * 4, xs.length);
-      impl(sx, sw, { out: so });
-      assertSameBits(so, expected, `${what}: one buffer for all three`);
-      assert.throws(() => impl(sx, sw, { out: new Float32Array(sab, 4, xs.length) }),
-        { name: 'RangeError', message: /rmsNorm: options\.out must be x itself or not overlap x/ });
-    }
-  });
-}
+test('SharedArrayBuffer-backed x, weight and out work, also in place and side by side', async () => {
+  const dim = 37;
+  const rows = 3;
+  const xs = normalArray(prng(72), rows * dim, 3);
+  const ws = uniformArray(prng(73), dim, 0.5, 1.5);
+  const expected = referenceRmsNorm(xs, ws);
+  for (const { name: label, rmsNorm: impl } of await implementations()) {
+    const what = `${label} rows=${rows} dim=${dim} seed=72`;
+    assertSameBits(impl(sharedCopy(xs, 0), sharedCopy(ws, 1)), expected, `${what}: shared x and weight`);
+    const out = sharedCopy(new Float32Array(xs.length), 2);
+    assert.equal(impl(sharedCopy(xs, 3), sharedCopy(ws, 0), { out }), out);
+    assertSameBits(out, expected, `${what}: into a shared out`);
+    const inPlace = sharedCopy(xs, 1);
+    impl(inPlace, sharedCopy(ws, 0), { out: inPlace });
+    assertSameBits(inPlace, expected, `${what}: in place`);
+    // x, weight and out side by side in one SharedArrayBuffer.
+    const sab = new SharedArrayBuffer((2 * xs.length + dim) * 4);
+    const sx = sharedCopy(xs, 0, sab);
+    const sw = sharedCopy(ws, xs.length, sab);
+    const so = new Float32Array(sab, (xs.length + dim) * 4, xs.length);
+    impl(sx, sw, { out: so });
+    assertSameBits(so, expected, `${what}: one buffer for all three`);
+    assert.throws(() => impl(sx, sw, { out: new Float32Array(sab, 4, xs.length) }),
+      { name: 'RangeError', message: /rmsNorm: options\.out must be x itself or not overlap x/ });
+  }
+});
 
 test('arrays from another realm and Float32Array subclasses work', async () => {
-  await init();
   const foreign = vm.runInNewContext('[new Float32Array([2, -4, 6, -8]), new Float32Array([1.5, 0.5, 1, 2])]');
   assert.ok(!(foreign[0] instanceof Float32Array), 'the vm context has its own Float32Array');
   class Activations extends Float32Array {}
   const local = [new Float32Array([2, -4, 6, -8]), new Float32Array([1.5, 0.5, 1, 2])];
   const expected = referenceRmsNorm(...local);
-  for (const impl of [rmsNorm, referenceRmsNorm]) {
-    assertSameBits(impl(foreign[0], foreign[1]), expected, 'another realm');
-    assertSameBits(impl(Activations.from(local[0]), Activations.from(local[1])), expected, 'a subclass');
+  for (const { name, rmsNorm: impl } of await implementations()) {
+    assertSameBits(impl(foreign[0], foreign[1]), expected, `${name}: another realm`);
+    assertSameBits(impl(Activations.from(local[0]), Activations.from(local[1])), expected, `${name}: a subclass`);
   }
 });

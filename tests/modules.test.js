@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { init } from '../src/index.js';
 import { moduleBytes } from '../src/loader/load.js';
+import { WASM_BACKENDS } from './helpers/implementations.js';
 
 function disassemble(backend) {
   const path = fileURLToPath(new URL(`../build/rmsnorm-${backend}.wasm`, import.meta.url));
@@ -22,7 +23,7 @@ test('the scalar module has no SIMD instruction; the SIMD module is hand-vectori
 });
 
 test('the embedded modules are the built ones', () => {
-  for (const backend of ['simd', 'scalar']) {
+  for (const backend of WASM_BACKENDS) {
     const built = readFileSync(new URL(`../build/rmsnorm-${backend}.wasm`, import.meta.url));
     assert.deepEqual(Buffer.from(moduleBytes(backend)), built, backend);
   }
