@@ -1,11 +1,13 @@
-// The bad-input matrix: every public function, every kind of bad argument.
-// Each row must throw its exact error class with a message that starts with
-// the function's name and names the argument, before anything is written:
-// the output buffer and every argument keep their bytes. After every bad
-// call a good call still returns the reference's bits (no corrupted state).
+// Argument errors: every public function, every kind of wrong argument, in
+// one matrix. Each row must throw its exact error class (TypeError for a
+// wrong type, RangeError for a wrong size or value) with a message that
+// starts with the function's name, names the argument and says what came,
+// before anything is written: the output buffer and every argument keep
+// their bytes. After every bad call a good call still returns the
+// reference's bits (no corrupted state). Callers whose objects lie, change
+// under the call or alias each other: tests/hostile-callers.test.js.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import vm from 'node:vm';
 import {
   addRmsNorm, bindMemory, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward, Tensor,
 } from '../src/index.js';
@@ -13,7 +15,7 @@ import * as reference from '../src/reference/index.js';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { numberToBfloat16 } from '../src/reference/float16.js';
 import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
-import { implementations, WASM_BACKENDS, wasmImplementations } from './helpers/implementations.js';
+import { WASM_BACKENDS, wasmImplementations } from './helpers/implementations.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 // (alloc before init: tests/tensors.test.js)
@@ -247,6 +249,7 @@ const ROWS = [
   ['layerNormBackward', 'rstd is detached', () => [x(), x(), w(), null, { mean: f32(2), rstd: detached(2) }], TypeError, /options\.rstd is a view of a detached ArrayBuffer/],
   ['layerNormBackward', 'mean is a freed tensor', (ctx) => [x(), x(), w(), null, { mean: ctx.freed(2), rstd: f32(2) }], TypeError, /options\.mean is a freed tensor/],
   // alloc
+  ['alloc', 'length is missing', () => [], TypeError, /^alloc: length must be a number, got undefined$/],
   ['alloc', 'length is a string', () => ['8'], TypeError, /length must be a number, got string "8"/],
   ['alloc', 'length is a BigInt', () => [8n], TypeError, /length must be a number, got bigint 8n/],
   ['alloc', 'length is negative', () => [-1], RangeError, /length must be a non-negative integer, got -1/],
@@ -369,7 +372,7 @@ async function tensorContext(backend) {
 }
 
 for (const backend of WASM_BACKENDS) {
-  test(`${backend}: every row of the bad-input matrix is rejected by name, writes nothing, and leaves a working state`, async () => {
+  test(`${backend}: every row of the argument-error matrix is rejected by name, writes nothing, and leaves a working state`, async () => {
     assert.ok(ROWS.length >= 30);
     const ctx = await tensorContext(backend);
     for (const [fn, what, makeArgs, errorClass, pattern, only] of ROWS) {
@@ -388,6 +391,7 @@ for (const backend of WASM_BACKENDS) {
           assert.ok(err instanceof errorClass, `${where}: expected ${errorClass.name}, got ${err.name}: ${err.message}`);
           assert.match(err.message, new RegExp(`^${fn}: `), where);
           assert.match(err.message, pattern, where);
+          assert.doesNotMatch(err.message, /undefined undefined/, `${where}: a message with a hole in it`);
           return true;
         };
         if (ASYNC.has(fn)) await assert.rejects(impl(...args), isExpected, where);
@@ -406,88 +410,3 @@ for (const backend of WASM_BACKENDS) {
   });
 }
 
-// An option getter runs user code in the middle of validation; if it
-// detaches a buffer, that must still be a clear error, not an empty or NaN
-// result (options are read once, before any array is measured).
-const transfer = (view) => structuredClone(view.buffer, { transfer: [view.buffer] });
-
-test('an option getter that detaches an argument is caught by name, and nothing is written', async () => {
-  const cases = [
-    ['the eps getter detaches x', (xs, ws, out) => ({ out, get eps() { transfer(xs); return 1e-6; } }), /^rmsNorm: x is a view of a detached/],
-    ['the out getter detaches x', (xs, ws, out) => ({ get out() { transfer(xs); return out; } }), /^rmsNorm: x is a view of a detached/],
-    ['the dim getter detaches weight', (xs, ws, out) => ({ out, get dim() { transfer(ws); return 4; } }), /^rmsNorm: weight is a view of a detached/],
-  ];
-  for (const { name: label, rmsNorm: impl } of await implementations()) {
-    for (const [what, makeOptions, message] of cases) {
-      const xs = x();
-      const ws = w();
-      const out = new Float32Array(8).fill(SENTINEL);
-      assert.throws(() => impl(xs, ws, makeOptions(xs, ws, out)), { name: 'TypeError', message }, `${label}: ${what}`);
-      assert.ok(out.every((v) => v === SENTINEL), `${label}: ${what}: the output was written to`);
-    }
-  }
-});
-
-test('zero rows return an empty array (and dweight/dbias of zeros)', async () => {
-  for (const impl of await implementations()) {
-    const y = impl.rmsNorm(new Float32Array(0), w());
-    assert.ok(y instanceof Float32Array && y.length === 0);
-    const given = new Float32Array(0);
-    assert.equal(impl.rmsNorm(new Float32Array(0), null, { dim: 3, out: given }), given);
-    assert.equal(impl.layerNorm(new Float32Array(0), f32(3), null).length, 0);
-    const { dx, dweight } = impl.rmsNormBackward(new Float32Array(0), new Float32Array(0), f32(3));
-    assert.equal(dx.length, 0);
-    assert.deepEqual(dweight, new Float32Array(3));
-    const lb = impl.layerNormBackward(new Float32Array(0), new Float32Array(0), null, f32(3));
-    assert.equal(lb.dweight, null);
-    assert.deepEqual(lb.dbias, new Float32Array(3));
-  }
-});
-
-// What must work: arrays on a SharedArrayBuffer (what threaded inference
-// engines hand over), arrays from another realm (an iframe, a vm context),
-// and Float32Array subclasses.
-function sharedCopy(values, offsetFloats, sab = new SharedArrayBuffer((values.length + offsetFloats) * 4)) {
-  const a = new Float32Array(sab, offsetFloats * 4, values.length);
-  a.set(values);
-  return a;
-}
-
-test('SharedArrayBuffer-backed x, weight and out work, also in place and side by side', async () => {
-  const dim = 37;
-  const rows = 3;
-  const xs = normalArray(prng(72), rows * dim, 3);
-  const ws = uniformArray(prng(73), dim, 0.5, 1.5);
-  const expected = referenceRmsNorm(xs, ws);
-  for (const { name: label, rmsNorm: impl } of await implementations()) {
-    const what = `${label} rows=${rows} dim=${dim} seed=72`;
-    assertSameBits(impl(sharedCopy(xs, 0), sharedCopy(ws, 1)), expected, `${what}: shared x and weight`);
-    const out = sharedCopy(new Float32Array(xs.length), 2);
-    assert.equal(impl(sharedCopy(xs, 3), sharedCopy(ws, 0), { out }), out);
-    assertSameBits(out, expected, `${what}: into a shared out`);
-    const inPlace = sharedCopy(xs, 1);
-    impl(inPlace, sharedCopy(ws, 0), { out: inPlace });
-    assertSameBits(inPlace, expected, `${what}: in place`);
-    // x, weight and out side by side in one SharedArrayBuffer.
-    const sab = new SharedArrayBuffer((2 * xs.length + dim) * 4);
-    const sx = sharedCopy(xs, 0, sab);
-    const sw = sharedCopy(ws, xs.length, sab);
-    const so = new Float32Array(sab, (xs.length + dim) * 4, xs.length);
-    impl(sx, sw, { out: so });
-    assertSameBits(so, expected, `${what}: one buffer for all three`);
-    assert.throws(() => impl(sx, sw, { out: new Float32Array(sab, 4, xs.length) }),
-      { name: 'RangeError', message: /rmsNorm: options\.out must be x itself or not overlap x/ });
-  }
-});
-
-test('arrays from another realm and Float32Array subclasses work', async () => {
-  const foreign = vm.runInNewContext('[new Float32Array([2, -4, 6, -8]), new Float32Array([1.5, 0.5, 1, 2])]');
-  assert.ok(!(foreign[0] instanceof Float32Array), 'the vm context has its own Float32Array');
-  class Activations extends Float32Array {}
-  const local = [new Float32Array([2, -4, 6, -8]), new Float32Array([1.5, 0.5, 1, 2])];
-  const expected = referenceRmsNorm(...local);
-  for (const { name, rmsNorm: impl } of await implementations()) {
-    assertSameBits(impl(foreign[0], foreign[1]), expected, `${name}: another realm`);
-    assertSameBits(impl(Activations.from(local[0]), Activations.from(local[1])), expected, `${name}: a subclass`);
-  }
-});

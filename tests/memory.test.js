@@ -71,3 +71,39 @@ for (const backend of WASM_BACKENDS) {
     assertSameBits(rmsNorm(small, null, { dim: 4 }), referenceRmsNorm(small, null, { dim: 4 }), 'after the RangeError');
   });
 }
+
+test('allocating until wasm memory runs out gives RangeErrors, never a block past the end', async () => {
+  const k = await createKernels({ backend: 'scalar' });
+  const rand = prng(7);
+  const x = normalArray(rand, 3 * 16, 2);
+  const w = uniformArray(rand, 16, 0.5, 1.5);
+  const expected = referenceRmsNorm(x, w, { eps: 1e-5 });
+  const values = 1 << 20; // 4 MiB tensors
+  const tensors = [];
+  let error;
+  for (;;) {
+    try {
+      const t = k.alloc(values);
+      assert.ok(t.byteOffset + 4 * values <= 2 ** 32, `a block ends at ${t.byteOffset + 4 * values}, past the address space`);
+      t.array[0] = tensors.length;
+      t.array[values - 1] = -tensors.length;
+      tensors.push(t);
+    } catch (err) {
+      error = err;
+      break;
+    }
+  }
+  assert.ok(error instanceof RangeError, `expected a RangeError, got ${error}`);
+  assert.match(error.message, /^alloc: /);
+  assert.ok(tensors.length > 500, `only ${tensors.length} tensors of 4 MiB`);
+  // Everything still works: a copying call takes scratch from what is left, or says it cannot.
+  try {
+    assertSameBits(k.rmsNorm(x, w, { eps: 1e-5 }), expected, 'a copying call after the allocator ran out');
+  } catch (err) {
+    assert.ok(err instanceof RangeError, `a copying call: ${err}`);
+  }
+  tensors.forEach((t, i) => assert.ok(t.array[0] === i && t.array[values - 1] === -i, `tensor ${i} intact`));
+  for (const t of tensors.splice(0, 4)) t.free();
+  assertSameBits(k.rmsNorm(x, w, { eps: 1e-5 }), expected, 'a copying call after some were freed');
+  for (const t of tensors) t.free();
+});

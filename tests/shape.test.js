@@ -54,3 +54,23 @@ test('inconsistent shape and axis are rejected by name', async () => {
     assert.throws(() => impl(new Float32Array(0), null, { shape: [3, 0] }), { name: 'RangeError', message: /normalized dims of options\.shape \[3,0\] must not be empty/ });
   }
 });
+
+test('zero rows return an empty array (and dweight/dbias of zeros), whatever the dim', async () => {
+  const ones = (n) => new Float32Array(n).fill(1);
+  for (const impl of await implementations()) {
+    const y = impl.rmsNorm(new Float32Array(0), ones(4));
+    assert.ok(y instanceof Float32Array && y.length === 0, impl.name);
+    const given = new Float32Array(0);
+    assert.equal(impl.rmsNorm(new Float32Array(0), null, { dim: 3, out: given }), given);
+    assert.equal(impl.layerNorm(new Float32Array(0), ones(3), null).length, 0);
+    const { dx, dweight } = impl.rmsNormBackward(new Float32Array(0), new Float32Array(0), ones(3));
+    assert.equal(dx.length, 0);
+    assert.deepEqual(dweight, new Float32Array(3));
+    const lb = impl.layerNormBackward(new Float32Array(0), new Float32Array(0), null, ones(3));
+    assert.equal(lb.dweight, null);
+    assert.deepEqual(lb.dbias, new Float32Array(3));
+    // A dim beyond what wasm32 could address is no obstacle when there are no rows.
+    assert.equal(impl.rmsNorm(new Float32Array(0), null, { shape: [0, 2 ** 32] }).length, 0, impl.name);
+    assert.equal(impl.layerNorm(new Float32Array(0), null, null, { shape: [0, 2 ** 32] }).length, 0, impl.name);
+  }
+});

@@ -1,7 +1,7 @@
 // Zeros, NaN, infinities, and rows at the edges of float32's range.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { allAgree } from './helpers/implementations.js';
+import { allAgree, assertAllAgree, implementations, onEvery } from './helpers/implementations.js';
 import { assertSameBits, bitsOf } from './helpers/bits.js';
 import { numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
 import { rmsNorm64, ulpErrors } from './helpers/oracle.js';
@@ -121,4 +121,28 @@ test('scaling x by a power of two does not change the output (eps = 0)', async (
     const y = await allAgree(({ rmsNorm }) => rmsNorm(scaled, null, { dim, eps: 0 }), `2^${k}`);
     assertSameBits(y, base, `x * 2^${k}`);
   }
+});
+
+test('mean(x²) + eps overflowing float32 still gives the right rstd (no overflow anywhere)', async () => {
+  const expected = 1.8e19 / Math.sqrt(Math.fround(1.8e19) ** 2 + Math.fround(3e38));
+  for (const { name, rmsNorm, layerNorm } of await implementations()) {
+    const y = rmsNorm(new Float32Array([1.8e19]), null, { dim: 1, eps: 3e38 });
+    assert.ok(Math.abs(y[0] - expected) < 1e-6, `${name}: ${y[0]} instead of ${expected}`);
+    const ln = layerNorm(new Float32Array([1.8e19, -1.8e19]), null, null, { dim: 2, eps: 3e38 });
+    assert.ok(Math.abs(ln[0] - expected) < 1e-6, `${name}: layerNorm ${ln[0]} instead of ${expected}`);
+  }
+  await allAgree(({ rmsNorm }) => rmsNorm(new Float32Array([1.8e19, 3, -2e19]), null, { dim: 3, eps: 3e38 }), 'dim=3 eps=3e38');
+});
+
+test('weightOffset + weight overflowing float32 is defined: the applied weight is ±Infinity', async () => {
+  const x = new Float32Array([1, -2, 0, 3]);
+  const w = new Float32Array([3e38, 3e38, 3e38, -3e38]);
+  const results = await onEvery(({ rmsNorm }) => rmsNorm(x, w, { weightOffset: 3e38 }));
+  for (const [name, y] of Object.entries(results)) {
+    assert.equal(y[0], Infinity, `${name}: x > 0 times +Infinity`);
+    assert.equal(y[1], -Infinity, `${name}: x < 0 times +Infinity`);
+    assert.ok(Number.isNaN(y[2]), `${name}: 0 times Infinity is NaN`);
+    assert.equal(y[3], 0, `${name}: a weight that does not overflow (here 0) applies as usual`);
+  }
+  assertAllAgree(results, 'dim=4 weightOffset=3e38');
 });
