@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createKernels } from '../src/index.js';
-import { CHUNK_BYTES } from '../src/loader/kernels.js';
+import { CHUNK_BYTES } from '../src/api/run.js';
 import { rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { assertSameBits } from './helpers/bits.js';
 import { WASM_BACKENDS } from './helpers/implementations.js';
