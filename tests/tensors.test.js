@@ -24,17 +24,18 @@ function tensorOf(values, dtype) {
   return t;
 }
 
-/** Counts calls to the instance's scratch allocator while fn runs. */
+/** Counts the calls that ask the default instance's memory for staging space while fn runs. */
 function countStaging(fn) {
   const kernels = activeKernels('test');
-  const original = kernels.scratch;
+  const original = kernels.staging;
+  assert.equal(typeof original, 'function', 'the memory stages through staging()'); // else nothing is watched
   let calls = 0;
-  kernels.scratch = (...args) => { calls++; return original.apply(kernels, args); };
-  try { fn(); } finally { kernels.scratch = original; }
+  kernels.staging = (...args) => { calls++; return original.apply(kernels, args); };
+  try { fn(); } finally { delete kernels.staging; }
   return calls;
 }
 
-// The default instance's scratch allocator is watched: each test sets it up with init().
+// The default instance's staging is watched: each test sets it up with init().
 for (const backend of WASM_BACKENDS) {
   test(`${backend}: the zero-copy path writes exactly what the copying path writes, and stages nothing`, async () => {
     await init({ backend });
