@@ -79,6 +79,12 @@ function difference(got, want) {
     const i = firstDifference16(g, w);
     return i < 0 ? null : `first difference at index ${i}: ${hex(g[i], 4)} vs ${hex(w[i], 4)}`;
   }
+  if (got.constructor === want.constructor) {
+    // Raw bytes (e.g. a SharedArrayBuffer's contents as a Uint8Array): every bit counts.
+    const [g, w] = [new Uint8Array(got.buffer, got.byteOffset, got.byteLength), new Uint8Array(want.buffer, want.byteOffset, want.byteLength)];
+    const i = g.findIndex((v, k) => v !== w[k]);
+    return i < 0 ? null : `first difference at byte ${i}: ${hex(g[i], 2)} vs ${hex(w[i], 2)}`;
+  }
   return `types differ (${got.constructor.name} vs ${want.constructor.name})`;
 }
 
