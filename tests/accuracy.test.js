@@ -4,7 +4,7 @@
 // on CPU measures max 3.45, mean 0.57 on this data.)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { init, rmsNorm } from '../src/index.js';
+import { wasmImplementations } from './helpers/implementations.js';
 import { rmsNorm64, ulpErrors } from './helpers/oracle.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
@@ -13,9 +13,8 @@ const ELEMENTS_PER_DIM = 2 ** 21; // enough rows that the mean is not at the mer
 const MAX_ULP = 4;
 const MEAN_ULP = 0.6;
 
-for (const backend of ['simd', 'scalar']) {
+for (const { name: backend, rmsNorm } of await wasmImplementations()) {
   test(`${backend}: max <= ${MAX_ULP} ulp and mean <= ${MEAN_ULP} ulp against float64`, async (t) => {
-    await init({ backend });
     const lines = [];
     for (const dim of DIMS) {
       const seed = 4242 + dim;

@@ -5,42 +5,34 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import * as wasm from '../src/index.js';
 import * as reference from '../src/reference/index.js';
 import { assertSameBits } from './helpers/bits.js';
+import { assertAllAgree, implementations, onEvery, wasmImplementations } from './helpers/implementations.js';
 import { finiteDifferences64, gradients64, relativeMaxError } from './helpers/grad-oracle.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
-const BACKENDS = ['simd', 'scalar'];
-
-// Runs the backward pass of `op` (true: LayerNorm) on every implementation.
-// Returns the reference's result, after checking that both wasm modules give
-// its bits, with the statistics recomputed and with them passed in.
+// Runs the backward pass (LayerNorm's if `centred`) on every implementation,
+// with the statistics recomputed and with the forward's passed in; asserts
+// that all agree bit for bit and that the statistics change nothing, and
+// returns the reference's gradients.
 async function allAgree(centred, dy, x, w, b, options, what) {
-  const call = (impl, opts) => (centred
-    ? impl.layerNormBackward(dy, x, w, b, opts)
-    : impl.rmsNormBackward(dy, x, w, opts));
-  const ref = call(reference, options);
-  const rows = x.length / (options.dim ?? w.length);
-  const stats = { rstd: new Float32Array(rows) };
-  if (centred) stats.mean = new Float32Array(rows);
   const dim = options.dim ?? w.length;
-  for (const backend of BACKENDS) {
-    await wasm.init({ backend });
-    const fresh = call(wasm, options);
-    if (centred) wasm.layerNorm(x, null, null, { dim, eps: options.eps, ...stats });
-    else wasm.rmsNorm(x, null, { dim, eps: options.eps, rstd: stats.rstd });
-    const given = call(wasm, { ...options, ...stats });
-    for (const key of Object.keys(ref)) {
-      if (ref[key] === null) {
-        assert.equal(fresh[key], null, `${what}: ${key} must be null`);
-        continue;
-      }
-      assertSameBits(fresh[key], ref[key], `${what} ${key}: ${backend} vs reference`);
-      assertSameBits(given[key], ref[key], `${what} ${key}: ${backend} with the forward's statistics vs reference`);
+  const rows = x.length / dim;
+  const results = await onEvery((impl) => {
+    const call = (opts) => (centred ? impl.layerNormBackward(dy, x, w, b, opts) : impl.rmsNormBackward(dy, x, w, opts));
+    const stats = { rstd: new Float32Array(rows) };
+    if (centred) stats.mean = new Float32Array(rows);
+    if (centred) impl.layerNorm(x, null, null, { dim, eps: options.eps, ...stats });
+    else impl.rmsNorm(x, null, { dim, eps: options.eps, rstd: stats.rstd });
+    const fresh = call(options);
+    const given = call({ ...options, ...stats });
+    for (const [key, value] of Object.entries(fresh)) {
+      if (value === null) assert.equal(given[key], null, `${what}: ${impl.name} ${key} must be null`);
+      else assertSameBits(given[key], value, `${what}: ${impl.name} ${key} with the forward's statistics vs without`);
     }
-  }
-  return ref;
+    return fresh;
+  });
+  return assertAllAgree(results, what);
 }
 
 test("rmsNorm's rstd option: the same bits everywhere, in place too, and 1/rms of each row", async () => {
@@ -57,11 +49,10 @@ test("rmsNorm's rstd option: the same bits everywhere, in place too, and 1/rms o
     const rms64 = Math.sqrt(row.reduce((s, v) => s + v * v, 0) / dim);
     assert.ok(Math.abs(expected[r] * rms64 - 1) <= 2 ** -21, `row ${r}: rstd ${expected[r]} vs 1/${rms64}`);
   }
-  for (const backend of BACKENDS) {
-    await wasm.init({ backend });
+  for (const { name: backend, rmsNorm } of await wasmImplementations()) {
     const rstd = new Float32Array(rows);
     const inPlace = x.slice();
-    wasm.rmsNorm(inPlace, w, { eps: 0, out: inPlace, rstd });
+    rmsNorm(inPlace, w, { eps: 0, out: inPlace, rstd });
     assertSameBits(rstd, expected, `rows=${rows} dim=${dim} seed=${seed} ${backend} rstd`);
     assertSameBits(inPlace, y, `rows=${rows} dim=${dim} seed=${seed} ${backend} y in place`);
   }
@@ -121,9 +112,8 @@ for (const centred of [false, true]) {
     const dy = normalArray(rand, rows * dim, 1);
     const w = uniformArray(rand, dim, 0.5, 1.5);
     const expected = centred ? reference.layerNormBackward(dy, x, w, w) : reference.rmsNormBackward(dy, x, w);
-    for (const backend of [...BACKENDS, 'reference']) {
-      const impl = backend === 'reference' ? reference : wasm;
-      if (impl === wasm) await wasm.init({ backend });
+    for (const impl of await implementations()) {
+      const backend = impl.name;
       const inPlace = dy.slice();
       const viewed = new Float32Array(new ArrayBuffer((rows * dim + 1) * 4), 4, rows * dim);
       for (const [dyIn, dx, how] of [[inPlace, inPlace, 'in place'], [dy, viewed, 'into a view']]) {
@@ -181,9 +171,8 @@ function decode(base64) {
 test(`within ${TORCH_BOUND} units of 2^-23 (normwise) of PyTorch autograd, on every backend`, async (t) => {
   assert.ok(fixtures.cases.length >= 10, 'the fixtures hold the cases');
   let worst = 0;
-  for (const backend of [...BACKENDS, 'reference']) {
-    const impl = backend === 'reference' ? reference : wasm;
-    if (impl === wasm) await wasm.init({ backend });
+  for (const impl of await implementations()) {
+    const backend = impl.name;
     for (const c of fixtures.cases) {
       const [x, w, b, dy] = [c.x, c.weight, c.bias, c.dy].map(decode);
       const options = { dim: c.dim, eps: c.eps };
@@ -229,9 +218,9 @@ test("rmsNorm's rstd option on 16-bit storage and on addRmsNorm: the same bits e
   };
   const expected = run(reference);
   assertSameBits(expected.rAdd, expected.rPlain, `rows=${rows} dim=${dim} seed=${seed}: addRmsNorm's rstd is the updated residual's`);
-  for (const backend of BACKENDS) {
-    await wasm.init({ backend });
-    const got = run(wasm);
+  for (const impl of await wasmImplementations()) {
+    const backend = impl.name;
+    const got = run(impl);
     for (const key of ['r16', 'rAdd']) assertSameBits(got[key], expected[key], `rows=${rows} dim=${dim} seed=${seed} ${backend} ${key}`);
   }
 });

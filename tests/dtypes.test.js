@@ -5,20 +5,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { narrow, roundTo, widen } from '../src/reference/float16.js';
-import { onEveryBackend } from './helpers/backends.js';
+import { allAgree, assertAllAgree, implementations, onEvery } from './helpers/implementations.js';
 import { assertSameBitsAs, firstDifference16 } from './helpers/bits.js';
 import { fromBase64, normal16, uniform16 } from './helpers/float16-data.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 const DTYPES16 = ['bfloat16', 'float16'];
 const DIMS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 31, 32, 33, 40, 63, 64, 65, 255, 256, 257, 896, 4096];
-
-async function assertAllAgree(dtype, call, what) {
-  const results = await onEveryBackend(call);
-  assertSameBitsAs(dtype, results.simd, results.reference, `${what}: simd vs reference`);
-  assertSameBitsAs(dtype, results.scalar, results.reference, `${what}: scalar vs reference`);
-  return results.reference;
-}
 
 test('16-bit storage: simd = scalar = reference for every weight dtype, offset and cast mode', async () => {
   for (const dtype of DTYPES16) {
@@ -37,7 +30,7 @@ test('16-bit storage: simd = scalar = reference for every weight dtype, offset a
           for (const weightOffset of weight === null ? [undefined] : [undefined, 1]) {
             const options = { dtype, castMode, weightOffset, dim };
             const what = `dtype=${dtype} rows=${rows} dim=${dim} weight=${kind} castMode=${castMode} weightOffset=${weightOffset} seed=${seed}`;
-            await assertAllAgree(dtype, (rmsNorm) => rmsNorm(x, weight, options), what);
+            await allAgree(({ rmsNorm }) => rmsNorm(x, weight, options), what);
           }
         }
       }
@@ -54,7 +47,7 @@ test('16-bit storage: all 65536 bit patterns as inputs and as weights, rescue ro
       for (const castMode of ['llama', 'gemma']) {
         for (const eps of [0, 1e-6]) {
           const what = `dtype=${dtype} all patterns dim=${dim} castMode=${castMode} eps=${eps}`;
-          await assertAllAgree(dtype, (rmsNorm) => rmsNorm(x, weight, { dtype, castMode, eps }), what);
+          await allAgree(({ rmsNorm }) => rmsNorm(x, weight, { dtype, castMode, eps }), what);
         }
       }
     }
@@ -68,9 +61,9 @@ test('views at odd element offsets and in place, 16-bit', async () => {
     const rand = prng(5);
     const backing = normal16(rand, rows * dim + 1, dtype, 2);
     const w = uniform16(rand, dim, dtype, 0.5, 1.5);
-    const fresh = await assertAllAgree(dtype, (rmsNorm) =>
+    const fresh = await allAgree(({ rmsNorm }) =>
       rmsNorm(new Uint16Array(backing.buffer.slice(0), 2, rows * dim), w, { dtype }), `${dtype} byteOffset 2`);
-    const inPlace = await assertAllAgree(dtype, (rmsNorm) => {
+    const inPlace = await allAgree(({ rmsNorm }) => {
       const x = new Uint16Array(backing.buffer.slice(0), 2, rows * dim);
       rmsNorm(x, w, { dtype, out: x });
       return x;
@@ -85,10 +78,10 @@ test('weightOffset: the applied weight is offset + w in float32 (Gemma), for eve
     const rand = prng(9);
     const x = dtype === 'float32' ? uniformArray(rand, 2 * dim, -3, 3) : normal16(rand, 2 * dim, dtype, 3);
     const w = dtype === 'float32' ? uniformArray(rand, dim, -0.1, 0.1) : uniform16(rand, dim, dtype, -0.1, 0.1);
-    const withOffset = await assertAllAgree(dtype, (rmsNorm) => rmsNorm(x, w, { dtype, castMode: 'gemma', weightOffset: 1 }), `${dtype} offset 1`);
+    const withOffset = await allAgree(({ rmsNorm }) => rmsNorm(x, w, { dtype, castMode: 'gemma', weightOffset: 1 }), `${dtype} offset 1`);
     // The same as passing the float32 weights 1 + w (where the weight is float32 already).
     const onePlus = new Float32Array(dim).map((_, i) => Math.fround(1 + widen(w, i, dtype)));
-    const explicit = await assertAllAgree(dtype, (rmsNorm) => rmsNorm(x, onePlus, { dtype, castMode: 'gemma', weightDtype: 'float32' }), `${dtype} 1 + w`);
+    const explicit = await allAgree(({ rmsNorm }) => rmsNorm(x, onePlus, { dtype, castMode: 'gemma', weightDtype: 'float32' }), `${dtype} 1 + w`);
     assertSameBitsAs(dtype, withOffset, explicit, `${dtype}: offset 1 vs explicit 1 + w`);
   }
 });
@@ -106,9 +99,9 @@ test('addRmsNorm: residual <- round(x + residual), then rmsNorm of it, on every 
       for (const [castMode, weightOffset] of [['llama', undefined], ['gemma', undefined], ['llama', 1], ['gemma', 1]]) {
         const options = { dtype, castMode, weightOffset };
         const what = `addRmsNorm dtype=${dtype} rows=${rows} dim=${dim} castMode=${castMode} weightOffset=${weightOffset} seed=${seed}`;
-        const results = await onEveryBackend((rmsNorm, api) => {
+        const results = await onEvery(({ rmsNorm, addRmsNorm }) => {
           const residual = residual0.slice();
-          const y = api.addRmsNorm(x, residual, w, options);
+          const y = addRmsNorm(x, residual, w, options);
           // Two separate steps on the same backend: add, then rmsNorm.
           const added = residual0.map((r, i) => narrow(Math.fround(widen(x, i, dtype) + widen(residual0, i, dtype)), dtype));
           assertSameBitsAs(dtype, residual, added, `${what}: residual`);
@@ -116,12 +109,11 @@ test('addRmsNorm: residual <- round(x + residual), then rmsNorm of it, on every 
           // In place, as vLLM's fused_add_rms_norm writes into its input.
           const xCopy = x.slice();
           const residual2 = residual0.slice();
-          api.addRmsNorm(xCopy, residual2, w, { ...options, out: xCopy });
+          addRmsNorm(xCopy, residual2, w, { ...options, out: xCopy });
           assertSameBitsAs(dtype, xCopy, y, `${what}: out = x`);
           return y;
         });
-        assertSameBitsAs(dtype, results.simd, results.reference, `${what}: simd vs reference`);
-        assertSameBitsAs(dtype, results.scalar, results.reference, `${what}: scalar vs reference`);
+        assertAllAgree(results, what);
       }
     }
   }
@@ -145,7 +137,7 @@ test('PyTorch golden outputs: >= 99.9% bit-identical, all within 2 units, both c
       const weight = fromBase64(c[o.weight]);
       const options = { dtype: c.dtype, castMode: o.castMode, eps: c.eps, weightOffset: o.weightOffset };
       const what = `torch ${torch} dtype=${c.dtype} ${c.rows}x${c.dim} castMode=${o.castMode} weightOffset=${o.weightOffset}`;
-      const results = await onEveryBackend((rmsNorm) => rmsNorm(x, weight, options));
+      const results = await onEvery(({ rmsNorm }) => rmsNorm(x, weight, options));
       for (const [backend, y] of Object.entries(results)) {
         let same = 0;
         let worst = 0;
@@ -197,7 +189,7 @@ test('why the float32 upcast is load-bearing: bfloat16 throughout changes a fift
     const rand = prng(dim);
     const x = normal16(rand, 8 * dim, 'bfloat16', 3);
     const w = uniform16(rand, dim, 'bfloat16', 0.5, 1.5);
-    const upcast = await assertAllAgree('bfloat16', (rmsNorm) => rmsNorm(x, w, { dtype: 'bfloat16', castMode: 'llama' }), `upcast dim=${dim}`);
+    const upcast = await allAgree(({ rmsNorm }) => rmsNorm(x, w, { dtype: 'bfloat16', castMode: 'llama' }), `upcast dim=${dim}`);
     const throughout = rmsNormInBfloat16Throughout(x, w, dim);
     let differ = 0;
     for (let i = 0; i < x.length; i++) differ += upcast[i] !== throughout[i];
@@ -219,10 +211,10 @@ test('16-bit: NaN and infinite weights, and outputs that overflow to Inf, match 
       const huge = new Float32Array(dim).fill(dtype === 'float16' ? 1e9 : 3e38);
       for (const castMode of ['llama', 'gemma']) {
         const what = `dtype=${dtype} dim=${dim} castMode=${castMode}`;
-        const y = await assertAllAgree(dtype, (rmsNorm) => rmsNorm(x, wf, { dtype, castMode }), `${what} NaN/Inf float32 weight`);
+        const y = await allAgree(({ rmsNorm }) => rmsNorm(x, wf, { dtype, castMode }), `${what} NaN/Inf float32 weight`);
         assert.ok(Number.isNaN(widen(y, 1, dtype)), `${what}: a NaN weight gives NaN`);
-        await assertAllAgree(dtype, (rmsNorm) => rmsNorm(x, w16, { dtype, castMode }), `${what} NaN/Inf 16-bit weight`);
-        const big = await assertAllAgree(dtype, (rmsNorm) => rmsNorm(x, huge, { dtype, castMode }), `${what} overflowing outputs`);
+        await allAgree(({ rmsNorm }) => rmsNorm(x, w16, { dtype, castMode }), `${what} NaN/Inf 16-bit weight`);
+        const big = await allAgree(({ rmsNorm }) => rmsNorm(x, huge, { dtype, castMode }), `${what} overflowing outputs`);
         const values = Array.from(big, (_, i) => widen(big, i, dtype));
         assert.ok(!values.some(Number.isNaN), `${what}: overflow must not give NaN`);
         const infinite = values.filter((v) => !Number.isFinite(v)).length;
@@ -234,9 +226,7 @@ test('16-bit: NaN and infinite weights, and outputs that overflow to Inf, match 
 });
 
 test('any weight dtype with any storage dtype: the bits of the same call with the weight widened to float32', async () => {
-  const { createKernels } = await import('../src/index.js');
-  const impls = [['simd', await createKernels({ backend: 'simd' })], ['scalar', await createKernels({ backend: 'scalar' })],
-    ['reference', await import('../src/reference/index.js')]];
+  const impls = await implementations();
   const rand = prng(61);
   for (const dim of [7, 64, 300]) {
     const rows = 3;
@@ -248,8 +238,8 @@ test('any weight dtype with any storage dtype: the bits of the same call with th
         const w = weightDtype === 'float32' ? Float32Array.from(weights) : Uint16Array.from(weights, (v) => narrow(v, weightDtype));
         const wide = Float32Array.from(w, (_, i) => widen(w, i, weightDtype));
         for (const castMode of ['llama', 'gemma']) {
-          for (const [name, impl] of impls) {
-            const what = `${name} dtype=${dtype} weightDtype=${weightDtype} castMode=${castMode} rows=${rows} dim=${dim} seed=61`;
+          for (const impl of impls) {
+            const what = `${impl.name} dtype=${dtype} weightDtype=${weightDtype} castMode=${castMode} rows=${rows} dim=${dim} seed=61`;
             const got = impl.rmsNorm(x, w, { dtype, weightDtype, castMode, weightOffset: 0.5 });
             const expected = impl.rmsNorm(x, wide, { dtype, castMode, weightOffset: 0.5 });
             assert.deepEqual(new Uint8Array(got.buffer), new Uint8Array(expected.buffer), what);

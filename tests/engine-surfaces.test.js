@@ -13,15 +13,11 @@ import { bindMemory, compileModule, createKernels, init, rmsNorm } from '../src/
 import { moduleBytes } from '../src/loader/load.js';
 import * as reference from '../src/reference/index.js';
 import { assertSameBits } from './helpers/bits.js';
+import { assertAllAgree, implementations, WASM_BACKENDS } from './helpers/implementations.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 const PAGE = 65536;
 const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength).slice();
-const implementations = async () => [
-  ['simd', await createKernels({ backend: 'simd' })],
-  ['scalar', await createKernels({ backend: 'scalar' })],
-  ['reference', reference],
-];
 
 function assertRejected(call, type, fn, pattern, what) {
   assert.throws(call, (error) => {
@@ -97,14 +93,13 @@ test('class 2: outputs aliasing through two SharedArrayBuffer objects give the s
   ];
   for (const [what, call] of cases) {
     const results = {};
-    for (const [name, impl] of await implementations()) {
+    for (const impl of await implementations()) {
       const s = new SharedArrayBuffer(64);
       const t = structuredClone(s);
       call(impl, s, t);
-      results[name] = new Uint8Array(s).slice();
+      results[impl.name] = new Uint8Array(s).slice();
     }
-    assert.deepEqual(results.simd, results.reference, `${what}: simd and the reference`);
-    assert.deepEqual(results.scalar, results.reference, `${what}: scalar and the reference`);
+    assertAllAgree(results, what);
   }
 });
 
@@ -226,7 +221,7 @@ test('class 6: a precompiled module is accepted only when proven ours, and a ref
   await init({ backend: 'simd' });
   assertSameBits(rmsNorm(x, null, { dim: 4 }), expected, 'a plain init after a refused one');
   // A real module compiled elsewhere (as a worker receives one) is proven by the self-test.
-  for (const backend of ['simd', 'scalar']) {
+  for (const backend of WASM_BACKENDS) {
     const k = await createKernels({ module: new WebAssembly.Module(moduleBytes(backend)) });
     assert.equal(k.backend, backend);
     const a = k.alloc(4);
@@ -339,8 +334,8 @@ test('class 7: built-ins replaced after load steer nothing: every function gives
 test('class 8: a wrong type is a TypeError, a wrong value a RangeError, always naming the function', async () => {
   const x = new Float32Array(8);
   const w = new Float32Array(4);
-  const impls = await implementations();
-  for (const [name, impl] of impls) {
+  for (const impl of await implementations()) {
+    const { name } = impl;
     for (const axis of ['1', 1n, true, {}, null]) {
       assertRejected(() => impl.rmsNorm(x, w, { shape: [2, 4], axis }), TypeError, 'rmsNorm', /options\.axis must be an integer, got/, `${name}: axis ${typeof axis}`);
     }

@@ -6,8 +6,6 @@
 // package's bundle runs in every engine in tests/package.test.js.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import * as wasm from '../src/index.js';
-import * as reference from '../src/reference/index.js';
 import { runBitExactSuite } from './helpers/bit-exact-suite.js';
 import { ENGINES, startTestServer } from './helpers/engines.js';
 
@@ -23,15 +21,10 @@ let server;
 let inNode;
 before(async () => {
   server = await startTestServer();
-  inNode = await runBitExactSuite({ wasm, reference });
+  // The digest every engine must match (tests/bit-exact.test.js holds Node's own run to the reference).
+  inNode = await runBitExactSuite();
 });
 after(() => server?.close());
-
-test('Node: the bit-exactness suite agrees with itself (the digest the engines must match)', () => {
-  assert.deepEqual(inNode.mismatches, []);
-  assert.equal(inNode.mismatchCount, 0);
-  assert.ok(inNode.values > 500_000, `${inNode.values} values`);
-});
 
 /** Opens `path`, runs fn(arg) in the page, checks the page stayed clean, closes it. */
 async function inPage(browser, path, fn, arg, { isolated = false } = {}) {
@@ -70,9 +63,8 @@ for (const engine of ENGINES) {
 
     test('the bit-exactness suite: SIMD = scalar = reference in every case, and the digest is Node\'s', async () => {
       const result = await inPage(browser, BLANK, async () => {
-        const [wasmModule, referenceModule, { runBitExactSuite: run }] = await Promise.all([
-          import('/src/index.js'), import('/src/reference/index.js'), import('/tests/helpers/bit-exact-suite.js')]);
-        return run({ wasm: wasmModule, reference: referenceModule });
+        const { runBitExactSuite: run } = await import('/tests/helpers/bit-exact-suite.js');
+        return run();
       });
       assert.deepEqual(result.backends, { simd: 'simd', scalar: 'scalar' }, 'SIMD128 is used');
       assert.deepEqual(result.mismatches, [], `${browser.version}: first mismatches`);
@@ -122,14 +114,14 @@ for (const engine of ENGINES) {
 
     test('float16: Float16Array exists, and rmsNorm\'s float16 bits are the reference\'s and Math.f16round\'s', async () => {
       const report = await inPage(browser, BLANK, async () => {
-        const [api, ref, { narrow }, { portableNormal }, { prng, uniformArray }] = await Promise.all([
-          import('/src/index.js'), import('/src/reference/index.js'), import('/src/reference/float16.js'),
+        const [{ wasmImplementations }, ref, { narrow }, { portableNormal }, { prng, uniformArray }] = await Promise.all([
+          import('/tests/helpers/implementations.js'), import('/src/reference/index.js'), import('/src/reference/float16.js'),
           import('/tests/helpers/bit-exact-suite.js'), import('/web/lib/random.js')]);
         const out = { float16Array: typeof Float16Array, f16round: typeof Math.f16round, cases: 0, mismatches: [] };
         if (typeof Float16Array !== 'function' || typeof Math.f16round !== 'function') return out;
         const miss = (what, i, got, want) => out.mismatches.length < 10 && out.mismatches.push(`${what}: index ${i}: ${got} vs ${want}`);
-        for (const backend of ['simd', 'scalar']) {
-          await api.init({ backend });
+        for (const api of await wasmImplementations()) {
+          const backend = api.name;
           for (const dim of [1, 7, 16, 17, 64, 257, 896]) {
             const rows = 3;
             const seed = 16 * dim;

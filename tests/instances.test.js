@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { alloc, bindMemory, createKernels, init, rmsNorm } from '../src/index.js';
 import * as reference from '../src/reference/index.js';
 import { assertSameBits } from './helpers/bits.js';
+import { WASM_BACKENDS } from './helpers/implementations.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 const rows = 5;
@@ -45,7 +46,7 @@ test('two instances of different backends work side by side, whatever init() doe
 });
 
 test('bound kernels: layerNorm, both backward passes, rstd and new results, on views of the bound memory', async () => {
-  for (const backend of ['simd', 'scalar']) {
+  for (const backend of WASM_BACKENDS) {
     const memory = new WebAssembly.Memory({ initial: 4 });
     const heap = (at, values) => new Float32Array(memory.buffer, at, values.length ?? values).fill(0);
     const put = (at, values) => { const v = heap(at, values.length); v.set(values); return v; };

@@ -1,14 +1,14 @@
 // The seeds' known answers, checked on every implementation.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { onEveryBackend } from './helpers/backends.js';
+import { onEvery } from './helpers/implementations.js';
 import { layerNorm64, rmsNorm64, ulpErrors } from './helpers/oracle.js';
 import { normalArray, prng } from './helpers/random.js';
 
 test("the blog's worked example: x=(2,-4,6,-8), w=(1.5,0.5,1,2) gives (0.55,-0.37,1.10,-2.92)", async () => {
   const x = new Float32Array([2, -4, 6, -8]);
   const w = new Float32Array([1.5, 0.5, 1, 2]);
-  const results = await onEveryBackend((rmsNorm) => rmsNorm(x, w));
+  const results = await onEvery(({ rmsNorm }) => rmsNorm(x, w));
   const exact = rmsNorm64(x, w, 4, Math.fround(1e-6));
   for (const [name, y] of Object.entries(results)) {
     assert.deepEqual(Array.from(y, (v) => v.toFixed(2)), ['0.55', '-0.37', '1.10', '-2.92'], name);
@@ -24,7 +24,7 @@ test('with an all-ones weight every output row has RMS 1', async () => {
   x.set(normalArray(rand, dim, 10)); // the blog's demo: rows on different scales
   x.set(normalArray(rand, dim, 0.01), dim);
   const ones = new Float32Array(dim).fill(1);
-  const results = await onEveryBackend((rmsNorm) => rmsNorm(x, ones, { eps: 0 }));
+  const results = await onEvery(({ rmsNorm }) => rmsNorm(x, ones, { eps: 0 }));
   for (const [name, y] of Object.entries(results)) {
     for (let r = 0; r < 2; r++) {
       const row = y.subarray(r * dim, (r + 1) * dim);
@@ -46,7 +46,7 @@ test('on zero-mean rows RMSNorm equals LayerNorm without bias', async () => {
   const w = normalArray(rand, dim, 1);
   const eps = Math.fround(1e-6);
   const layer = layerNorm64(x, w, dim, eps);
-  const results = await onEveryBackend((rmsNorm) => rmsNorm(x, w, { eps }));
+  const results = await onEvery(({ rmsNorm }) => rmsNorm(x, w, { eps }));
   for (const [name, y] of Object.entries(results)) {
     assert.ok(ulpErrors(y, layer).max <= 4, `${name}: RMSNorm differs from LayerNorm on zero-mean rows`);
   }

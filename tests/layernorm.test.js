@@ -6,28 +6,20 @@ import { test } from 'node:test';
 import * as wasm from '../src/index.js';
 import * as reference from '../src/reference/index.js';
 import { assertSameBits, bitsOf } from './helpers/bits.js';
+import { assertAllAgree, onEvery, WASM_BACKENDS, wasmImplementations } from './helpers/implementations.js';
 import { layerNorm64, rmsNorm64 } from './helpers/oracle.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
-
-const BACKENDS = ['simd', 'scalar'];
 
 // Runs layerNorm on every implementation with mean and rstd requested;
 // asserts that y, mean and rstd agree bit for bit and returns the reference's.
 async function allAgree(x, w, b, options, what) {
   const dim = options.dim ?? (w ?? b).length;
   const rows = x.length / dim;
-  const run = (impl) => {
+  return assertAllAgree(await onEvery((impl) => {
     const mean = new Float32Array(rows);
     const rstd = new Float32Array(rows);
     return { y: impl.layerNorm(x, w, b, { ...options, mean, rstd }), mean, rstd };
-  };
-  const ref = run(reference);
-  for (const backend of BACKENDS) {
-    await wasm.init({ backend });
-    const got = run(wasm);
-    for (const key of ['y', 'mean', 'rstd']) assertSameBits(got[key], ref[key], `${what} ${key}: ${backend} vs reference`);
-  }
-  return ref;
+  }), what);
 }
 
 const DIMS = [...Array.from({ length: 40 }, (_, i) => i + 1), 63, 64, 65, 255, 256, 257, 1000, 4096, 8192];
@@ -75,16 +67,15 @@ test('in place, views at a byteOffset, and a batch in several chunks', async () 
   const w = uniformArray(rand, dim, 0.5, 1.5);
   const b = uniformArray(rand, dim, -0.5, 0.5);
   const whole = await allAgree(x, w, b, {}, `rows=${rows} dim=${dim} seed=${seed}`);
-  for (const backend of BACKENDS) {
-    await wasm.init({ backend });
+  for (const { name: backend, layerNorm } of await wasmImplementations()) {
     for (const r of [0, 261, 262, 699]) {
-      const one = wasm.layerNorm(x.subarray(r * dim, (r + 1) * dim), w, b);
+      const one = layerNorm(x.subarray(r * dim, (r + 1) * dim), w, b);
       assertSameBits(one, whole.y.subarray(r * dim, (r + 1) * dim), `${backend} row ${r} alone, seed=${seed}`);
     }
     const backing = new Float32Array(3 * dim + 1);
     backing.set(x.subarray(0, 3 * dim), 1);
     const view = backing.subarray(1);
-    assert.equal(wasm.layerNorm(view, w, b, { out: view }), view);
+    assert.equal(layerNorm(view, w, b, { out: view }), view);
     assertSameBits(view, whole.y.subarray(0, 3 * dim), `${backend} in place at byteOffset 4, seed=${seed}`);
   }
 });
@@ -106,7 +97,7 @@ function errorUnits(y, x, w, b, dim, eps) {
 const ACCURACY_BOUND = 4;
 
 test(`accuracy: within ${ACCURACY_BOUND} units of 2^-23 of float64 on N(0, 9) and on 1e4 + N(0, 1)`, async (t) => {
-  await wasm.init();
+  const [{ layerNorm }] = await wasmImplementations(); // SIMD; the scalar module has its bits
   const lines = [];
   for (const [label, sigma, offset] of [['N(0, 9)', 3, 0], ['1e4 + N(0, 1)', 1, 1e4]]) {
     for (const dim of [64, 1024, 4096]) {
@@ -116,7 +107,7 @@ test(`accuracy: within ${ACCURACY_BOUND} units of 2^-23 of float64 on N(0, 9) an
       const x = normalArray(rand, rows * dim, sigma).map((v) => v + offset);
       const w = uniformArray(rand, dim, 0.5, 1.5);
       const b = uniformArray(rand, dim, -0.5, 0.5);
-      const units = errorUnits(wasm.layerNorm(x, w, b), x, w, b, dim, Math.fround(1e-5));
+      const units = errorUnits(layerNorm(x, w, b), x, w, b, dim, Math.fround(1e-5));
       lines.push(`${label} dim ${dim}: ${units.toFixed(2)}`);
       assert.ok(units <= ACCURACY_BOUND, `${label} rows=${rows} dim=${dim} seed=${seed}: ${units} units`);
     }
@@ -125,8 +116,7 @@ test(`accuracy: within ${ACCURACY_BOUND} units of 2^-23 of float64 on N(0, 9) an
 });
 
 test('layerNorm = rmsNorm on zero-mean rows without bias, given the same eps', async () => {
-  for (const backend of BACKENDS) {
-    await wasm.init({ backend });
+  for (const { name: backend, layerNorm, rmsNorm } of await wasmImplementations()) {
     for (const dim of [2, 16, 34, 256, 1000, 4096]) {
       const seed = 5 + dim;
       const rand = prng(seed);
@@ -136,7 +126,7 @@ test('layerNorm = rmsNorm on zero-mean rows without bias, given the same eps', a
       for (let i = 1; i < x.length; i += 2) x[i] = -x[i - 1];
       const w = uniformArray(rand, dim, 0.5, 1.5);
       for (const eps of [1e-6, 1e-5]) {
-        assertSameBits(wasm.layerNorm(x, w, null, { eps }), wasm.rmsNorm(x, w, { eps }),
+        assertSameBits(layerNorm(x, w, null, { eps }), rmsNorm(x, w, { eps }),
           `${backend} rows=3 dim=${dim} eps=${eps} seed=${seed}: layerNorm vs rmsNorm`);
       }
       // Zero mean only up to rounding: the two agree with each other's oracle.
@@ -147,7 +137,7 @@ test('layerNorm = rmsNorm on zero-mean rows without bias, given the same eps', a
         row.forEach((v, i) => { row[i] = v - mean; });
       }
       const eps = Math.fround(1e-6);
-      const y = wasm.layerNorm(z, w, null, { eps });
+      const y = layerNorm(z, w, null, { eps });
       const expected = rmsNorm64(z, w, dim, eps);
       const worst = Math.max(...y.map((v, i) => Math.abs(v - expected[i]) / Math.max(Math.abs(expected[i]), 1)));
       assert.ok(worst <= 4 * 2 ** -23, `${backend} rows=3 dim=${dim} seed=${seed}: ${worst / 2 ** -23} units from RMSNorm in float64`);
@@ -208,8 +198,7 @@ test('shape/axis and tensors: the bits of the plain float32 call, forward and ba
   const expectedGrads = reference.layerNormBackward(dy, x, w, b, { dim });
   const expectedRms = reference.rmsNormBackward(dy, x, w, { dim });
   assertSameBits(reference.layerNorm(x, w, b, { shape, axis: 2 }), expected, `${what} reference`);
-  for (const backend of BACKENDS) {
-    await wasm.init({ backend });
+  for (const { name: backend, ...wasm } of await wasmImplementations()) {
     assertSameBits(wasm.layerNorm(x, w, b, { shape, axis: -2 }), expected, `${what} ${backend}`);
     const grads = wasm.layerNormBackward(dy, x, w, b, { shape, axis: 2 });
     for (const key of ['dx', 'dweight', 'dbias']) assertSameBits(grads[key], expectedGrads[key], `${what} ${backend} ${key}`);
@@ -238,7 +227,8 @@ test('tensors are used where they are: no staging of their rows, mixed with plai
   const b = uniformArray(rand, dim, -0.5, 0.5);
   const expected = reference.layerNorm(x, w, b);
   const expectedGrads = reference.layerNormBackward(dy, x, w, b);
-  for (const backend of BACKENDS) {
+  // The default instance's internals are watched: this test sets it up itself.
+  for (const backend of WASM_BACKENDS) {
     await wasm.init({ backend });
     const what = `rows=${rows} dim=${dim} seed=${seed} ${backend}`;
     const [tx, tdy, tout] = [x, dy, x].map((a) => { const t = wasm.alloc(a.length); t.array.set(a); return t; });

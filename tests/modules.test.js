@@ -4,8 +4,11 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { init } from '../src/index.js';
+import { alloc, init, rmsNorm } from '../src/index.js';
+import * as reference from '../src/reference/index.js';
+import { assertSameBits } from './helpers/bits.js';
 import { moduleBytes } from '../src/loader/load.js';
+import { WASM_BACKENDS } from './helpers/implementations.js';
 
 function disassemble(backend) {
   const path = fileURLToPath(new URL(`../build/rmsnorm-${backend}.wasm`, import.meta.url));
@@ -22,7 +25,7 @@ test('the scalar module has no SIMD instruction; the SIMD module is hand-vectori
 });
 
 test('the embedded modules are the built ones', () => {
-  for (const backend of ['simd', 'scalar']) {
+  for (const backend of WASM_BACKENDS) {
     const built = readFileSync(new URL(`../build/rmsnorm-${backend}.wasm`, import.meta.url));
     assert.deepEqual(Buffer.from(moduleBytes(backend)), built, backend);
   }
@@ -53,4 +56,18 @@ test('on an engine without SIMD128, init() falls back to the scalar module', () 
   assert.deepEqual(out.got, { backend: 'scalar' });
   assert.deepEqual(out.y, ['0.55', '-0.37', '1.10', '-2.92']);
   assert.match(out.simdError, /does not support WebAssembly SIMD128/);
+});
+
+test('of overlapping init() calls, the one asked for last wins', async () => {
+  await init({ backend: 'simd' });
+  const first = init({ backend: 'scalar' });
+  const second = init({ backend: 'simd' });
+  const third = init({ backend: 'scalar' });
+  await third;
+  const t = alloc(4);
+  await Promise.all([first, second]);
+  t.array.set([2, -4, 6, -8]);
+  // Still the instance the tensor came from: not "foreign".
+  assertSameBits(rmsNorm(t, null, { dim: 4 }), reference.rmsNorm(t.array, null, { dim: 4 }), 'the tensor allocated after the last call');
+  t.free();
 });

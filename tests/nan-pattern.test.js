@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
-import { onEveryBackend } from './helpers/backends.js';
+import { onEvery } from './helpers/implementations.js';
 
 const NAN = { bfloat16: 0x7fc0, float16: 0x7e00 };
 const PATTERNS = {
@@ -57,23 +57,23 @@ for (const dtype of ['bfloat16', 'float16']) {
       nanWeight[3] = p.negNan;
       for (const castMode of ['llama', 'gemma']) {
         const cases = {
-          'no weight': (rmsNorm) => rmsNorm(x, null, { dtype, dim, castMode }),
-          weighted: (rmsNorm) => rmsNorm(x, weight, { dtype, castMode }),
-          'NaN in the weight': (rmsNorm) => rmsNorm(x, nanWeight, { dtype, castMode }),
-          'weight offset': (rmsNorm) => rmsNorm(x, weight, { dtype, castMode, weightOffset: 1 }),
+          'no weight': ({ rmsNorm }) => rmsNorm(x, null, { dtype, dim, castMode }),
+          weighted: ({ rmsNorm }) => rmsNorm(x, weight, { dtype, castMode }),
+          'NaN in the weight': ({ rmsNorm }) => rmsNorm(x, nanWeight, { dtype, castMode }),
+          'weight offset': ({ rmsNorm }) => rmsNorm(x, weight, { dtype, castMode, weightOffset: 1 }),
         };
         for (const [name, call] of Object.entries(cases)) {
-          const results = await onEveryBackend(call);
+          const results = await onEvery(call);
           for (const [backend, y] of Object.entries(results)) {
             assertNaNsFixed(y, dtype, `${dtype} ${kind} ${castMode} ${name} ${backend}`);
           }
         }
       }
       // The fused add stores NaN sums to the residual: the fixed pattern too.
-      const results = await onEveryBackend((rmsNorm, impl) => {
+      const results = await onEvery(({ addRmsNorm }) => {
         const residual = new Uint16Array(x.length).fill(p.one);
         residual[2] = p.negNan;
-        const y = impl.addRmsNorm(x, residual, weight, { dtype });
+        const y = addRmsNorm(x, residual, weight, { dtype });
         return { y, residual };
       });
       for (const [backend, { y, residual }] of Object.entries(results)) {

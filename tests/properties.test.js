@@ -6,14 +6,16 @@
 // (FC_RUNS=<n> for a longer hunt).
 import { test } from 'node:test';
 import fc from 'fast-check';
-import * as wasm from '../src/index.js';
 import * as reference from '../src/reference/index.js';
-import { addRmsNorm, alloc, init, rmsNorm, Tensor } from '../src/index.js';
+import { Tensor } from '../src/index.js';
 import {
   addRmsNorm as referenceAddRmsNorm, layerNorm as referenceLayerNorm, rmsNorm as referenceRmsNorm,
 } from '../src/reference/index.js';
 import { bfloat16ToNumber, float16ToNumber, numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
 import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
+import { wasmImplementations } from './helpers/implementations.js';
+
+const INSTANCES = Object.fromEntries((await wasmImplementations()).map((impl) => [impl.name, impl]));
 
 const FLT_MAX = 3.4028234663852886e38;
 const BLOCK = 256; // the contract's block and lane counts (src/kernels/f32-rmsnorm/rmsnorm_f32.h)
@@ -80,12 +82,12 @@ const callArb = fc.tuple(fc.integer({ min: 0, max: 4 }), dimArb).chain(([rows, d
 }));
 
 /** A copy of `values` (a typed array), laid out as `memory` says; tensors
- * made are pushed to `tensors` (to be freed). */
+ * made (by tensors.alloc) are pushed to `tensors` (to be freed). */
 function placed(values, memory, tensors, offset = 3) {
   const Type = values.constructor;
   if (memory === 'plain') return Type.from(values);
   if (memory === 'tensor' || memory === 'tensor view') {
-    const t = alloc(values.length, Type === Float32Array ? 'float32' : tensors.dtype);
+    const t = tensors.alloc(values.length, Type === Float32Array ? 'float32' : tensors.dtype);
     t.array.set(values);
     tensors.push(t);
     return memory === 'tensor' ? t : t.array;
@@ -127,8 +129,8 @@ test('property: both backends equal the reference bit for bit, for every dtype, 
     const expectedResidual = residual?.slice();
     const expected = fn === 'rmsNorm' ? referenceRmsNorm(x, weight, options)
       : referenceAddRmsNorm(x, expectedResidual, weight, options);
-    await init({ backend });
-    const tensors = Object.assign([], { dtype });
+    const { rmsNorm, addRmsNorm, alloc } = INSTANCES[backend];
+    const tensors = Object.assign([], { dtype, alloc });
     try {
       const xs = placed(x, memory, tensors);
       const ws = weight === null ? null : placed(weight, memory, tensors, 1);
@@ -172,7 +174,7 @@ test('property: rmsNorm(-x) = -rmsNorm(x), and addRmsNorm(-x, -r) = -addRmsNorm(
   await check(fc.asyncProperty(callArb, async (call) => {
     const { fn, dtype, backend } = call;
     const { x, residual, weight, options } = inputsOf(call);
-    await init({ backend });
+    const { rmsNorm, addRmsNorm } = INSTANCES[backend];
     const run = (xs, rs) => (fn === 'rmsNorm' ? rmsNorm(xs, weight, options) : addRmsNorm(xs, rs, weight, options));
     const r1 = residual === undefined ? undefined : withoutCancellation(x, residual.slice(), call.dtype);
     const r2 = r1 === undefined ? undefined : negate(r1);
@@ -249,7 +251,7 @@ test('property: permuting features with the weight along the summation tree perm
     for (let r = 0; r < rows; r++) for (let i = 0; i < dim; i++) xp[r * dim + perm[i]] = x[r * dim + i];
     const wp = new Float32Array(dim);
     for (let i = 0; i < dim; i++) wp[perm[i]] = weight[i];
-    await init({ backend });
+    const { rmsNorm } = INSTANCES[backend];
     const y = rmsNorm(x, weight, { eps });
     const yp = rmsNorm(xp, wp, { eps });
     const expected = new Float32Array(y.length);
@@ -275,7 +277,7 @@ test('property: with eps = 0, scaling x by a power of two leaves the output unch
   await check(fc.asyncProperty(arb, async ({ rows, dim, x, weight, k, backend }) => {
     const x32 = Float32Array.from(x);
     const w32 = weight === null ? null : Float32Array.from(weight);
-    await init({ backend });
+    const { rmsNorm } = INSTANCES[backend];
     const y = rmsNorm(x32, w32, { dim, eps: 0 });
     const yScaled = rmsNorm(scaled(x32, k), w32, { dim, eps: 0 });
     assertSameBits(yScaled, y, `${backend} rows=${rows} dim=${dim} k=${k}`);
@@ -294,7 +296,7 @@ test('property: batch invariance, one call over a batch = two calls over its hal
     const rs = stored(residual, dtype);
     const ws = weight === null ? null : Float32Array.from(weight);
     const options = { dim, eps, dtype, castMode };
-    await init({ backend });
+    const { rmsNorm, addRmsNorm } = INSTANCES[backend];
     const run = (xPart, rPart) => (fn === 'rmsNorm' ? rmsNorm(xPart, ws, options) : addRmsNorm(xPart, rPart, ws, options));
     const rWhole = rs.slice();
     const whole = run(xs, rWhole);
@@ -359,8 +361,8 @@ function runNorm(m, c, layout) {
 test('property: layerNorm and the backward passes equal the reference bit for bit, in every layout', async () => {
   await check(fc.asyncProperty(normsArb, async (c) => {
     const expected = runNorm(reference, c, (a) => a);
-    await init({ backend: c.backend });
-    const tensors = Object.assign([], { dtype: 'float32' });
+    const wasm = INSTANCES[c.backend];
+    const tensors = Object.assign([], { dtype: 'float32', alloc: wasm.alloc });
     try {
       const got = runNorm(wasm, c, (a) => placed(a, c.memory, tensors));
       const what = `${c.fn} ${c.backend} rows=${c.rows} dim=${c.dim} eps=${c.eps} weight=${c.weight !== null} `
@@ -388,7 +390,7 @@ function assertOdd(b, a, what) {
 test('property: layerNorm(-x) = -layerNorm(x) without a bias; the backward passes are odd in dy', async () => {
   await check(fc.asyncProperty(normsArb, async (c) => {
     const call = c.fn === 'layerNorm' ? { ...c, bias: null, weight: c.weight ?? Array(c.dim).fill(1) } : c;
-    await init({ backend: c.backend });
+    const wasm = INSTANCES[c.backend];
     const plain = (a) => a;
     const [a0, a1, a2] = runNorm(wasm, call, plain);
     const negated = c.fn === 'layerNorm' ? { ...call, x: call.x.map((v) => -v) } : { ...call, dy: call.dy.map((v) => -v) };

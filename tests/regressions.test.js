@@ -2,10 +2,10 @@
 // contract, kept as fixed cases on every implementation (how each was found
 // and fixed: the commit that added it).
 import { test } from 'node:test';
-import { init, rmsNorm, addRmsNorm } from '../src/index.js';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
 import { assertSameBitsAs } from './helpers/bits.js';
+import { implementations, wasmImplementations } from './helpers/implementations.js';
 
 // A weight offset and a weight that are both finite can add up to +-Inf;
 // where x is 0 the output is then 0 * Inf = NaN. The SIMD module's 16-bit
@@ -24,8 +24,7 @@ test('a weight offset that overflows the weight to Inf gives NaN where x is 0, o
         const expected = referenceRmsNorm(x, w, options);
         const expectedResidual = residual.slice();
         const expectedAdd = referenceAddRmsNorm(x, expectedResidual, w, options);
-        for (const backend of ['simd', 'scalar']) {
-          await init({ backend });
+        for (const { name: backend, rmsNorm, addRmsNorm } of await wasmImplementations()) {
           const what = `${backend} ${dtype} ${castMode} rows=2 dim=${dim}`;
           assertSameBitsAs(dtype, rmsNorm(x, w, options), expected, `rmsNorm ${what}`);
           const r = residual.slice();
@@ -39,16 +38,16 @@ test('a weight offset that overflows the weight to Inf gives NaN where x is 0, o
 
 // options.out was read a second time for the return value: a getter ran twice.
 test('options.out is read once, and the call returns the caller\'s own out (array or tensor)', async () => {
-  const { alloc, layerNorm } = await import('../src/index.js');
-  const reference = await import('../src/reference/index.js');
-  await init();
-  const t = alloc(4);
+  const impls = await implementations();
+  const t = impls[0].alloc(4);
   for (const [name, call] of [
     ['rmsNorm', (f, o) => f.rmsNorm(new Float32Array([2, -4, 6, -8]), null, o)],
     ['layerNorm', (f, o) => f.layerNorm(new Float32Array([2, -4, 6, -8]), null, null, o)],
   ]) {
-    for (const [what, api] of [['wasm', { rmsNorm, layerNorm }], ['reference', reference]]) {
-      for (const out of [new Float32Array(4), t]) {
+    for (const api of impls) {
+      const what = api.name;
+      // A tensor belongs to the SIMD instance; the reference reads tensors of any.
+      for (const out of api.name === 'scalar' ? [new Float32Array(4)] : [new Float32Array(4), t]) {
         let reads = 0;
         const options = { dim: 4, get out() { reads++; return out; } };
         const returned = call(api, options);

@@ -4,7 +4,7 @@
 // come out the same next to every other kind, in place or not, and equal to
 // the row normalized alone: that interleaving must never leak between rows.
 import { test } from 'node:test';
-import { onEveryBackend } from './helpers/backends.js';
+import { assertAllAgree, onEvery, wasmImplementations } from './helpers/implementations.js';
 import { narrow } from '../src/reference/float16.js';
 import { assertSameBitsAs } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
@@ -38,17 +38,16 @@ for (const options of STORAGES) {
       rows.forEach((row, r) => x.set(row, r * dim));
       const w = toStorage(uniformArray(rand, dim, 0.5, 1.5), dtype);
       const what = `${dtype} ${options.castMode ?? ''} dim=${dim} seed=${seed}`;
-      const results = await onEveryBackend((rmsNorm) => rmsNorm(x, w, options));
-      const inPlace = await onEveryBackend((rmsNorm) => {
+      const results = await onEvery(({ rmsNorm }) => rmsNorm(x, w, options));
+      const inPlace = await onEvery(({ rmsNorm }) => {
         const xy = x.slice();
         return rmsNorm(xy, w, { ...options, out: xy });
       });
-      for (const backend of ['simd', 'scalar']) {
-        assertSameBitsAs(dtype, results[backend], results.reference, `${what} ${backend} vs reference`);
-        assertSameBitsAs(dtype, inPlace[backend], results.reference, `${what} ${backend} in place vs reference`);
-      }
+      assertAllAgree(results, what);
+      assertAllAgree({ ...inPlace, reference: results.reference }, `${what} in place`);
+      const [simd] = await wasmImplementations(); // the interleaving is the SIMD kernel's
       for (const [r, kind] of SEQUENCE.entries()) {
-        const alone = (await onEveryBackend((rmsNorm) => rmsNorm(rows[r], w, options))).simd;
+        const alone = simd.rmsNorm(rows[r], w, options);
         assertSameBitsAs(dtype, results.simd.subarray(r * dim, (r + 1) * dim), alone, `${what} row ${r} (${kind}) vs alone`);
       }
     });

@@ -5,13 +5,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as reference from '../src/reference/index.js';
 import { assertSameBits } from './helpers/bits.js';
+import { WASM_BACKENDS } from './helpers/implementations.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 import { sharedLayout, startThreads } from './helpers/shared-memory.js';
 
 const ROWS = 512;
 const DIM = 2048;
 
-for (const backend of ['simd', 'scalar']) {
+for (const backend of WASM_BACKENDS) {
   test(`${backend}: two threads on one shared memory give the one-thread bits, for rmsNorm and addRmsNorm (${ROWS}×${DIM})`, async () => {
     const layout = sharedLayout(ROWS, DIM, 2);
     const x = normalArray(prng(31), ROWS * DIM, 2);

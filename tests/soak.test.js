@@ -18,6 +18,7 @@ import {
 } from '../src/reference/index.js';
 import { numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
 import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
+import { WASM_BACKENDS } from './helpers/implementations.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -191,7 +192,7 @@ const WARM_UP = 20_000;
 const CHECK_EVERY = 50_003; // a prime, so every shape and backend gets checked
 
 test(`${CALLS} mixed calls: wasm memory and the JS heap stay flat after warm-up`, async (t) => {
-  const backends = ['simd', 'scalar'];
+  const backends = WASM_BACKENDS;
   const memoryOf = {};
   const callsOf = {};
   for (const [k, backend] of backends.entries()) {
@@ -242,7 +243,7 @@ test(`${CALLS} mixed calls: wasm memory and the JS heap stay flat after warm-up`
   }
 });
 
-for (const backend of ['simd', 'scalar']) {
+for (const backend of WASM_BACKENDS) {
   test(`${backend}: memory growth in the middle of a sequence, with live views and tensors, keeps every result exact`, async () => {
     await init({ backend });
     const kernels = activeKernels('soak');

@@ -1,35 +1,21 @@
 // Zeros, NaN, infinities, and rows at the edges of float32's range.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { onEveryBackend } from './helpers/backends.js';
-import { assertSameBits, assertSameBitsAs, bitsOf } from './helpers/bits.js';
+import { allAgree, assertAllAgree, implementations, onEvery } from './helpers/implementations.js';
+import { assertSameBits, bitsOf } from './helpers/bits.js';
 import { numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
 import { rmsNorm64, ulpErrors } from './helpers/oracle.js';
 import { normalArray, prng } from './helpers/random.js';
 
-async function allAgreeAs(dtype, call, what) {
-  const results = await onEveryBackend(call);
-  assertSameBitsAs(dtype, results.simd, results.reference, `${what}: simd vs reference`);
-  assertSameBitsAs(dtype, results.scalar, results.reference, `${what}: scalar vs reference`);
-  return results.reference;
-}
-
-async function allAgree(call, what) {
-  const results = await onEveryBackend(call);
-  assertSameBits(results.simd, results.reference, `${what}: simd vs reference`);
-  assertSameBits(results.scalar, results.reference, `${what}: scalar vs reference`);
-  return results.reference;
-}
-
 test('an all-zero row gives zeros: eps sits inside the root', async () => {
   for (const dim of [1, 4, 17, 300]) {
-    const y = await allAgree((rmsNorm) => rmsNorm(new Float32Array(2 * dim), null, { dim }), `dim=${dim}`);
+    const y = await allAgree(({ rmsNorm }) => rmsNorm(new Float32Array(2 * dim), null, { dim }), `dim=${dim}`);
     assert.ok(y.every((v) => bitsOf(v) === 0), `dim=${dim}: expected +0 everywhere, got ${y}`);
   }
 });
 
 test('with eps = 0 an all-zero row gives NaN, as the formula says', async () => {
-  const y = await allAgree((rmsNorm) => rmsNorm(new Float32Array(20), null, { dim: 20, eps: 0 }), 'eps=0');
+  const y = await allAgree(({ rmsNorm }) => rmsNorm(new Float32Array(20), null, { dim: 20, eps: 0 }), 'eps=0');
   assert.ok(y.every(Number.isNaN));
 });
 
@@ -54,7 +40,7 @@ test('all-zero and -0 rows among ordinary rows, every dtype and cast mode', asyn
     for (const castMode of ['llama', 'gemma']) {
       for (const eps of [1e-6, 0]) {
         const what = `${dtype} ${castMode} eps=${eps}`;
-        const y = await allAgreeAs(dtype, (rmsNorm) => rmsNorm(x, w, { dtype, castMode, eps }), what);
+        const y = await allAgree(({ rmsNorm }) => rmsNorm(x, w, { dtype, castMode, eps }), what);
         for (const r of [0, 2, 3]) {
           const row = Array.from(y.subarray(r * dim, (r + 1) * dim));
           if (eps === 0) {
@@ -76,7 +62,7 @@ test('all-zero and -0 rows among ordinary rows, every dtype and cast mode', asyn
 
 test('-0 inputs keep their sign', async () => {
   const x = new Float32Array([-0, 1, -0, -1]);
-  const y = await allAgree((rmsNorm) => rmsNorm(x, null, { dim: 4 }), '-0');
+  const y = await allAgree(({ rmsNorm }) => rmsNorm(x, null, { dim: 4 }), '-0');
   assert.ok(Object.is(y[0], -0) && Object.is(y[2], -0));
 });
 
@@ -87,8 +73,8 @@ test('a NaN or an infinity spoils only its own row', async () => {
   x[1 * dim + 3] = NaN;
   x[3 * dim + 30] = Infinity;
   const w = new Float32Array(dim).fill(1.25);
-  const y = await allAgree((rmsNorm) => rmsNorm(x, w), 'NaN/Inf rows');
-  const clean = await allAgree((rmsNorm) => rmsNorm(x.subarray(0, dim), w), 'row 0 alone');
+  const y = await allAgree(({ rmsNorm }) => rmsNorm(x, w), 'NaN/Inf rows');
+  const clean = await allAgree(({ rmsNorm }) => rmsNorm(x.subarray(0, dim), w), 'row 0 alone');
   assertSameBits(y.subarray(0, dim), clean, 'row 0 next to a NaN row');
   assert.ok(y.subarray(dim, 2 * dim).every(Number.isNaN), 'a NaN makes its row NaN');
   // sum of squares = +Inf, so 1/rms = 0: the infinity becomes Inf*0 = NaN and
@@ -99,7 +85,7 @@ test('a NaN or an infinity spoils only its own row', async () => {
     if (i !== 30) assert.ok(infRow[i] === 0 && Object.is(infRow[i], x[3 * dim + i] < 0 ? -0 : 0), `index ${i}`);
   }
   for (const r of [2, 4]) {
-    const alone = await allAgree((rmsNorm) => rmsNorm(x.subarray(r * dim, (r + 1) * dim), w), `row ${r}`);
+    const alone = await allAgree(({ rmsNorm }) => rmsNorm(x.subarray(r * dim, (r + 1) * dim), w), `row ${r}`);
     assertSameBits(y.subarray(r * dim, (r + 1) * dim), alone, `row ${r} next to spoiled rows`);
   }
 });
@@ -118,7 +104,7 @@ test('rows whose squares overflow or underflow still come out with RMS 1', async
   for (const { name, x, eps } of cases) {
     const x32 = new Float32Array(x);
     const dim = x32.length;
-    const y = await allAgree((rmsNorm) => rmsNorm(x32, null, { dim, eps }), name);
+    const y = await allAgree(({ rmsNorm }) => rmsNorm(x32, null, { dim, eps }), name);
     const exact = rmsNorm64(x32, null, dim, Math.fround(eps));
     const { max } = ulpErrors(y, exact);
     assert.ok(max <= 4, `${name}: ${Array.from(y)} vs exact ${Array.from(exact)} (${max} ulp)`);
@@ -128,11 +114,35 @@ test('rows whose squares overflow or underflow still come out with RMS 1', async
 test('scaling x by a power of two does not change the output (eps = 0)', async () => {
   const dim = 300;
   const x = normalArray(prng(77), dim, 1);
-  const base = await allAgree((rmsNorm) => rmsNorm(x, null, { dim, eps: 0 }), 'base');
+  const base = await allAgree(({ rmsNorm }) => rmsNorm(x, null, { dim, eps: 0 }), 'base');
   for (const k of [-100, -60, -20, 20, 60, 100, 120]) {
     const scaled = x.map((v) => v * 2 ** k);
     assert.ok(scaled.every((v, i) => v / 2 ** k === x[i]), `x * 2^${k} must be exact`);
-    const y = await allAgree((rmsNorm) => rmsNorm(scaled, null, { dim, eps: 0 }), `2^${k}`);
+    const y = await allAgree(({ rmsNorm }) => rmsNorm(scaled, null, { dim, eps: 0 }), `2^${k}`);
     assertSameBits(y, base, `x * 2^${k}`);
   }
+});
+
+test('mean(x²) + eps overflowing float32 still gives the right rstd (no overflow anywhere)', async () => {
+  const expected = 1.8e19 / Math.sqrt(Math.fround(1.8e19) ** 2 + Math.fround(3e38));
+  for (const { name, rmsNorm, layerNorm } of await implementations()) {
+    const y = rmsNorm(new Float32Array([1.8e19]), null, { dim: 1, eps: 3e38 });
+    assert.ok(Math.abs(y[0] - expected) < 1e-6, `${name}: ${y[0]} instead of ${expected}`);
+    const ln = layerNorm(new Float32Array([1.8e19, -1.8e19]), null, null, { dim: 2, eps: 3e38 });
+    assert.ok(Math.abs(ln[0] - expected) < 1e-6, `${name}: layerNorm ${ln[0]} instead of ${expected}`);
+  }
+  await allAgree(({ rmsNorm }) => rmsNorm(new Float32Array([1.8e19, 3, -2e19]), null, { dim: 3, eps: 3e38 }), 'dim=3 eps=3e38');
+});
+
+test('weightOffset + weight overflowing float32 is defined: the applied weight is ±Infinity', async () => {
+  const x = new Float32Array([1, -2, 0, 3]);
+  const w = new Float32Array([3e38, 3e38, 3e38, -3e38]);
+  const results = await onEvery(({ rmsNorm }) => rmsNorm(x, w, { weightOffset: 3e38 }));
+  for (const [name, y] of Object.entries(results)) {
+    assert.equal(y[0], Infinity, `${name}: x > 0 times +Infinity`);
+    assert.equal(y[1], -Infinity, `${name}: x < 0 times +Infinity`);
+    assert.ok(Number.isNaN(y[2]), `${name}: 0 times Infinity is NaN`);
+    assert.equal(y[3], 0, `${name}: a weight that does not overflow (here 0) applies as usual`);
+  }
+  assertAllAgree(results, 'dim=4 weightOffset=3e38');
 });

@@ -1,9 +1,10 @@
 // Zero-copy tensors (alloc) and kernels on an engine's own memory (bindMemory).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addRmsNorm, alloc, bindMemory, init, rmsNorm } from '../src/index.js';
+import { addRmsNorm, alloc, bindMemory, createKernels, init, rmsNorm } from '../src/index.js';
 import { activeKernels } from '../src/api/runtime.js';
 import { assertSameBitsAs } from './helpers/bits.js';
+import { WASM_BACKENDS, wasmImplementations } from './helpers/implementations.js';
 import { normal16, uniform16 } from './helpers/float16-data.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
@@ -23,17 +24,19 @@ function tensorOf(values, dtype) {
   return t;
 }
 
-/** Counts calls to the instance's scratch allocator while fn runs. */
+/** Counts the calls that ask the default instance's memory for staging space while fn runs. */
 function countStaging(fn) {
   const kernels = activeKernels('test');
-  const original = kernels.scratch;
+  const original = kernels.staging;
+  assert.equal(typeof original, 'function', 'the memory stages through staging()'); // else nothing is watched
   let calls = 0;
-  kernels.scratch = (...args) => { calls++; return original.apply(kernels, args); };
-  try { fn(); } finally { kernels.scratch = original; }
+  kernels.staging = (...args) => { calls++; return original.apply(kernels, args); };
+  try { fn(); } finally { delete kernels.staging; }
   return calls;
 }
 
-for (const backend of ['simd', 'scalar']) {
+// The default instance's staging is watched: each test sets it up with init().
+for (const backend of WASM_BACKENDS) {
   test(`${backend}: the zero-copy path writes exactly what the copying path writes, and stages nothing`, async () => {
     await init({ backend });
     for (const dtype of ['float32', 'bfloat16', 'float16']) {
@@ -69,19 +72,19 @@ for (const backend of ['simd', 'scalar']) {
   });
 
   test(`${backend}: tensor views stay valid when the memory grows between two uses`, async () => {
-    await init({ backend });
+    const { alloc, rmsNorm } = await createKernels({ backend });
+    const tensorOf = (values) => { const t = alloc(values.length); t.array.set(values); return t; };
     const dim = 64;
     const rand = prng(3);
-    const x = tensorOf(normalArray(rand, 4 * dim, 2), 'float32');
-    const w = tensorOf(uniformArray(rand, dim, 0.5, 1.5), 'float32');
+    const x = tensorOf(normalArray(rand, 4 * dim, 2));
+    const w = tensorOf(uniformArray(rand, dim, 0.5, 1.5));
     const y = alloc(4 * dim);
     rmsNorm(x, w, { out: y });
     const first = y.array.slice();
     const oldView = y.array;
-    const memory = activeKernels('test').memory;
-    const before = memory.buffer.byteLength;
+    const before = oldView.buffer.byteLength;
     const big = alloc(16 * 2 ** 20); // 64 MiB: the memory must grow
-    assert.ok(memory.buffer.byteLength > before, 'memory grew');
+    assert.ok(y.array.buffer.byteLength > before, 'memory grew');
     assert.equal(oldView.length, 0, 'the old view was detached by the growth');
     y.array.fill(0);
     rmsNorm(x, w, { out: y });
@@ -90,8 +93,9 @@ for (const backend of ['simd', 'scalar']) {
   });
 
   test(`${backend}: freed and foreign tensors are rejected by name, and nothing is written`, async () => {
-    await init({ backend });
-    const x = tensorOf(new Float32Array([1, 2, 3, 4]), 'float32');
+    const { alloc, rmsNorm } = await createKernels({ backend });
+    const x = alloc(4);
+    x.array.set([1, 2, 3, 4]);
     const out = alloc(4);
     out.array.fill(7);
     x.free();
@@ -100,12 +104,10 @@ for (const backend of ['simd', 'scalar']) {
     assert.throws(() => rmsNorm(x, null, { dim: 4, out }), { name: 'TypeError', message: /rmsNorm: x is a freed tensor/ });
     assert.throws(() => x.array, { name: 'TypeError', message: /freed/ });
     assert.deepEqual(Array.from(out.array), [7, 7, 7, 7]);
-    const other = backend === 'simd' ? 'scalar' : 'simd';
-    await init({ backend: other });
-    assert.throws(() => rmsNorm(new Float32Array(4), null, { dim: 4, out }), {
+    const other = await createKernels({ backend: backend === 'simd' ? 'scalar' : 'simd' });
+    assert.throws(() => other.rmsNorm(new Float32Array(4), null, { dim: 4, out }), {
       name: 'TypeError', message: /rmsNorm: options\.out is a tensor of another instance's memory/,
     });
-    await init({ backend });
     assert.deepEqual(Array.from(out.array), [7, 7, 7, 7]);
     out.free();
   });
@@ -113,9 +115,8 @@ for (const backend of ['simd', 'scalar']) {
 
 // An engine's own memory: a WebAssembly.Memory the test creates, holding
 // activations at addresses the "engine" chose.
-for (const backend of ['simd', 'scalar']) {
+for (const { name: backend, rmsNorm, addRmsNorm } of await wasmImplementations()) {
   test(`${backend}: bindMemory runs the kernels on a foreign memory, touching only outputs and the lent scratch`, async () => {
-    await init({ backend });
     const memory = new WebAssembly.Memory({ initial: 16 }); // 1 MiB, no maximum
     const bytes = new Uint8Array(memory.buffer);
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 131 + 7) & 0xff; // a pattern to detect stray writes

@@ -4,9 +4,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { compileModule, init, rmsNorm } from '../src/index.js';
+import { compileModule, createKernels, init, rmsNorm } from '../src/index.js';
+import * as reference from '../src/reference/index.js';
 import { assertSameBits } from './helpers/bits.js';
-import { WASM_BACKENDS } from './helpers/backends.js';
+import { wasmImplementations } from './helpers/implementations.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 function runWorker(workerData) {
@@ -29,7 +30,7 @@ test('compileModule() returns one cached WebAssembly.Module per backend', async 
 test('two workers per backend compute concurrently the main thread\'s bits', async () => {
   const rows = 64;
   const dim = 4096;
-  for (const backend of WASM_BACKENDS) {
+  for (const { name: backend, rmsNorm } of await wasmImplementations()) {
     const module = await compileModule(backend);
     const seeds = [11, 12];
     const inputs = seeds.map((seed) => {
@@ -37,7 +38,6 @@ test('two workers per backend compute concurrently the main thread\'s bits', asy
       return { x: normalArray(rand, rows * dim, 3), weight: uniformArray(rand, dim, 0.5, 1.5) };
     });
     const results = await Promise.all(inputs.map(({ x, weight }) => runWorker({ module, x, weight, repeats: 20 })));
-    await init({ backend });
     results.forEach(({ backend: workerBackend, y }, i) => {
       assert.equal(workerBackend, backend);
       const expected = rmsNorm(inputs[i].x, inputs[i].weight);
@@ -76,4 +76,20 @@ test('init({ module }) and compileModule() reject bad arguments', async () => {
       return true;
     });
   }
+});
+
+test('a module that only carries the backend section is refused, and init() still works after', async () => {
+  // A valid module with nothing but the custom section naming a backend.
+  const name = 'rmsnorm-wasm.backend';
+  const payload = [...name].map((c) => c.charCodeAt(0)).concat([...'simd'].map((c) => c.charCodeAt(0)));
+  const bytes = new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 0, 1 + payload.length, name.length, ...payload]);
+  const impostor = await WebAssembly.compile(bytes);
+  await assert.rejects(init({ module: impostor }), { name: 'TypeError', message: /^init: options\.module is not an rmsnorm-wasm module \(it lacks memory, rmsnorm/ });
+  await assert.rejects(createKernels({ module: impostor }), { name: 'TypeError', message: /^createKernels: options\.module/ });
+  const x = new Float32Array([2, -4, 6, -8]);
+  const expected = reference.rmsNorm(x, null, { dim: 4 });
+  assert.equal((await init({ backend: 'simd' })).backend, 'simd');
+  assertSameBits(rmsNorm(x, null, { dim: 4 }), expected, 'after the impostor');
+  assert.equal((await init({ module: await compileModule('scalar') })).backend, 'scalar');
+  assertSameBits(rmsNorm(x, null, { dim: 4 }), expected, 'a genuine module');
 });

@@ -1,9 +1,9 @@
-// The bit-exactness suite every engine runs: Node (tests/engines.test.js)
-// and each browser, in a page that imports this module, /src/index.js and
-// /src/reference/index.js. Seeded cases over float32 and the 16-bit dtypes,
-// both cast modes, views, special values, the fused residual add and
-// LayerNorm; each case is computed by the SIMD module, the scalar module and
-// the JS reference and compared bit for bit (a NaN matches a NaN), and the
+// The bit-exactness suite, one list of cases for every engine: Node runs it
+// in tests/bit-exact.test.js, each browser in a page of tests/engines.test.js
+// that imports this module. Seeded cases over float32 and the 16-bit dtypes,
+// both cast modes, views, chunked batches, special values, the fused residual
+// add and LayerNorm; each case is computed by every implementation of
+// tests/helpers/implementations.js and checked by its assertAllAgree, and the
 // SIMD outputs are folded into one digest that must be the same in every
 // engine.
 //
@@ -14,6 +14,7 @@
 // IEEE operations only.
 import { narrow } from '../../src/reference/float16.js';
 import { prng, uniformArray } from '../../web/lib/random.js';
+import { assertAllAgree, implementations } from './implementations.js';
 
 const DTYPES16 = ['bfloat16', 'float16'];
 const CAST_MODES = ['llama', 'gemma'];
@@ -33,18 +34,20 @@ function portableNormal16(rand, n, dtype, sigma) {
 
 const to16 = (values, dtype) => Uint16Array.from(values, (v) => narrow(Math.fround(v), dtype));
 
-/** Every case: { what, dtype, run(impl) → an output array or several }. */
+/** Every case: { what, dtype, run(impl) → an output array or several, same?: pairs
+ * of outputs that must have the same bits within each implementation }. */
 export function bitExactCases() {
   const cases = [];
-  const add = (what, dtype, run) => cases.push({ what, dtype, run });
+  const add = (what, dtype, run, same = []) => cases.push({ what, dtype, run, same });
 
-  // float32 over the dims that break kernels: every tail of the 16-wide step,
-  // block edges, long rows; eps = 0 at the extreme scales sends rows through
-  // the rescue path.
-  const dims = [...Array.from({ length: 33 }, (_, i) => i + 1), 63, 64, 65, 255, 256, 257, 896, 4096, 16384];
-  const scales = [1e-30, 1e-10, 1, 1e10, 1e30];
+  // float32 over the dims that break kernels: every tail of the 16-wide step
+  // and of the 4-wide output loop, block edges, long rows; eps = 0 at the
+  // extreme scales sends rows through the rescue path.
+  const dims = [...Array.from({ length: 40 }, (_, i) => i + 1),
+    63, 64, 65, 127, 255, 256, 257, 896, 1024, 4095, 4096, 8192, 16384];
+  const scales = [1e-30, 1e-20, 1e-10, 1, 1e10, 1e20, 1e30];
   for (const dim of dims) {
-    for (const rows of dim <= 257 ? [0, 1, 3] : [1, 2]) {
+    for (const rows of dim <= 257 ? [0, 1, 2, 3, 7, 33] : [1, 2, 7]) {
       for (const [s, scale] of scales.entries()) {
         const seed = dim * 1000 + rows * 10 + s;
         const rand = prng(seed);
@@ -62,21 +65,42 @@ export function bitExactCases() {
     add(`float32 rows=3 dim=${dim} weight=null seed=${seed}`, 'float32', (impl) => impl.rmsNorm(x, null, { dim }));
   }
 
-  // Views at odd byte offsets, in place, and into an offset `out`.
-  for (const dim of [3, 33, 1024]) {
-    const seed = 31 * dim;
+  // Views at any byte offset, in place, and into an offset `out`: the bits
+  // of a fresh result in every implementation.
+  for (const dim of [3, 16, 33, 1024]) {
+    for (const offset of [1, 2, 3, 5]) {
+      const seed = dim + 100 * offset;
+      const rand = prng(seed);
+      const rows = 7;
+      const backing = portableNormal(rand, rows * dim + 2 * offset, 3);
+      const wBacking = uniformArray(rand, dim + offset, 0.5, 1.5);
+      const view = () => new Float32Array(backing.buffer.slice(0), offset * 4, rows * dim);
+      const w = new Float32Array(wBacking.buffer, offset * 4, dim);
+      add(`float32 views rows=${rows} dim=${dim} byteOffset=${offset * 4} seed=${seed}: fresh, in place, out at byteOffset 4`, 'float32', (impl) => {
+        const inPlace = view();
+        if (impl.rmsNorm(inPlace, w, { out: inPlace }) !== inPlace) throw new Error(`${impl.name}: an in-place call must return x`);
+        const out = new Float32Array(new ArrayBuffer((rows * dim + 1) * 4), 4, rows * dim);
+        return [impl.rmsNorm(view(), w), inPlace, impl.rmsNorm(view(), w, { out })];
+      }, [[0, 1], [0, 2]]);
+    }
+  }
+
+  // A batch staged in several chunks (2^18 / 1000 is not a whole number of
+  // rows, so chunk edges fall inside it): each row has the bits of the row
+  // normalized alone.
+  {
+    const dim = 1000;
+    const rows = 700;
+    const seed = 99;
     const rand = prng(seed);
-    const rows = 5;
-    const backing = portableNormal(rand, rows * dim + 3, 3);
-    const wBacking = uniformArray(rand, dim + 1, 0.5, 1.5);
-    const view = () => new Float32Array(backing.buffer.slice(0), 12, rows * dim);
-    const w = new Float32Array(wBacking.buffer, 4, dim);
-    add(`float32 views rows=${rows} dim=${dim} seed=${seed}`, 'float32', (impl) => {
-      const inPlace = view();
-      impl.rmsNorm(inPlace, w, { out: inPlace });
-      const out = new Float32Array(new ArrayBuffer((rows * dim + 1) * 4), 4, rows * dim);
-      return [impl.rmsNorm(view(), w), inPlace, impl.rmsNorm(view(), w, { out })];
-    });
+    const x = portableNormal(rand, rows * dim, 5);
+    const w = uniformArray(rand, dim, 0.5, 1.5);
+    const picked = [0, 261, 262, 263, 699];
+    add(`float32 rows=${rows} dim=${dim} seed=${seed}: the batch, then rows ${picked} of it and alone`, 'float32', (impl) => {
+      const whole = impl.rmsNorm(x, w);
+      const row = (a, r) => a.subarray(r * dim, (r + 1) * dim);
+      return [whole, ...picked.map((r) => row(whole, r)), ...picked.map((r) => impl.rmsNorm(row(x, r), w))];
+    }, picked.map((_, k) => [1 + k, 1 + picked.length + k]));
   }
 
   // 16-bit storage: every weight kind, weight offset and cast mode.
@@ -189,44 +213,42 @@ function fnv1a(hash, words) {
 const FNV_OFFSET = 0x811c9dc5;
 const asList = (out) => (Array.isArray(out) ? out : [out]);
 
-/** Index of the first differing word, or -1, after NaN canonicalisation. */
-function firstDifference(a, b) {
-  if (a.length !== b.length) return Math.min(a.length, b.length);
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return i;
-  return -1;
-}
+const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+const sameBytes = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
 
 /**
- * Runs every case on `wasm` (the package's index module: init, rmsNorm, ...)
- * for each backend and on `reference`; returns { backends, cases, values,
- * mismatchCount, mismatches (the first 10, each naming the case and index), digest (8 hex
- * digits, over the SIMD outputs) }.
+ * Runs every case on every implementation (tests/helpers/implementations.js);
+ * returns { backends, cases, values, mismatchCount, mismatches (the first
+ * 10, each from assertAllAgree or naming the outputs that must be the same),
+ * digest (8 hex digits, over the SIMD outputs) }.
  */
-export async function runBitExactSuite({ wasm, reference }) {
-  const cases = bitExactCases();
-  const outputs = { reference: cases.map((c) => asList(c.run(reference)).map((a) => canonicalWords(a, c.dtype))) };
-  const backends = {};
-  for (const backend of ['simd', 'scalar']) {
-    backends[backend] = (await wasm.init({ backend })).backend;
-    outputs[backend] = cases.map((c) => asList(c.run(wasm)).map((a) => canonicalWords(a, c.dtype)));
-  }
+export async function runBitExactSuite() {
+  const impls = await implementations();
+  const backends = Object.fromEntries(impls.filter((impl) => impl.alloc !== undefined).map((impl) => [impl.name, impl.name]));
   const mismatches = [];
   let mismatchCount = 0;
   let digest = FNV_OFFSET;
   let values = 0;
-  cases.forEach((c, k) => {
-    outputs.reference[k].forEach((ref, part) => {
-      values += ref.length;
-      digest = fnv1a(digest, outputs.simd[k][part]);
-      for (const backend of ['simd', 'scalar']) {
-        const i = firstDifference(outputs[backend][k][part], ref);
-        if (i >= 0) mismatchCount += 1;
-        if (i >= 0 && mismatches.length < 10) {
-          mismatches.push(`${c.what} output ${part}: ${backend} vs reference first differ at index ${i}: ` +
-            `0x${outputs[backend][k][part][i]?.toString(16)} vs 0x${ref[i]?.toString(16)}`);
-        }
+  const fail = (message) => {
+    mismatchCount += 1;
+    if (mismatches.length < 10) mismatches.push(message);
+  };
+  const cases = bitExactCases();
+  for (const c of cases) {
+    const results = {};
+    for (const impl of impls) results[impl.name] = asList(c.run(impl));
+    try {
+      assertAllAgree(results, c.what);
+    } catch (error) {
+      fail(error.message);
+    }
+    for (const [name, outputs] of Object.entries(results)) {
+      for (const [a, b] of c.same) {
+        if (!sameBytes(bytesOf(outputs[a]), bytesOf(outputs[b]))) fail(`${c.what}: ${name}: outputs ${a} and ${b} differ`);
       }
-    });
-  });
+    }
+    for (const output of results.reference) values += output.length;
+    for (const output of results.simd) digest = fnv1a(digest, canonicalWords(output, c.dtype));
+  }
   return { backends, cases: cases.length, values, mismatchCount, mismatches, digest: digest.toString(16).padStart(8, '0') };
 }
