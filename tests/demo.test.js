@@ -152,7 +152,7 @@ test('the LayerNorm panel: both kernels side by side, identical on a zero-mean r
   });
 });
 
-test('the bit-exactness panel reads 0 after each new batch', async () => {
+test('the bit-exactness panel reads 0 after each new batch, on the page\'s own instances', async () => {
   await onTutorial(async (page) => {
     const seeds = new Set();
     for (let batch = 2; batch <= 5; batch++) {
@@ -170,6 +170,18 @@ test('the bit-exactness panel reads 0 after each new batch', async () => {
       assert.deepEqual(await cellTexts(page, '#bit-exact-pairs tbody td:last-child'), Array(3).fill('0 of 576'));
     }
     assert.equal(seeds.size, 4, 'every press draws a new batch');
+    // The SIMD and scalar rows come from createKernels() instances: nothing
+    // on the page switched (or even loaded) the package's default instance.
+    const untouched = await page.evaluate(async () => {
+      const { rmsNorm } = await import('/src/index.js');
+      try {
+        rmsNorm(new Float32Array(4), null, { dim: 4 });
+        return 'the default instance ran';
+      } catch (err) {
+        return err.message;
+      }
+    });
+    assert.match(untouched, /init\(\)/);
   });
 });
 

@@ -46,8 +46,9 @@ export function loadWeights(manifest, bytes) {
  * are (`weightDtype: 'bfloat16'`), in tensors from `alloc()` (zero-copy);
  * `rmsNorm` where nothing is added yet (the first block's input), the fused
  * `addRmsNorm` wherever a sublayer's output joins the residual stream.
- * `api` is the package (`rmsnorm-wasm`: init must have run, on the backend
- * wanted) or its reference (`rmsnorm-wasm/reference`, plain arrays).
+ * `api` is an instance of the package's kernels (`createKernels()`, or the
+ * package itself once `init()` has run) or its reference
+ * (`rmsnorm-wasm/reference`, plain arrays).
  */
 export function packageNorms(api, label) {
   const wasm = typeof api.alloc === 'function';

@@ -4,10 +4,9 @@
 // norms are changed (switches), and a decode step's time split into the
 // norms and the rest.
 
-import * as rmsnormWasm from '../../src/index.js';
 import { argmax, loadWeights, packageBfloat16Norms, packageNorms, sampler, softmax, TinyLlama } from '../model/llama.js';
 import { variantNorms, VARIANT_NAMES } from '../model/norms.js';
-import { onBackend, preferredBackend } from '../lib/kernels.js';
+import { kernels, preferredBackend } from '../lib/kernels.js';
 import { micros, significant } from '../lib/format.js';
 import { find, nextFrame, report, tableRow } from '../lib/dom.js';
 import { barChart } from '../lib/svg.js';
@@ -177,12 +176,10 @@ export async function mountInsideAModel(section) {
   const { manifest, weights } = await fetchModel();
   const { config } = manifest;
   const labels = normLabels(config.n_layers);
-  // The package's model lives in the preferred backend's memory, so every
-  // call into it runs as an onBackend job on that backend.
-  const models = await onBackend(() => ({
-    package: new TinyLlama(weights, packageNorms(rmsnormWasm, preferredBackend())),
-    bfloat16Upcast: new TinyLlama(weights, packageBfloat16Norms(rmsnormWasm, `${preferredBackend()}, bfloat16`)),
-  }));
+  const models = {
+    package: new TinyLlama(weights, packageNorms(kernels(), preferredBackend())),
+    bfloat16Upcast: new TinyLlama(weights, packageBfloat16Norms(kernels(), `${preferredBackend()}, bfloat16`)),
+  };
   for (const name of VARIANT_NAMES) models[name] = new TinyLlama(weights, variantNorms(name));
   about.textContent = `${manifest.parameters.toLocaleString('en-US')} parameters: ${config.n_layers} blocks, width ${config.dim}, ` +
     `${config.n_heads} heads, SwiGLU hidden ${config.hidden_dim}, context ${config.max_seq_len} characters, ε = ${config.norm_eps}. ` +
@@ -192,9 +189,9 @@ export async function mountInsideAModel(section) {
 
   const selected = () => switches.querySelector('input:checked').value;
 
-  const effects = await onBackend(() => Object.fromEntries(SWITCHES.map((name) => [
+  const effects = Object.fromEntries(SWITCHES.map((name) => [
     name, compareOnBatch(models.package, models[name], SWITCH_BATCH),
-  ])));
+  ]));
   let lastNames = {};
   let smallestRms = null;
 
@@ -249,13 +246,11 @@ export async function mountInsideAModel(section) {
     report(message, '');
     const options = { count: NAMES_PER_RUN, temperature: settings.temperature, seed: settings.seed };
     const chosen = selected();
-    const result = await onBackend(() => {
-      const all = {};
-      for (const name of Object.keys(models)) all[name] = generateNames(models[name], options);
-      let names;
-      const rms = residualRms(models[chosen], (model) => { names = generateNames(model, options); });
-      return { all, names, rms };
-    });
+    const all = {};
+    for (const name of Object.keys(models)) all[name] = generateNames(models[name], options);
+    let names;
+    const rms = residualRms(models[chosen], (model) => { names = generateNames(model, options); });
+    const result = { all, names, rms };
     lastNames = result.all;
     if (chosen === 'package') smallestRms = Math.min(...result.rms);
     namesList.replaceChildren(...result.names.map((name) => {
@@ -278,7 +273,7 @@ export async function mountInsideAModel(section) {
   async function timeStep() {
     const times = [];
     for (let round = 0; round < ROUNDS; round++) {
-      times.push(await onBackend(() => timeDecodeStep(models.package)));
+      times.push(timeDecodeStep(models.package));
       await nextFrame();
     }
     const step = median(times.map((t) => t.step));

@@ -4,9 +4,8 @@
 // kernels, which upcast to float32, in both cast modes. Each is compared with
 // a float64 oracle that rounds to bfloat16 at the same places.
 
-import { rmsNorm } from '../../src/index.js';
 import { bfloat16ToNumber as widen, numberToBfloat16 as narrow } from '../../src/reference/float16.js';
-import { onBackend } from '../lib/kernels.js';
+import { kernels } from '../lib/kernels.js';
 import { newSeed, normalArray, prng, uniformArray } from '../lib/random.js';
 import { significant } from '../lib/format.js';
 import { find, report } from '../lib/dom.js';
@@ -73,15 +72,16 @@ export function mountPrecision(section) {
   const message = find(section, '.message');
   let seed = 1;
 
-  async function update() {
+  function update() {
     const dim = Number(dimField.value);
     const { x, w } = precisionBatch(seed, dim);
     let kernel;
     try {
-      kernel = await onBackend(() => ({
-        gemma: rmsNorm(x, w, { dtype: 'bfloat16', castMode: 'gemma', eps: EPS }),
-        llama: rmsNorm(x, w, { dtype: 'bfloat16', castMode: 'llama', eps: EPS }),
-      }));
+      const k = kernels();
+      kernel = {
+        gemma: k.rmsNorm(x, w, { dtype: 'bfloat16', castMode: 'gemma', eps: EPS }),
+        llama: k.rmsNorm(x, w, { dtype: 'bfloat16', castMode: 'llama', eps: EPS }),
+      };
     } catch (err) {
       report(message, err.message);
       return;
