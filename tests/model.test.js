@@ -7,11 +7,12 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { before, test } from 'node:test';
-import * as wasm from '../src/index.js';
+import { createKernels } from '../src/index.js';
 import * as reference from '../src/reference/index.js';
 import { argmax, loadWeights, packageBfloat16Norms, packageNorms, TinyLlama } from '../web/model/llama.js';
-import { variantNorms } from '../web/model/norms.js';
-import { compareOnBatch, generateNames, residualRms, SWITCH_BATCH, timeDecodeStep } from '../web/panels/inside-a-model.js';
+import {
+  compareOnBatch, generateNames, residualRms, SWITCH_BATCH, switchEffects, switchModels, timeDecodeStep,
+} from '../web/model/experiments.js';
 
 const read = (path) => readFileSync(new URL(path, import.meta.url));
 const manifest = JSON.parse(read('../web/model/weights.json'));
@@ -21,8 +22,10 @@ const weights = loadWeights(manifest, bytes.buffer.slice(bytes.byteOffset, bytes
 
 const LOGIT_TOLERANCE = 1e-4;
 
+// The package's kernels as the page uses them: an instance per backend.
+const instances = {};
 before(async () => {
-  await wasm.init();
+  for (const backend of ['simd', 'scalar']) instances[backend] = await createKernels({ backend });
 });
 
 test('the weights file is the one the fixture was computed from, within the size budget', () => {
@@ -37,14 +40,7 @@ test('the weights file is the one the fixture was computed from, within the size
 for (const backend of ['simd', 'scalar', 'reference']) {
   test(`logits on ${fixture.cases.length} prompts match PyTorch within ${LOGIT_TOLERANCE} and greedy continuations are identical (norms: ${backend})`, async (t) => {
     assert.ok(fixture.cases.length >= 20);
-    let norms;
-    if (backend === 'reference') {
-      norms = packageNorms(reference, backend);
-    } else {
-      await wasm.init({ backend });
-      norms = packageNorms(wasm, backend);
-    }
-    const model = new TinyLlama(weights, norms);
+    const model = new TinyLlama(weights, packageNorms(instances[backend] ?? reference, backend));
     let largest = 0;
     try {
       for (const { prompt, tokens, logits, greedy } of fixture.cases) {
@@ -62,7 +58,6 @@ for (const backend of ['simd', 'scalar', 'reference']) {
       }
     } finally {
       model.free();
-      await wasm.init();
     }
     t.diagnostic(`largest |logit - PyTorch| = ${largest}`);
   });
@@ -83,12 +78,10 @@ for (const [storage, makeNorms] of [['float32', packageNorms], ['bfloat16', pack
   test(`every norm inside the model (${storage} stream) is bit-identical between the SIMD module, the scalar module and the reference`, async () => {
     const traces = {};
     for (const backend of ['simd', 'scalar']) {
-      await wasm.init({ backend });
-      const model = new TinyLlama(weights, makeNorms(wasm, backend));
+      const model = new TinyLlama(weights, makeNorms(instances[backend], backend));
       traces[backend] = traceNorms(model);
       model.free();
     }
-    await wasm.init();
     traces.reference = traceNorms(new TinyLlama(weights, makeNorms(reference, 'reference')));
     const calls = traces.reference.length;
     assert.ok(calls > 1000, `only ${calls} norm calls traced`);
@@ -107,7 +100,8 @@ for (const [storage, makeNorms] of [['float32', packageNorms], ['bfloat16', pack
 }
 
 test('the panel\'s measurements: norms keep the stream the model was trained on; the switches change the predictions', (t) => {
-  const model = new TinyLlama(weights, packageNorms(wasm, 'simd'));
+  const models = switchModels(weights, instances.simd, 'simd');
+  const model = models.package;
   try {
     const options = { count: 8, temperature: 0.8, seed: 7 };
     let names;
@@ -121,13 +115,7 @@ test('the panel\'s measurements: norms keep the stream the model was trained on;
     const same = compareOnBatch(model, new TinyLlama(weights, packageNorms(reference, 'reference')), SWITCH_BATCH);
     assert.equal(same.agreement, 1);
     assert.equal(same.kl, 0);
-    const effects = {};
-    for (const variant of ['removed', 'bfloat16', 'epsOutside']) {
-      effects[variant] = compareOnBatch(model, new TinyLlama(weights, variantNorms(variant)), SWITCH_BATCH);
-    }
-    const upcast = new TinyLlama(weights, packageBfloat16Norms(wasm, 'simd'));
-    effects.bfloat16Upcast = compareOnBatch(model, upcast, SWITCH_BATCH);
-    upcast.free();
+    const effects = switchEffects(models);
     // Measured with the committed weights (see web/model/README.md): removing
     // the norms breaks the model, bf16 arithmetic perturbs it, ε's place
     // hardly matters at this stream's scale.
@@ -141,6 +129,7 @@ test('the panel\'s measurements: norms keep the stream the model was trained on;
     const { step, norms } = timeDecodeStep(model);
     assert.ok(step > norms && norms > 0, `step ${step} µs, norms ${norms} µs`);
   } finally {
-    model.free();
+    models.package.free();
+    models.bfloat16Upcast.free();
   }
 });

@@ -40,6 +40,20 @@ export function loadWeights(manifest, bytes) {
   return { config: manifest.config, vocab: manifest.vocab, tensors, bfloat16 };
 }
 
+/** Fetches weights.json and weights.bin beside this module: { manifest, weights (loadWeights') }. */
+export async function fetchWeights() {
+  const get = async (file, read) => {
+    const response = await fetch(new URL(file, import.meta.url));
+    if (!response.ok) throw new Error(`${file}: HTTP ${response.status}`);
+    return read(response);
+  };
+  const [manifest, bytes] = await Promise.all([
+    get('weights.json', (r) => r.json()),
+    get('weights.bin', (r) => r.arrayBuffer()),
+  ]);
+  return { manifest, weights: loadWeights(manifest, bytes) };
+}
+
 /**
  * The package's kernels as the model's norms, the way an engine calls them:
  * float32 activations and the checkpoint's bfloat16 norm weights as they
