@@ -63,6 +63,28 @@ for (const backend of ['simd', 'scalar', 'reference']) {
   });
 }
 
+test('the bfloat16 stream stores a NaN of any payload as 0x7FC0, the NaN the package itself stores', () => {
+  const norms = packageBfloat16Norms(instances.simd, 'simd');
+  const [h, r, w, y] = [0, 1, 2, 3].map(() => norms.buffer(4));
+  try {
+    // A signaling NaN, a negative quiet one with a payload, all ones.
+    for (const pattern of [0x7fa00001, 0xffc12345, 0x7fffffff]) {
+      h.array.set([0, 1, 2, 3]);
+      new Uint32Array(h.array.buffer)[0] = pattern;
+      r.array.fill(0.5);
+      w.array.fill(1);
+      norms.addRmsNorm(h, r, w, y, 1e-5);
+      const hex = (v) => `0x${v.toString(16)}`;
+      assert.equal(hex(h.bits.array[0]), '0x7fc0', `NaN ${hex(pattern)} narrowed by the simulation`);
+      assert.equal(hex(r.bits.array[0]), '0x7fc0', `NaN ${hex(pattern)} + 0.5 stored by the package`);
+      assert.deepEqual([...y.bits.array].map(hex), Array(4).fill('0x7fc0'), 'a NaN row normalizes to NaN');
+      assert.ok(Number.isNaN(r.array[0]) && y.array.every(Number.isNaN), 'widened back to NaN');
+    }
+  } finally {
+    for (const buf of [h, r, w, y]) buf.free();
+  }
+});
+
 /** Every norm's input stream and output, bit patterns, over decoding each prompt greedily. */
 function traceNorms(model) {
   const trace = [];

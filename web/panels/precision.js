@@ -5,6 +5,7 @@
 // a float64 oracle that rounds to bfloat16 at the same places.
 
 import { bfloat16ToNumber as widen, numberToBfloat16 as narrow } from '../../src/reference/float16.js';
+import { bfloat16RmsNorm, roundBfloat16 as bf, widenInto } from '../lib/bfloat16.js';
 import { kernels } from '../lib/kernels.js';
 import { newSeed, normalArray, prng, uniformArray } from '../lib/random.js';
 import { significant } from '../lib/format.js';
@@ -22,23 +23,15 @@ export function precisionBatch(seed, dim) {
   return { x, w };
 }
 
-/** Rounds a number to the nearest bfloat16 value. */
-const bf = (v) => widen(narrow(v));
-
-/**
- * RMSNorm with every tensor operation rounded to bfloat16, as PyTorch runs it
- * on bfloat16 tensors without the upcast: squares, mean (accumulated wider,
- * result rounded), + eps, rsqrt, x · inv, · γ.
- */
+/** The batch's rows with every operation rounded to bfloat16 (bfloat16RmsNorm), as bit patterns. */
 function bfloat16Throughout(x, w, dim) {
-  const y = new Uint16Array(x.length);
+  const xs = widenInto(new Float32Array(x.length), x);
+  const ws = widenInto(new Float32Array(dim), w);
+  const ys = new Float32Array(x.length);
   for (let r = 0; r < x.length / dim; r++) {
-    let sum = 0;
-    for (let i = 0; i < dim; i++) sum += bf(widen(x[r * dim + i]) ** 2);
-    const inv = bf(1 / Math.sqrt(bf(bf(sum / dim) + EPS)));
-    for (let i = 0; i < dim; i++) y[r * dim + i] = narrow(bf(widen(x[r * dim + i]) * inv) * widen(w[i]));
+    bfloat16RmsNorm(xs.subarray(r * dim, (r + 1) * dim), ws, ys.subarray(r * dim, (r + 1) * dim), EPS);
   }
-  return y;
+  return Uint16Array.from(ys, narrow);
 }
 
 /** The float64 result, rounded to bfloat16 once ('gemma') or also before the weight ('llama'). */
