@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { before, test } from 'node:test';
 import { createKernels } from '../src/index.js';
 import * as reference from '../src/reference/index.js';
-import { argmax, loadWeights, packageBfloat16Norms, packageNorms, TinyLlama } from '../web/model/llama.js';
+import { argmax, loadWeights, packageBfloat16Norms, packageNorms, softmax, TinyLlama } from '../web/model/llama.js';
 import {
   compareOnBatch, generateNames, residualRms, SWITCH_BATCH, switchEffects, switchModels, timeDecodeStep,
 } from '../web/model/experiments.js';
@@ -150,6 +150,60 @@ test('the panel\'s measurements: norms keep the stream the model was trained on;
 
     const { step, norms } = timeDecodeStep(model);
     assert.ok(step > norms && norms > 0, `step ${step} µs, norms ${norms} µs`);
+  } finally {
+    models.package.free();
+    models.bfloat16Upcast.free();
+  }
+});
+
+/** The next-character probabilities of `model` after `prefix`. */
+function probabilitiesAfter(model, prefix) {
+  model.reset();
+  let logits;
+  for (const token of [0, ...model.encode(prefix)]) logits = model.step(token);
+  return softmax(logits);
+}
+
+/** `v` as panel 8's sentence writes it: one decimal, × 10 to a superscript power. */
+function scientific(v) {
+  const [mantissa, power] = v.toExponential(1).split('e');
+  const superscript = { '-': '⁻', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹' };
+  return `${mantissa} × 10${[...power.replace('+', '')].map((c) => superscript[c]).join('')}`;
+}
+
+test('panel 8\'s sentence on the upcast\'s 99.5% against 100% (the page and web/README.md) states what the model measures', () => {
+  const page = read('../web/index.html').toString().match(/<p id="model-top1-note"[^>]*>([^<]*)<\/p>/)[1];
+  const sentence = page.split(/\s+/).join(' ');
+  const readme = read('../web/README.md').toString().split('\n').filter((line) => line.startsWith('> '))
+    .map((line) => line.slice(2)).join(' ');
+  assert.ok(readme.includes(sentence), `web/README.md quotes the page's sentence:\n${sentence}`);
+
+  const models = switchModels(weights, instances.simd, 'simd');
+  try {
+    const { bfloat16: throughout, bfloat16Upcast: upcast } = switchEffects(models);
+    const percent = (e) => `${(e.agreement * 100).toPrecision(3)}%`;
+    assert.ok(sentence.includes(`upcast agrees on ${percent(upcast)} and bfloat16 throughout on ${percent(throughout)}`), sentence);
+    assert.equal(throughout.flips.length, 0);
+    assert.equal(upcast.flips.length, 1, JSON.stringify(upcast.flips));
+    assert.ok(sentence.includes(`one prediction of ${upcast.positions}`) && sentence.includes(`all ${upcast.positions} predictions`));
+    const [{ prefix, base, variant }] = upcast.flips;
+    assert.deepEqual([base, variant], ['.', 'y'], 'the float32 model ends the name, the upcast writes “y”');
+    assert.ok(sentence.includes(`after “${prefix}”`), `the flip is after “${prefix}”`);
+
+    const [end, y] = ['.', 'y'].map((c) => weights.vocab.indexOf(c));
+    const p = probabilitiesAfter(models.package, prefix);
+    const ranked = [...p.keys()].sort((a, b) => p[b] - p[a]);
+    assert.deepEqual(ranked.slice(0, 2), [end, y], 'the float32 model\'s two likeliest characters');
+    const pct = (v) => `${(v * 100).toFixed(2)}%`;
+    assert.ok(sentence.includes(`the end of the name ${pct(p[end])}, “y” ${pct(p[y])}`), `${pct(p[end])}, ${pct(p[y])}`);
+    const up = probabilitiesAfter(models.bfloat16Upcast, prefix);
+    assert.ok(sentence.includes(`“y” ahead by ${scientific(up[y] - up[end])} in probability`), scientific(up[y] - up[end]));
+    const bf = probabilitiesAfter(models.bfloat16, prefix);
+    assert.ok(bf[end] > bf[y], 'bfloat16 throughout keeps the end of the name ahead');
+
+    assert.ok(sentence.includes(`KL ${scientific(upcast.kl)} nats against ${scientific(throughout.kl)}`), `${upcast.kl}, ${throughout.kl}`);
+    const ratio = upcast.kl / throughout.kl;
+    assert.ok(ratio > 0.4 && ratio < 0.6, `“half as far”: ${ratio}`);
   } finally {
     models.package.free();
     models.bfloat16Upcast.free();

@@ -72,24 +72,30 @@ export function residualRms(model, work) {
 /**
  * `variant`'s next-token predictions against `base`'s at every prefix of
  * every name in `batch` (the start token included): { positions,
- * agreement (fraction of equal argmax), kl (mean KL(base ‖ variant), nats) }.
+ * agreement (fraction of equal argmax), kl (mean KL(base ‖ variant), nats),
+ * flips (the prefixes where the argmax differs: { prefix, base, variant },
+ * the characters each predicts) }.
  */
 export function compareOnBatch(base, variant, batch) {
   let positions = 0;
   let agree = 0;
   let kl = 0;
+  const flips = [];
   for (const name of batch) {
     base.reset();
     variant.reset();
-    for (const token of [0, ...base.encode(name)]) {
+    const tokens = [0, ...base.encode(name)];
+    tokens.forEach((token, pos) => {
       const p = softmax(base.step(token));
       const q = softmax(variant.step(token));
-      if (argmax(p) === argmax(q)) agree++;
+      const [a, b] = [argmax(p), argmax(q)];
+      if (a === b) agree++;
+      else flips.push({ prefix: name.slice(0, pos), base: base.vocab[a], variant: base.vocab[b] });
       for (let i = 0; i < p.length; i++) if (p[i] > 0) kl += p[i] * Math.log(p[i] / q[i]);
       positions++;
-    }
+    });
   }
-  return { positions, agreement: agree / positions, kl: kl / positions };
+  return { positions, agreement: agree / positions, kl: kl / positions, flips };
 }
 
 /** Each switch's model against the unmodified one on `batch` (compareOnBatch), by switch. */
