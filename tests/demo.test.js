@@ -152,7 +152,7 @@ test('the LayerNorm panel: both kernels side by side, identical on a zero-mean r
   });
 });
 
-test('the bit-exactness panel reads 0 after each new batch', async () => {
+test('the bit-exactness panel reads 0 after each new batch, on the page\'s own instances', async () => {
   await onTutorial(async (page) => {
     const seeds = new Set();
     for (let batch = 2; batch <= 5; batch++) {
@@ -170,6 +170,18 @@ test('the bit-exactness panel reads 0 after each new batch', async () => {
       assert.deepEqual(await cellTexts(page, '#bit-exact-pairs tbody td:last-child'), Array(3).fill('0 of 576'));
     }
     assert.equal(seeds.size, 4, 'every press draws a new batch');
+    // The SIMD and scalar rows come from createKernels() instances: nothing
+    // on the page switched (or even loaded) the package's default instance.
+    const untouched = await page.evaluate(async () => {
+      const { rmsNorm } = await import('/src/index.js');
+      try {
+        rmsNorm(new Float32Array(4), null, { dim: 4 });
+        return 'the default instance ran';
+      } catch (err) {
+        return err.message;
+      }
+    });
+    assert.match(untouched, /init\(\)/);
   });
 });
 
@@ -216,6 +228,50 @@ test('the benchmark on its smallest setting draws a bar per contender, each chec
     assert.deepEqual(checks, ['within 1e-5', 'bit-exact', 'bit-exact', 'bit-exact', 'bit-exact']);
     assert.equal(await page.$eval('#speed-progress', (p) => p.value === p.max), true);
     assert.match(await page.textContent('#speed-summary'), /backend: simd/);
+  });
+});
+
+/**
+ * The median brightness (0 black .. 1 white) of the pixel columns 2 px inside
+ * the left and right edges of `locator`'s screenshot, decoded in the page.
+ */
+async function edgeBrightness(page, locator) {
+  const png = (await locator.screenshot()).toString('base64');
+  return page.evaluate(async (data) => {
+    const image = new Image();
+    image.src = `data:image/png;base64,${data}`;
+    await image.decode();
+    const canvas = Object.assign(document.createElement('canvas'), { width: image.width, height: image.height });
+    const context = canvas.getContext('2d', { willReadFrequently: true });
+    context.drawImage(image, 0, 0);
+    const column = (x) => {
+      const { data: rgba } = context.getImageData(x, 0, 1, image.height);
+      const values = [];
+      for (let i = 0; i < rgba.length; i += 4) values.push((rgba[i] + rgba[i + 1] + rgba[i + 2]) / (3 * 255));
+      return values.sort((a, b) => a - b)[values.length >> 1];
+    };
+    return { left: column(2), right: column(image.width - 3) };
+  }, png);
+}
+
+test('panel 1\'s table at phone width scrolls sideways and shows it: a shadow on each side with more table', async (t) => {
+  await onTutorial(async (page) => {
+    const box = page.locator('#formula .table-scroll');
+    const [scrollWidth, clientWidth] = await box.evaluate((el) => [el.scrollWidth, el.clientWidth]);
+    assert.ok(scrollWidth > clientWidth, `at 390 px the table is ${scrollWidth} px in ${clientWidth} px`);
+    const shadowed = (v) => v < 0.9;
+    const start = await edgeBrightness(page, box);
+    assert.ok(!shadowed(start.left) && shadowed(start.right), `scrolled to the start: ${JSON.stringify(start)}`);
+    await box.evaluate((el) => { el.scrollLeft = el.scrollWidth; });
+    const end = await edgeBrightness(page, box);
+    assert.ok(shadowed(end.left) && !shadowed(end.right), `scrolled to the end: ${JSON.stringify(end)}`);
+    t.diagnostic(`median brightness at the edges: start ${JSON.stringify(start)}, end ${JSON.stringify(end)}`);
+    const [cell, view] = await Promise.all([page.locator('#formula-y td').nth(3).boundingBox(), box.boundingBox()]);
+    assert.ok(cell.x + cell.width <= view.x + view.width, 'the fourth column is in view at the end');
+  }, PHONE);
+  await onTutorial(async (page) => {
+    const edges = await edgeBrightness(page, page.locator('#formula .table-scroll'));
+    assert.ok(edges.left > 0.9 && edges.right > 0.9, `a table that fits has no shadow: ${JSON.stringify(edges)}`);
   });
 });
 

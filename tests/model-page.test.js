@@ -39,6 +39,12 @@ test('Generate writes names with the package\'s norms; a switch changes them; a 
 
     const removed = await page.getAttribute('#model-switches tr[data-variant="removed"]', 'data-agreement');
     assert.ok(Number(removed) < 1, `top-1 agreement without norms: ${removed}`);
+    // The sentence under the table quotes the two bfloat16 rows as this browser measures them.
+    const agreement = (variant) => page.textContent(`#model-switches tr[data-variant="${variant}"] td`);
+    const note = await page.textContent('#model-top1-note');
+    const quoted = `upcast agrees on ${await agreement('bfloat16Upcast')} and bfloat16 throughout on ${await agreement('bfloat16')}`;
+    assert.ok(note.replace(/\s+/g, ' ').includes(quoted), `${quoted}\n${note}`);
+
     await page.check('input[name="model-norms"][value="removed"]');
     await page.waitForSelector('#model-names[data-variant="removed"]');
     assert.notDeepEqual(await names(page), written, 'without norms the same seed writes other names');

@@ -7,11 +7,12 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { before, test } from 'node:test';
-import * as wasm from '../src/index.js';
+import { createKernels } from '../src/index.js';
 import * as reference from '../src/reference/index.js';
-import { argmax, loadWeights, packageBfloat16Norms, packageNorms, TinyLlama } from '../web/model/llama.js';
-import { variantNorms } from '../web/model/norms.js';
-import { compareOnBatch, generateNames, residualRms, SWITCH_BATCH, timeDecodeStep } from '../web/panels/inside-a-model.js';
+import { argmax, loadWeights, packageBfloat16Norms, packageNorms, softmax, TinyLlama } from '../web/model/llama.js';
+import {
+  compareOnBatch, generateNames, residualRms, SWITCH_BATCH, switchEffects, switchModels, timeDecodeStep,
+} from '../web/model/experiments.js';
 
 const read = (path) => readFileSync(new URL(path, import.meta.url));
 const manifest = JSON.parse(read('../web/model/weights.json'));
@@ -21,8 +22,10 @@ const weights = loadWeights(manifest, bytes.buffer.slice(bytes.byteOffset, bytes
 
 const LOGIT_TOLERANCE = 1e-4;
 
+// The package's kernels as the page uses them: an instance per backend.
+const instances = {};
 before(async () => {
-  await wasm.init();
+  for (const backend of ['simd', 'scalar']) instances[backend] = await createKernels({ backend });
 });
 
 test('the weights file is the one the fixture was computed from, within the size budget', () => {
@@ -37,14 +40,7 @@ test('the weights file is the one the fixture was computed from, within the size
 for (const backend of ['simd', 'scalar', 'reference']) {
   test(`logits on ${fixture.cases.length} prompts match PyTorch within ${LOGIT_TOLERANCE} and greedy continuations are identical (norms: ${backend})`, async (t) => {
     assert.ok(fixture.cases.length >= 20);
-    let norms;
-    if (backend === 'reference') {
-      norms = packageNorms(reference, backend);
-    } else {
-      await wasm.init({ backend });
-      norms = packageNorms(wasm, backend);
-    }
-    const model = new TinyLlama(weights, norms);
+    const model = new TinyLlama(weights, packageNorms(instances[backend] ?? reference, backend));
     let largest = 0;
     try {
       for (const { prompt, tokens, logits, greedy } of fixture.cases) {
@@ -62,11 +58,32 @@ for (const backend of ['simd', 'scalar', 'reference']) {
       }
     } finally {
       model.free();
-      await wasm.init();
     }
     t.diagnostic(`largest |logit - PyTorch| = ${largest}`);
   });
 }
+
+test('the bfloat16 stream stores a NaN of any payload as 0x7FC0, the NaN the package itself stores', () => {
+  const norms = packageBfloat16Norms(instances.simd, 'simd');
+  const [h, r, w, y] = [0, 1, 2, 3].map(() => norms.buffer(4));
+  try {
+    // A signaling NaN, a negative quiet one with a payload, all ones.
+    for (const pattern of [0x7fa00001, 0xffc12345, 0x7fffffff]) {
+      h.array.set([0, 1, 2, 3]);
+      new Uint32Array(h.array.buffer)[0] = pattern;
+      r.array.fill(0.5);
+      w.array.fill(1);
+      norms.addRmsNorm(h, r, w, y, 1e-5);
+      const hex = (v) => `0x${v.toString(16)}`;
+      assert.equal(hex(h.bits.array[0]), '0x7fc0', `NaN ${hex(pattern)} narrowed by the simulation`);
+      assert.equal(hex(r.bits.array[0]), '0x7fc0', `NaN ${hex(pattern)} + 0.5 stored by the package`);
+      assert.deepEqual([...y.bits.array].map(hex), Array(4).fill('0x7fc0'), 'a NaN row normalizes to NaN');
+      assert.ok(Number.isNaN(r.array[0]) && y.array.every(Number.isNaN), 'widened back to NaN');
+    }
+  } finally {
+    for (const buf of [h, r, w, y]) buf.free();
+  }
+});
 
 /** Every norm's input stream and output, bit patterns, over decoding each prompt greedily. */
 function traceNorms(model) {
@@ -83,12 +100,10 @@ for (const [storage, makeNorms] of [['float32', packageNorms], ['bfloat16', pack
   test(`every norm inside the model (${storage} stream) is bit-identical between the SIMD module, the scalar module and the reference`, async () => {
     const traces = {};
     for (const backend of ['simd', 'scalar']) {
-      await wasm.init({ backend });
-      const model = new TinyLlama(weights, makeNorms(wasm, backend));
+      const model = new TinyLlama(weights, makeNorms(instances[backend], backend));
       traces[backend] = traceNorms(model);
       model.free();
     }
-    await wasm.init();
     traces.reference = traceNorms(new TinyLlama(weights, makeNorms(reference, 'reference')));
     const calls = traces.reference.length;
     assert.ok(calls > 1000, `only ${calls} norm calls traced`);
@@ -107,7 +122,8 @@ for (const [storage, makeNorms] of [['float32', packageNorms], ['bfloat16', pack
 }
 
 test('the panel\'s measurements: norms keep the stream the model was trained on; the switches change the predictions', (t) => {
-  const model = new TinyLlama(weights, packageNorms(wasm, 'simd'));
+  const models = switchModels(weights, instances.simd, 'simd');
+  const model = models.package;
   try {
     const options = { count: 8, temperature: 0.8, seed: 7 };
     let names;
@@ -121,13 +137,7 @@ test('the panel\'s measurements: norms keep the stream the model was trained on;
     const same = compareOnBatch(model, new TinyLlama(weights, packageNorms(reference, 'reference')), SWITCH_BATCH);
     assert.equal(same.agreement, 1);
     assert.equal(same.kl, 0);
-    const effects = {};
-    for (const variant of ['removed', 'bfloat16', 'epsOutside']) {
-      effects[variant] = compareOnBatch(model, new TinyLlama(weights, variantNorms(variant)), SWITCH_BATCH);
-    }
-    const upcast = new TinyLlama(weights, packageBfloat16Norms(wasm, 'simd'));
-    effects.bfloat16Upcast = compareOnBatch(model, upcast, SWITCH_BATCH);
-    upcast.free();
+    const effects = switchEffects(models);
     // Measured with the committed weights (see web/model/README.md): removing
     // the norms breaks the model, bf16 arithmetic perturbs it, ε's place
     // hardly matters at this stream's scale.
@@ -141,6 +151,61 @@ test('the panel\'s measurements: norms keep the stream the model was trained on;
     const { step, norms } = timeDecodeStep(model);
     assert.ok(step > norms && norms > 0, `step ${step} µs, norms ${norms} µs`);
   } finally {
-    model.free();
+    models.package.free();
+    models.bfloat16Upcast.free();
+  }
+});
+
+/** The next-character probabilities of `model` after `prefix`. */
+function probabilitiesAfter(model, prefix) {
+  model.reset();
+  let logits;
+  for (const token of [0, ...model.encode(prefix)]) logits = model.step(token);
+  return softmax(logits);
+}
+
+/** `v` as panel 8's sentence writes it: one decimal, × 10 to a superscript power. */
+function scientific(v) {
+  const [mantissa, power] = v.toExponential(1).split('e');
+  const superscript = { '-': '⁻', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹' };
+  return `${mantissa} × 10${[...power.replace('+', '')].map((c) => superscript[c]).join('')}`;
+}
+
+test('panel 8\'s sentence on the upcast\'s 99.5% against 100% (the page and web/README.md) states what the model measures', () => {
+  const page = read('../web/index.html').toString().match(/<p id="model-top1-note"[^>]*>([^<]*)<\/p>/)[1];
+  const sentence = page.split(/\s+/).join(' ');
+  const readme = read('../web/README.md').toString().split('\n').filter((line) => line.startsWith('> '))
+    .map((line) => line.slice(2)).join(' ');
+  assert.ok(readme.includes(sentence), `web/README.md quotes the page's sentence:\n${sentence}`);
+
+  const models = switchModels(weights, instances.simd, 'simd');
+  try {
+    const { bfloat16: throughout, bfloat16Upcast: upcast } = switchEffects(models);
+    const percent = (e) => `${(e.agreement * 100).toPrecision(3)}%`;
+    assert.ok(sentence.includes(`upcast agrees on ${percent(upcast)} and bfloat16 throughout on ${percent(throughout)}`), sentence);
+    assert.equal(throughout.flips.length, 0);
+    assert.equal(upcast.flips.length, 1, JSON.stringify(upcast.flips));
+    assert.ok(sentence.includes(`one prediction of ${upcast.positions}`) && sentence.includes(`all ${upcast.positions} predictions`));
+    const [{ prefix, base, variant }] = upcast.flips;
+    assert.deepEqual([base, variant], ['.', 'y'], 'the float32 model ends the name, the upcast writes “y”');
+    assert.ok(sentence.includes(`after “${prefix}”`), `the flip is after “${prefix}”`);
+
+    const [end, y] = ['.', 'y'].map((c) => weights.vocab.indexOf(c));
+    const p = probabilitiesAfter(models.package, prefix);
+    const ranked = [...p.keys()].sort((a, b) => p[b] - p[a]);
+    assert.deepEqual(ranked.slice(0, 2), [end, y], 'the float32 model\'s two likeliest characters');
+    const pct = (v) => `${(v * 100).toFixed(2)}%`;
+    assert.ok(sentence.includes(`the end of the name ${pct(p[end])}, “y” ${pct(p[y])}`), `${pct(p[end])}, ${pct(p[y])}`);
+    const up = probabilitiesAfter(models.bfloat16Upcast, prefix);
+    assert.ok(sentence.includes(`“y” ahead by ${scientific(up[y] - up[end])} in probability`), scientific(up[y] - up[end]));
+    const bf = probabilitiesAfter(models.bfloat16, prefix);
+    assert.ok(bf[end] > bf[y], 'bfloat16 throughout keeps the end of the name ahead');
+
+    assert.ok(sentence.includes(`KL ${scientific(upcast.kl)} nats against ${scientific(throughout.kl)}`), `${upcast.kl}, ${throughout.kl}`);
+    const ratio = upcast.kl / throughout.kl;
+    assert.ok(ratio > 0.4 && ratio < 0.6, `“half as far”: ${ratio}`);
+  } finally {
+    models.package.free();
+    models.bfloat16Upcast.free();
   }
 });

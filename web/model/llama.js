@@ -8,14 +8,9 @@
 // web/model/train.py, which the fixtures in tests/fixtures/tiny-llama.json
 // check this file against.
 
-const LAYER_TENSORS = ['attention_norm', 'wq', 'wk', 'wv', 'wo', 'ffn_norm', 'w1', 'w3', 'w2'];
+import { narrowInto, widenInto } from '../lib/bfloat16.js';
 
-/** A bfloat16 bit pattern widened to float32 (exact: bf16 is float32's top half). */
-function widenBfloat16(bits, out) {
-  const words = new Uint32Array(out.buffer, out.byteOffset, out.length);
-  for (let i = 0; i < bits.length; i++) words[i] = bits[i] << 16;
-  return out;
-}
+const LAYER_TENSORS = ['attention_norm', 'wq', 'wk', 'wv', 'wo', 'ffn_norm', 'w1', 'w3', 'w2'];
 
 /**
  * Reads the weights file (`bytes`, bfloat16 little-endian, as train.py writes
@@ -35,9 +30,23 @@ export function loadWeights(manifest, bytes) {
     const size = shape.reduce((a, b) => a * b, 1);
     const raw = bits.subarray(offset, offset + size);
     bfloat16.set(name, raw);
-    tensors.set(name, widenBfloat16(raw, new Float32Array(size)));
+    tensors.set(name, widenInto(new Float32Array(size), raw));
   }
   return { config: manifest.config, vocab: manifest.vocab, tensors, bfloat16 };
+}
+
+/** Fetches weights.json and weights.bin beside this module: { manifest, weights (loadWeights') }. */
+export async function fetchWeights() {
+  const get = async (file, read) => {
+    const response = await fetch(new URL(file, import.meta.url));
+    if (!response.ok) throw new Error(`${file}: HTTP ${response.status}`);
+    return read(response);
+  };
+  const [manifest, bytes] = await Promise.all([
+    get('weights.json', (r) => r.json()),
+    get('weights.bin', (r) => r.arrayBuffer()),
+  ]);
+  return { manifest, weights: loadWeights(manifest, bytes) };
 }
 
 /**
@@ -46,8 +55,9 @@ export function loadWeights(manifest, bytes) {
  * are (`weightDtype: 'bfloat16'`), in tensors from `alloc()` (zero-copy);
  * `rmsNorm` where nothing is added yet (the first block's input), the fused
  * `addRmsNorm` wherever a sublayer's output joins the residual stream.
- * `api` is the package (`rmsnorm-wasm`: init must have run, on the backend
- * wanted) or its reference (`rmsnorm-wasm/reference`, plain arrays).
+ * `api` is an instance of the package's kernels (`createKernels()`, or the
+ * package itself once `init()` has run) or its reference
+ * (`rmsnorm-wasm/reference`, plain arrays).
  */
 export function packageNorms(api, label) {
   const wasm = typeof api.alloc === 'function';
@@ -80,12 +90,8 @@ export function packageNorms(api, label) {
 export function packageBfloat16Norms(api, label) {
   const wasm = typeof api.alloc === 'function';
   const arg = (buf) => (wasm ? buf.bits : buf.bits.array);
-  const narrowInto = (buf) => {
-    const bits = buf.bits.array;
-    const src = buf.array;
-    for (let i = 0; i < src.length; i++) bits[i] = bfloat16Bits(src[i]);
-  };
-  const widenFrom = (buf) => widenBfloat16(buf.bits.array, buf.array);
+  const narrow = (buf) => narrowInto(buf.bits.array, buf.array);
+  const widen = (buf) => widenInto(buf.array, buf.bits.array);
   const options = (eps, y) => ({ eps, dtype: 'bfloat16', out: arg(y) });
   return {
     label,
@@ -94,32 +100,21 @@ export function packageBfloat16Norms(api, label) {
       return { array: new Float32Array(length), bits, free: () => bits.free() };
     },
     rmsNorm: (x, w, y, eps) => {
-      narrowInto(x);
-      narrowInto(w);
+      narrow(x);
+      narrow(w);
       api.rmsNorm(arg(x), arg(w), options(eps, y));
-      widenFrom(x);
-      widenFrom(y);
+      widen(x);
+      widen(y);
     },
     addRmsNorm: (h, r, w, y, eps) => {
-      narrowInto(h);
-      narrowInto(r);
-      narrowInto(w);
+      narrow(h);
+      narrow(r);
+      narrow(w);
       api.addRmsNorm(arg(h), arg(r), arg(w), options(eps, y));
-      widenFrom(r);
-      widenFrom(y);
+      widen(r);
+      widen(y);
     },
   };
-}
-
-const scratch = new Float32Array(1);
-const scratchBits = new Uint32Array(scratch.buffer);
-
-/** The bfloat16 bit pattern nearest to `v` (ties to even; NaN stays NaN). */
-export function bfloat16Bits(v) {
-  scratch[0] = v;
-  const w = scratchBits[0];
-  if ((w & 0x7fffffff) > 0x7f800000) return (w >>> 16) | 0x40;
-  return (w + 0x7fff + ((w >>> 16) & 1)) >>> 16;
 }
 
 /** A buffer shaped like a tensor (`.array`, `.free()`) in ordinary JS memory. */

@@ -6,17 +6,10 @@
 // differs. (The bfloat16-storage model, with the package's float32 upcast,
 // is packageBfloat16Norms in llama.js.)
 
-import { bfloat16Bits, plainBuffer } from './llama.js';
+import { plainBuffer } from './llama.js';
+import { bfloat16RmsNorm, roundBfloat16 } from '../lib/bfloat16.js';
 
 const f32 = Math.fround;
-const widened = new Float32Array(1);
-const widenedBits = new Uint32Array(widened.buffer);
-
-/** Rounds to the nearest bfloat16 (ties to even); NaN stays NaN. */
-export function roundBfloat16(v) {
-  widenedBits[0] = bfloat16Bits(v) << 16;
-  return widened[0];
-}
 
 /** The normalizations the switches select, each y = f(x) on one row. */
 const VARIANTS = {
@@ -24,19 +17,10 @@ const VARIANTS = {
   removed(x, w, y) {
     for (let i = 0; i < x.length; i++) y[i] = f32(x[i] * w[i]);
   },
-  // Every operation rounded to bfloat16, as PyTorch runs RMSNorm on bfloat16
-  // tensors without the float32 upcast (the same simulation as panel 5):
-  // each square, the mean (summed wider, then rounded), + ε, the inverse
-  // root, x · inv, and · γ. The stream is stored in bfloat16 as in
-  // packageBfloat16Norms (see STORAGE), so that the two differ only in the
-  // norm's arithmetic.
-  bfloat16(x, w, y, eps) {
-    const bf = roundBfloat16;
-    let sum = 0;
-    for (let i = 0; i < x.length; i++) sum += bf(bf(x[i]) ** 2);
-    const inv = bf(1 / Math.sqrt(bf(bf(sum / x.length) + eps)));
-    for (let i = 0; i < x.length; i++) y[i] = bf(bf(bf(x[i]) * inv) * bf(w[i]));
-  },
+  // Every operation rounded to bfloat16 (panel 5's simulation). The stream
+  // is stored in bfloat16 as in packageBfloat16Norms (see STORAGE), so that
+  // the two differ only in the norm's arithmetic.
+  bfloat16: bfloat16RmsNorm,
   // ε added to the root instead of under it: y = x / (sqrt(mean(x²)) + ε) · γ,
   // in float32 like the package.
   epsOutside(x, w, y, eps) {

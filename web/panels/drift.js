@@ -2,8 +2,7 @@
 // every sublayer a random linear map, with and without RMSNorm (the kernel)
 // in front of each sublayer.
 
-import { rmsNorm } from '../../src/index.js';
-import { onBackend } from '../lib/kernels.js';
+import { kernels } from '../lib/kernels.js';
 import { newSeed, normalArray, prng } from '../lib/random.js';
 import { significant } from '../lib/format.js';
 import { find, report } from '../lib/dom.js';
@@ -40,7 +39,7 @@ function simulate(seed, gain) {
     for (let s = 0; s < SUBLAYERS; s++) {
       const W = weights[block * SUBLAYERS + s];
       addSublayer(plain, W, Float32Array.from(plain), gain);
-      addSublayer(normed, W, rmsNorm(normed, null, { dim: DIM }), gain);
+      addSublayer(normed, W, kernels().rmsNorm(normed, null, { dim: DIM }), gain);
     }
     rms.plain.push(rmsOf(plain));
     rms.normed.push(rmsOf(normed));
@@ -59,7 +58,7 @@ export function mountDrift(section) {
   let seed = 1;
   let cache = null; // { key, rms }: every block is simulated once per seed and gain
 
-  async function update() {
+  function update() {
     const blocks = Number(blocksField.value);
     const gain = Number(gainField.value);
     blocksOut.value = String(blocks);
@@ -67,7 +66,7 @@ export function mountDrift(section) {
     const key = `${seed}:${gain}`;
     if (cache?.key !== key) {
       try {
-        cache = { key, rms: await onBackend(() => simulate(seed, gain)) };
+        cache = { key, rms: simulate(seed, gain) };
       } catch (err) {
         report(message, err.message);
         return;

@@ -2,8 +2,7 @@
 // are written out in float64 for the reader to follow; x/RMS and y are the
 // kernel's own output.
 
-import { rmsNorm } from '../../src/index.js';
-import { onBackend } from '../lib/kernels.js';
+import { kernels } from '../lib/kernels.js';
 import { parseNumber, parseRow } from '../lib/parse.js';
 import { float32String, short, significant } from '../lib/format.js';
 import { find, report, tableRow } from '../lib/dom.js';
@@ -28,7 +27,6 @@ export function mountFormula(section) {
   const rmsNote = find(section, '#formula-rms');
   const chartX = find(section, '#formula-chart-x');
   const chartY = find(section, '#formula-chart-y');
-  let latest = 0; // only the newest input's result is drawn
 
   function drawSteps(x, eps) {
     const squares = [...x].map((v) => v * v);
@@ -79,7 +77,7 @@ export function mountFormula(section) {
     }
   }
 
-  async function update() {
+  function update() {
     const x = parseRow(xField.value, 'x');
     const w = parseRow(wField.value, 'γ');
     const eps = parseNumber(epsField.value, 'ε', 0);
@@ -92,18 +90,17 @@ export function mountFormula(section) {
       report(message, `x has ${x.values.length} values but γ has ${w.values.length}: give one weight per value.`, [xField, wField]);
       return;
     }
-    const ticket = ++latest;
+    const k = kernels();
     let result;
     try {
-      result = await onBackend(() => ({
-        normalized: rmsNorm(x.values, null, { eps: eps.value, dim: x.values.length }),
-        y: rmsNorm(x.values, w.values, { eps: eps.value }),
-      }));
+      result = {
+        normalized: k.rmsNorm(x.values, null, { eps: eps.value, dim: x.values.length }),
+        y: k.rmsNorm(x.values, w.values, { eps: eps.value }),
+      };
     } catch (err) {
-      if (ticket === latest) report(message, err.message, [xField, wField, epsField]);
+      report(message, err.message, [xField, wField, epsField]);
       return;
     }
-    if (ticket !== latest) return;
     report(message, '');
     drawSteps(x.values, eps.value);
     drawTable(x.values, w.values, result.normalized, result.y);

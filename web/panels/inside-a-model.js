@@ -2,141 +2,35 @@
 // computed by the package (rmsNorm and addRmsNorm on alloc() tensors), the
 // residual stream's RMS before each norm, what the model predicts when the
 // norms are changed (switches), and a decode step's time split into the
-// norms and the rest.
+// norms and the rest. The measurements are web/model/experiments.js's; this
+// module reads the fields and draws them.
 
-import * as rmsnormWasm from '../../src/index.js';
-import { argmax, loadWeights, packageBfloat16Norms, packageNorms, sampler, softmax, TinyLlama } from '../model/llama.js';
-import { variantNorms, VARIANT_NAMES } from '../model/norms.js';
-import { onBackend, preferredBackend } from '../lib/kernels.js';
+import { fetchWeights } from '../model/llama.js';
+import {
+  generateNames, residualRms, SWITCH_BATCH, SWITCHES, switchEffects, switchModels, timeDecodeStep,
+} from '../model/experiments.js';
+import { kernels, preferredBackend } from '../lib/kernels.js';
 import { micros, significant } from '../lib/format.js';
 import { find, nextFrame, report, tableRow } from '../lib/dom.js';
 import { barChart } from '../lib/svg.js';
-import { prng } from '../lib/random.js';
-import { median, timeCalls } from '../lib/timing.js';
+import { median } from '../lib/timing.js';
 
 const NAMES_PER_RUN = 8;
 const ROUNDS = 5;
 
-/**
- * The fixed batch the switches are measured on: every prefix of these names
- * (common and rare starts, short and long), fed one character at a time.
- */
-export const SWITCH_BATCH = [
-  'emma', 'olivia', 'ava', 'isabella', 'sophia', 'mia', 'charlotte', 'amelia', 'harper', 'evelyn',
-  'liam', 'noah', 'william', 'james', 'oliver', 'benjamin', 'elijah', 'lucas', 'mason', 'logan',
-  'zoe', 'quinn', 'xavier', 'yvonne', 'ursula', 'victor', 'kai', 'jude', 'tristan', 'fiona',
-  'gwendolyn', 'hugh',
-];
-
-export const SWITCH_LABELS = {
+const SWITCH_LABELS = {
   removed: 'norms removed (γ kept)',
   bfloat16: 'bfloat16 throughout (JS)',
   bfloat16Upcast: 'bfloat16 stream, float32 inside the norm (the package)',
   epsOutside: 'ε outside the root (JS)',
 };
-const SWITCHES = Object.keys(SWITCH_LABELS);
 
 /** Labels of the 2N + 1 norms, in the order the model runs them. */
-export function normLabels(nLayers) {
+function normLabels(nLayers) {
   const labels = [];
   for (let l = 0; l < nLayers; l++) labels.push(`${l + 1} attn`, `${l + 1} mlp`);
   labels.push('final');
   return labels;
-}
-
-/** Writes `count` names with `model`, sampling at `temperature` from `seed`. */
-export function generateNames(model, { count, temperature, seed }) {
-  const choose = sampler(temperature, prng(seed));
-  const names = [];
-  for (let i = 0; i < count; i++) names.push(model.complete('', choose));
-  return names;
-}
-
-/**
- * Runs `work(model)` while recording the RMS (float64) of the residual stream
- * as each norm reads it; returns the mean per norm over every call.
- */
-export function residualRms(model, work) {
-  const n = 2 * model.config.n_layers + 1;
-  const sums = new Float64Array(n);
-  const counts = new Float64Array(n);
-  model.onNorm = (index, residual) => {
-    let ss = 0;
-    for (const v of residual) ss += v * v;
-    sums[index] += Math.sqrt(ss / residual.length);
-    counts[index]++;
-  };
-  try {
-    work(model);
-  } finally {
-    model.onNorm = null;
-  }
-  return [...sums].map((s, i) => s / counts[i]);
-}
-
-/**
- * `variant`'s next-token predictions against `base`'s at every prefix of
- * every name in `batch` (the start token included): { positions,
- * agreement (fraction of equal argmax), kl (mean KL(base ‖ variant), nats) }.
- */
-export function compareOnBatch(base, variant, batch) {
-  let positions = 0;
-  let agree = 0;
-  let kl = 0;
-  for (const name of batch) {
-    base.reset();
-    variant.reset();
-    for (const token of [0, ...base.encode(name)]) {
-      const p = softmax(base.step(token));
-      const q = softmax(variant.step(token));
-      if (argmax(p) === argmax(q)) agree++;
-      for (let i = 0; i < p.length; i++) if (p[i] > 0) kl += p[i] * Math.log(p[i] / q[i]);
-      positions++;
-    }
-  }
-  return { positions, agreement: agree / positions, kl: kl / positions };
-}
-
-/**
- * µs per decode step of `model`, and µs of the norm calls one step makes,
- * replayed on the model's own tensors. The step is a name's worth of
- * decoding (every position of the context), averaged.
- */
-export function timeDecodeStep(model) {
-  const steps = model.config.max_seq_len;
-  const tokens = Array.from({ length: steps }, (_, i) => 2 + (i % (model.config.vocab_size - 2)));
-  const decode = () => {
-    model.reset();
-    for (const token of tokens) model.step(token);
-  };
-  // Zero the sublayer output so the replayed adds leave the stream as it is.
-  model.sublayer.array.fill(0);
-  const { norms, eps } = model;
-  const weights = [model.layers[0].attention_norm];
-  for (let l = 0; l < model.layers.length; l++) {
-    weights.push(model.layers[l].ffn_norm, l + 1 < model.layers.length ? model.layers[l + 1].attention_norm : model.finalNorm);
-  }
-  const normCalls = () => {
-    for (let s = 0; s < steps; s++) {
-      norms.rmsNorm(model.residual, weights[0], model.normed, eps);
-      for (let i = 1; i < weights.length; i++) norms.addRmsNorm(model.sublayer, model.residual, weights[i], model.normed, eps);
-    }
-  };
-  return { step: timeCalls(decode) / steps, norms: timeCalls(normCalls) / steps };
-}
-
-async function fetchModel() {
-  const [manifest, bytes] = await Promise.all([
-    fetch(new URL('../model/weights.json', import.meta.url)).then((r) => {
-      if (!r.ok) throw new Error(`weights.json: HTTP ${r.status}`);
-      return r.json();
-    }),
-    fetch(new URL('../model/weights.bin', import.meta.url)).then((r) => {
-      if (!r.ok) throw new Error(`weights.bin: HTTP ${r.status}`);
-      return r.arrayBuffer();
-    }),
-  ]);
-  return { manifest, weights: loadWeights(manifest, bytes) };
 }
 
 /** A generated name as the page shows it: capitalized, or '(empty)' when the model stopped at once. */
@@ -174,16 +68,10 @@ export async function mountInsideAModel(section) {
   const timingSummary = find(section, '#model-timing-summary');
   find(section, '#model-batch-size').textContent = `${SWITCH_BATCH.length}`;
 
-  const { manifest, weights } = await fetchModel();
+  const { manifest, weights } = await fetchWeights();
   const { config } = manifest;
   const labels = normLabels(config.n_layers);
-  // The package's model lives in the preferred backend's memory, so every
-  // call into it runs as an onBackend job on that backend.
-  const models = await onBackend(() => ({
-    package: new TinyLlama(weights, packageNorms(rmsnormWasm, preferredBackend())),
-    bfloat16Upcast: new TinyLlama(weights, packageBfloat16Norms(rmsnormWasm, `${preferredBackend()}, bfloat16`)),
-  }));
-  for (const name of VARIANT_NAMES) models[name] = new TinyLlama(weights, variantNorms(name));
+  const models = switchModels(weights, kernels(), preferredBackend());
   about.textContent = `${manifest.parameters.toLocaleString('en-US')} parameters: ${config.n_layers} blocks, width ${config.dim}, ` +
     `${config.n_heads} heads, SwiGLU hidden ${config.hidden_dim}, context ${config.max_seq_len} characters, ε = ${config.norm_eps}. ` +
     `Trained ${manifest.steps} steps of ${manifest.batch} names (seed ${manifest.seed}): ` +
@@ -192,9 +80,7 @@ export async function mountInsideAModel(section) {
 
   const selected = () => switches.querySelector('input:checked').value;
 
-  const effects = await onBackend(() => Object.fromEntries(SWITCHES.map((name) => [
-    name, compareOnBatch(models.package, models[name], SWITCH_BATCH),
-  ])));
+  const effects = switchEffects(models);
   let lastNames = {};
   let smallestRms = null;
 
@@ -249,13 +135,11 @@ export async function mountInsideAModel(section) {
     report(message, '');
     const options = { count: NAMES_PER_RUN, temperature: settings.temperature, seed: settings.seed };
     const chosen = selected();
-    const result = await onBackend(() => {
-      const all = {};
-      for (const name of Object.keys(models)) all[name] = generateNames(models[name], options);
-      let names;
-      const rms = residualRms(models[chosen], (model) => { names = generateNames(model, options); });
-      return { all, names, rms };
-    });
+    const all = {};
+    for (const name of Object.keys(models)) all[name] = generateNames(models[name], options);
+    let names;
+    const rms = residualRms(models[chosen], (model) => { names = generateNames(model, options); });
+    const result = { all, names, rms };
     lastNames = result.all;
     if (chosen === 'package') smallestRms = Math.min(...result.rms);
     namesList.replaceChildren(...result.names.map((name) => {
@@ -278,7 +162,7 @@ export async function mountInsideAModel(section) {
   async function timeStep() {
     const times = [];
     for (let round = 0; round < ROUNDS; round++) {
-      times.push(await onBackend(() => timeDecodeStep(models.package)));
+      times.push(timeDecodeStep(models.package));
       await nextFrame();
     }
     const step = median(times.map((t) => t.step));

@@ -2,8 +2,7 @@
 // row with the same ε, so the only difference is LayerNorm's mean-centering;
 // and the two kernels timed side by side on a shape the reader picks.
 
-import { layerNorm, rmsNorm } from '../../src/index.js';
-import { onBackend, preferredBackend } from '../lib/kernels.js';
+import { kernels, preferredBackend } from '../lib/kernels.js';
 import { parseRow } from '../lib/parse.js';
 import { float32String, micros, short, significant } from '../lib/format.js';
 import { find, nextFrame, report, tableRow } from '../lib/dom.js';
@@ -58,7 +57,7 @@ export function mountLayerNorm(section) {
     });
   }
 
-  async function update() {
+  function update() {
     const parsed = parseRow(xField.value, 'x');
     if (parsed.error) {
       report(message, parsed.error, [xField]);
@@ -68,10 +67,8 @@ export function mountLayerNorm(section) {
     try {
       last = {
         x,
-        ...await onBackend(() => ({
-          rms: rmsNorm(x, null, { dim: x.length, eps: EPS }),
-          ln: layerNorm(x, null, null, { dim: x.length, eps: EPS }),
-        })),
+        rms: kernels().rmsNorm(x, null, { dim: x.length, eps: EPS }),
+        ln: kernels().layerNorm(x, null, null, { dim: x.length, eps: EPS }),
       };
     } catch (err) {
       report(message, err.message, [xField]);
@@ -89,15 +86,16 @@ export function mountLayerNorm(section) {
     const w = uniformArray(rand, dim, 0.5, 1.5);
     const b = uniformArray(rand, dim, -0.5, 0.5);
     const y = new Float32Array(x.length);
+    const k = kernels();
     const runs = [
-      () => rmsNorm(x, w, { eps: EPS, out: y }),
-      () => layerNorm(x, w, b, { eps: EPS, out: y }),
+      () => k.rmsNorm(x, w, { eps: EPS, out: y }),
+      () => k.layerNorm(x, w, b, { eps: EPS, out: y }),
     ];
     const times = [[], []];
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate which kernel goes first, so neither always follows the other.
       const order = round % 2 === 0 ? [0, 1] : [1, 0];
-      await onBackend(() => order.forEach((k) => times[k].push(timeCalls(runs[k]))));
+      for (const i of order) times[i].push(timeCalls(runs[i]));
       await nextFrame();
     }
     const [rms, ln] = times.map(median);

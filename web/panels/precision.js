@@ -4,9 +4,9 @@
 // kernels, which upcast to float32, in both cast modes. Each is compared with
 // a float64 oracle that rounds to bfloat16 at the same places.
 
-import { rmsNorm } from '../../src/index.js';
 import { bfloat16ToNumber as widen, numberToBfloat16 as narrow } from '../../src/reference/float16.js';
-import { onBackend } from '../lib/kernels.js';
+import { bfloat16RmsNorm, roundBfloat16 as bf, widenInto } from '../lib/bfloat16.js';
+import { kernels } from '../lib/kernels.js';
 import { newSeed, normalArray, prng, uniformArray } from '../lib/random.js';
 import { significant } from '../lib/format.js';
 import { find, report } from '../lib/dom.js';
@@ -23,23 +23,15 @@ export function precisionBatch(seed, dim) {
   return { x, w };
 }
 
-/** Rounds a number to the nearest bfloat16 value. */
-const bf = (v) => widen(narrow(v));
-
-/**
- * RMSNorm with every tensor operation rounded to bfloat16, as PyTorch runs it
- * on bfloat16 tensors without the upcast: squares, mean (accumulated wider,
- * result rounded), + eps, rsqrt, x · inv, · γ.
- */
+/** The batch's rows with every operation rounded to bfloat16 (bfloat16RmsNorm), as bit patterns. */
 function bfloat16Throughout(x, w, dim) {
-  const y = new Uint16Array(x.length);
+  const xs = widenInto(new Float32Array(x.length), x);
+  const ws = widenInto(new Float32Array(dim), w);
+  const ys = new Float32Array(x.length);
   for (let r = 0; r < x.length / dim; r++) {
-    let sum = 0;
-    for (let i = 0; i < dim; i++) sum += bf(widen(x[r * dim + i]) ** 2);
-    const inv = bf(1 / Math.sqrt(bf(bf(sum / dim) + EPS)));
-    for (let i = 0; i < dim; i++) y[r * dim + i] = narrow(bf(widen(x[r * dim + i]) * inv) * widen(w[i]));
+    bfloat16RmsNorm(xs.subarray(r * dim, (r + 1) * dim), ws, ys.subarray(r * dim, (r + 1) * dim), EPS);
   }
-  return y;
+  return Uint16Array.from(ys, narrow);
 }
 
 /** The float64 result, rounded to bfloat16 once ('gemma') or also before the weight ('llama'). */
@@ -73,15 +65,16 @@ export function mountPrecision(section) {
   const message = find(section, '.message');
   let seed = 1;
 
-  async function update() {
+  function update() {
     const dim = Number(dimField.value);
     const { x, w } = precisionBatch(seed, dim);
     let kernel;
     try {
-      kernel = await onBackend(() => ({
-        gemma: rmsNorm(x, w, { dtype: 'bfloat16', castMode: 'gemma', eps: EPS }),
-        llama: rmsNorm(x, w, { dtype: 'bfloat16', castMode: 'llama', eps: EPS }),
-      }));
+      const k = kernels();
+      kernel = {
+        gemma: k.rmsNorm(x, w, { dtype: 'bfloat16', castMode: 'gemma', eps: EPS }),
+        llama: k.rmsNorm(x, w, { dtype: 'bfloat16', castMode: 'llama', eps: EPS }),
+      };
     } catch (err) {
       report(message, err.message);
       return;

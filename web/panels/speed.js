@@ -3,9 +3,8 @@
 // scalar and SIMD modules through the copying API and on data already in
 // wasm memory. Each row is checked against the JS reference before timing.
 
-import { rmsNorm } from '../../src/index.js';
 import { rmsNorm as referenceRmsNorm } from '../../src/reference/index.js';
-import { onBackend, preferredBackend, zeroCopyRmsNorm } from '../lib/kernels.js';
+import { kernels, loadedBackends, preferredBackend, zeroCopyRmsNorm } from '../lib/kernels.js';
 import { normalArray, prng, uniformArray } from '../lib/random.js';
 import { micros, significant } from '../lib/format.js';
 import { find, nextFrame, report } from '../lib/dom.js';
@@ -26,27 +25,27 @@ function naiveRmsNorm(x, w, y, rows, dim, eps) {
   }
 }
 
-/** The rows of the benchmark; `make()` runs inside a job on `backend`. */
+/** The rows of the benchmark, each on the instance of its backend. */
 function contenders(x, w, rows, dim) {
   const list = [{
-    name: 'naive JS', className: 'js', backend: undefined, exact: false,
+    name: 'naive JS', className: 'js', exact: false,
     make() {
       const y = new Float32Array(x.length);
       return { run: () => naiveRmsNorm(x, w, y, rows, dim, EPS), result: () => y, free() {} };
     },
   }];
-  const backends = preferredBackend() === 'simd' ? ['scalar', 'simd'] : ['scalar'];
-  for (const backend of backends) {
+  for (const backend of loadedBackends()) {
+    const k = kernels(backend);
     const label = backend === 'simd' ? 'SIMD wasm' : 'scalar wasm';
     list.push({
-      name: `${label}, copying`, className: backend, backend, exact: true,
+      name: `${label}, copying`, className: backend, exact: true,
       make() {
         const y = new Float32Array(x.length);
-        return { run: () => rmsNorm(x, w, { eps: EPS, out: y }), result: () => y, free() {} };
+        return { run: () => k.rmsNorm(x, w, { eps: EPS, out: y }), result: () => y, free() {} };
       },
     }, {
-      name: `${label}, zero-copy`, className: backend, backend, exact: true,
-      make: () => zeroCopyRmsNorm(x, w, EPS),
+      name: `${label}, zero-copy`, className: backend, exact: true,
+      make: () => zeroCopyRmsNorm(backend, x, w, EPS),
     });
   }
   return list;
@@ -91,13 +90,11 @@ export function mountSpeed(section) {
     // Set up and check every row once (this is also the warm-up).
     const runners = [];
     for (const c of list) {
-      runners.push(await onBackend(() => {
-        const runner = c.make();
-        runner.run();
-        runner.ok = check(runner.result(), expected, c.exact);
-        timeCalls(runner.run);
-        return runner;
-      }, c.backend));
+      const runner = c.make();
+      runner.run();
+      runner.ok = check(runner.result(), expected, c.exact);
+      timeCalls(runner.run);
+      runners.push(runner);
       await step();
     }
     // Interleaved rounds in rotating order, so a slow moment of the machine
@@ -106,11 +103,11 @@ export function mountSpeed(section) {
     for (let round = 0; round < ROUNDS; round++) {
       for (let k = 0; k < list.length; k++) {
         const i = (k + round) % list.length;
-        times[i].push(await onBackend(() => timeCalls(runners[i].run), list[i].backend));
+        times[i].push(timeCalls(runners[i].run));
         await step();
       }
     }
-    await onBackend(() => runners.forEach((r) => r.free()));
+    runners.forEach((r) => r.free());
 
     const bytes = (2 * rows * dim + dim) * 4;
     const results = list.map((c, i) => {
