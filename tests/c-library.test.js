@@ -168,6 +168,15 @@ test('wrong arguments get their documented status and write nothing', () => {
     'layerNorm mean NULL is fine, dim 0 is not': 2,
     'backward dweight without weight': 1,
     'backward dx overlaps x': 5,
+    'rstd bytes overflow size_t': 2,
+    'rmsnorm_rstd bytes overflow size_t': 2,
+    'y and rstd overlap at the top of memory': 5,
+    'y runs past the top': 6,
+    'weight runs past the top': 6,
+    'layerNorm y and mean overlap at the top of memory': 5,
+    'layerNorm rstd runs past the top': 6,
+    'backward dx runs past the top': 6,
+    'backward dweight and dbias overlap at the top of memory': 5,
     'rows 0 touches nothing': 0,
   });
   assert.equal(untouched, 1, 'rmsnorm_wasm_f32 with a bad eps left y as it was');

@@ -26,11 +26,15 @@
  * ARGUMENTS
  * Every entry point returning rmsnorm_wasm_status checks its arguments first
  * and, if one is wrong, returns a nonzero status without reading or writing
- * any array. The checks are the JS API's: dim >= 1; the array sizes fit in
- * size_t; eps finite and >= 0 (-0 counts as 0); weight_offset finite; dtype,
- * weight_dtype and cast_mode known; every array an operation reads or writes
- * is non-NULL when rows >= 1 (with rows == 0 nothing is touched); the
- * aliasing rules below. What cannot be checked is the caller's promise:
+ * any array. The checks are the JS API's, in this order: dtype, weight_dtype
+ * and cast_mode known, weight_offset finite (ERROR_OPTION); dim >= 1 and
+ * rows * dim values fit in size_t (ERROR_DIM); eps finite and >= 0, -0
+ * counting as 0 (ERROR_EPS); with rows == 0 nothing is touched and the call
+ * succeeds; every array the operation needs is non-NULL (ERROR_NULL); every
+ * array's size in bytes fits in size_t (ERROR_DIM); every array lies below
+ * the end of the address space, pointer + size without overflow: an array
+ * may end exactly at 2^32 in wasm32 (ERROR_RANGE); the aliasing rules below
+ * (ERROR_OVERLAP). What cannot be checked is the caller's promise:
  * every non-NULL pointer addresses as many elements as stated, with at
  * least the element's alignment (4 bytes for float32, 2 for 16-bit; nothing
  * more is needed).
@@ -73,10 +77,11 @@ typedef enum rmsnorm_wasm_cast_mode {
 typedef enum rmsnorm_wasm_status {
   RMSNORM_WASM_OK = 0,
   RMSNORM_WASM_ERROR_NULL = 1,    /* a required array is NULL */
-  RMSNORM_WASM_ERROR_DIM = 2,     /* dim == 0, or an array's size overflows size_t */
+  RMSNORM_WASM_ERROR_DIM = 2,     /* dim == 0, or an array's size in bytes overflows size_t */
   RMSNORM_WASM_ERROR_EPS = 3,     /* eps negative, infinite or NaN */
   RMSNORM_WASM_ERROR_OPTION = 4,  /* unknown dtype or cast mode; weight_offset not finite */
   RMSNORM_WASM_ERROR_OVERLAP = 5, /* arrays overlap against the aliasing rules */
+  RMSNORM_WASM_ERROR_RANGE = 6,   /* an array's pointer + size runs past the address space */
 } rmsnorm_wasm_status;
 
 /* A short English description of a status ("ok", "dim must be >= 1 ...");

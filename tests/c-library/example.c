@@ -235,11 +235,21 @@ static void backward_case(int layernorm, size_t rows, size_t dim, float eps) {
   free(db);
 }
 
+/* An address `below` bytes under the top of the address space (2^32 in
+ * wasm32): arrays the checks must refuse there are never touched, so these
+ * pointers need no memory behind them, and the native build refuses them
+ * the same way. */
+static void* near_top(uintptr_t below) {
+  return (void*) (UINTPTR_MAX - (below - 1));
+}
+
 /* Wrong arguments: each call's status, and that y kept its bytes. */
 static void error_cases(void) {
-  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  float x[64] = {1, 2, 3, 4, 5, 6, 7, 8};
   float y[8] = {0};
   float rstd[2];
+  /* rows whose 16-bit x fits size_t but whose rstd (4 bytes a row) does not */
+  const size_t rows_rstd_too_big = SIZE_MAX / 4 + 1;
   const float sentinel = 42.0f;
   for (int i = 0; i < 8; i++) y[i] = sentinel;
   const struct {
@@ -279,6 +289,32 @@ static void error_cases(void) {
        rmsnorm_wasm_rmsnorm_backward_f32(x, x, NULL, rstd, y, y, 2, 4)},
       {"backward dx overlaps x",
        rmsnorm_wasm_rmsnorm_backward_f32(x, x, NULL, rstd, x, NULL, 2, 4)},
+      {"rstd bytes overflow size_t",
+       rmsnorm_wasm_rmsnorm(x, NULL, NULL, x, rstd, rows_rstd_too_big, 1, 1e-6f,
+                            RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA,
+                            0.0f)},
+      {"rmsnorm_rstd bytes overflow size_t",
+       rmsnorm_wasm_rmsnorm_rstd(x, rstd, rows_rstd_too_big, 1, 1e-6f, RMSNORM_WASM_BFLOAT16)},
+      /* y ends exactly at the top: no range error, but rstd's last 64 bytes */
+      {"y and rstd overlap at the top of memory",
+       rmsnorm_wasm_rmsnorm(x, NULL, NULL, near_top(256), near_top(64), 16, 4, 1e-6f,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA,
+                            0.0f)},
+      {"y runs past the top",
+       rmsnorm_wasm_rmsnorm(x, NULL, NULL, near_top(128), NULL, 16, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"weight runs past the top",
+       rmsnorm_wasm_rmsnorm(x, NULL, near_top(8), y, NULL, 2, 4, 1e-6f, RMSNORM_WASM_BFLOAT16,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"layerNorm y and mean overlap at the top of memory",
+       rmsnorm_wasm_layernorm_f32(x, NULL, NULL, near_top(256), near_top(64), NULL, 16, 4, 1e-5f)},
+      {"layerNorm rstd runs past the top",
+       rmsnorm_wasm_layernorm_f32(x, NULL, NULL, y, NULL, near_top(4), 2, 4, 1e-5f)},
+      {"backward dx runs past the top",
+       rmsnorm_wasm_rmsnorm_backward_f32(x, x + 8, NULL, rstd, near_top(16), NULL, 2, 4)},
+      {"backward dweight and dbias overlap at the top of memory",
+       rmsnorm_wasm_layernorm_backward_f32(x, x + 8, x + 16, rstd, rstd, y, near_top(24),
+                                           near_top(16), 2, 4)},
       {"rows 0 touches nothing",
        rmsnorm_wasm_rmsnorm(NULL, NULL, NULL, NULL, NULL, 0, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
                             RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
