@@ -180,9 +180,9 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const vo
                          cast_mode, weight_offset, false);
 }
 
-void rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows, size_t dim,
-                      float eps) {
-  (void) rmsnorm_wasm_rmsnorm(x, NULL, weight, y, NULL, rows, dim, eps, RMSNORM_WASM_FLOAT32,
+rmsnorm_wasm_status rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows,
+                                     size_t dim, float eps) {
+  return rmsnorm_wasm_rmsnorm(x, NULL, weight, y, NULL, rows, dim, eps, RMSNORM_WASM_FLOAT32,
                               RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f);
 }
 
