@@ -109,8 +109,9 @@ static bool known_dtype(rmsnorm_wasm_dtype dtype) {
          dtype == RMSNORM_WASM_FLOAT16;
 }
 
+/* The kernels' own rule (../kernels/float16.h), whose codes are these. */
 static size_t element_bytes(rmsnorm_wasm_dtype dtype) {
-  return dtype == RMSNORM_WASM_FLOAT32 ? 4 : 2;
+  return dtype_size((int) dtype);
 }
 
 /* dim >= 1, and rows * dim elements of `bytes` each fit in size_t. */
