@@ -17,7 +17,9 @@ CLANG_FORMAT ?= clang-format
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 PORT ?= 8080
 
-KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/*/*.h src/abi/*.h)
+# Headers, and the row-driver templates (rows.inc) each instruction set's
+# file includes: a change to either rebuilds what includes it.
+KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/*/*.h src/kernels/*/*.inc src/abi/*.h)
 # Each module links the exported ABI and exactly one kernel per operation.
 KERNEL_DIRS := src/kernels/f32-rmsnorm src/kernels/f32-layernorm src/kernels/f32-norm-backward
 KERNEL_SOURCES := $(wildcard $(addsuffix /*.c,$(KERNEL_DIRS)))
@@ -210,7 +212,7 @@ test: deps build bench-native $(LLAMACPP_BENCH) build/known-answers-host build/c
 
 # The C sources and headers in the style of .clang-format (Debian's
 # clang-format, installed by `make deps`); `clang-format -i` applies it.
-C_STYLED := $(shell find src tests -name '*.[ch]' -not -path '*/node_modules/*')
+C_STYLED := $(shell find src tests \( -name '*.[ch]' -o -name '*.inc' \) -not -path '*/node_modules/*')
 lint-c:
 	$(CLANG_FORMAT) --dry-run -Werror $(C_STYLED)
 

@@ -15,41 +15,87 @@ const char* rmsnorm_wasm_status_string(rmsnorm_wasm_status status) {
   switch (status) {
     case RMSNORM_WASM_OK: return "ok";
     case RMSNORM_WASM_ERROR_NULL: return "a required array is NULL";
-    case RMSNORM_WASM_ERROR_DIM: return "dim must be >= 1 and every array's size fit in size_t";
+    case RMSNORM_WASM_ERROR_DIM:
+      return "dim must be >= 1 and every array's size in bytes fit in size_t";
     case RMSNORM_WASM_ERROR_EPS: return "eps must be finite and >= 0";
     case RMSNORM_WASM_ERROR_OPTION:
       return "unknown dtype or cast mode, or weight_offset not finite";
     case RMSNORM_WASM_ERROR_OVERLAP:
       return "an output overlaps another array (only y == x and dx == dy are allowed)";
+    case RMSNORM_WASM_ERROR_RANGE:
+      return "an array runs past the end of the address space (pointer + size overflows)";
   }
   return "unknown status";
 }
 
-/* One array of a call: where it is, how many bytes, whether it is written,
- * and which other array of the call (index) it may equal exactly (-1: none). */
+/* One array of a call: where it is, its size as `rows` rows of `per_row`
+ * values of `size` bytes (the per-row arrays are rows x dim, a weight or a
+ * running sum 1 x dim, a statistic rows x 1), whether it is written, and
+ * which other array of the call (index) it may equal exactly (-1: none). */
 struct span {
   const void* at;
-  size_t bytes;
+  size_t rows, per_row, size;
   bool output;
   int may_equal;
 };
 
-static bool overlap(const struct span* a, const struct span* b) {
-  const uintptr_t a0 = (uintptr_t) a->at;
-  const uintptr_t b0 = (uintptr_t) b->at;
-  return a->at != NULL && b->at != NULL && a->bytes > 0 && b->bytes > 0 && a0 < b0 + b->bytes &&
-         b0 < a0 + a->bytes;
+/* The bytes a span holds, if that count fits size_t. */
+static bool bytes_of(const struct span* s, size_t* bytes) {
+  if (s->per_row != 0 && s->rows > SIZE_MAX / s->per_row) {
+    return false;
+  }
+  const size_t count = s->rows * s->per_row;
+  if (count > SIZE_MAX / s->size) {
+    return false;
+  }
+  *bytes = count * s->size;
+  return true;
 }
 
-/* The aliasing rules of rmsnorm_wasm.h over the n arrays of one call. */
-static rmsnorm_wasm_status check_overlaps(const struct span* spans, int n) {
+/* The first and last byte of a non-empty array: with the last byte rather
+ * than the end, an array that ends at the very top of the address space
+ * (end 2^32 in wasm32) needs no number beyond uintptr_t. */
+struct range {
+  uintptr_t first, last;
+  bool empty;
+};
+
+static bool ranges_overlap(const struct range* a, const struct range* b) {
+  return !a->empty && !b->empty && a->first <= b->last && b->first <= a->last;
+}
+
+/* The n arrays of one call (NULL ones are absent), in three passes, so that
+ * the status does not depend on where the arrays happen to lie: every
+ * array's size fits size_t (else ERROR_DIM), every array fits below the end
+ * of the address space (else ERROR_RANGE), then the aliasing rules of
+ * rmsnorm_wasm.h (else ERROR_OVERLAP). */
+#define MAX_SPANS 8
+static rmsnorm_wasm_status check_spans(const struct span* spans, int n) {
+  size_t bytes[MAX_SPANS];
+  for (int i = 0; i < n; i++) {
+    if (spans[i].at != NULL && !bytes_of(&spans[i], &bytes[i])) {
+      return RMSNORM_WASM_ERROR_DIM;
+    }
+  }
+  struct range ranges[MAX_SPANS];
+  for (int i = 0; i < n; i++) {
+    const uintptr_t first = (uintptr_t) spans[i].at;
+    ranges[i] = (struct range){first, first, true};
+    if (spans[i].at == NULL || bytes[i] == 0) {
+      continue;
+    }
+    if (first > UINTPTR_MAX - (bytes[i] - 1)) {
+      return RMSNORM_WASM_ERROR_RANGE;
+    }
+    ranges[i] = (struct range){first, first + (bytes[i] - 1), false};
+  }
   for (int i = 0; i < n; i++) {
     for (int j = i + 1; j < n; j++) {
-      if (!(spans[i].output || spans[j].output) || !overlap(&spans[i], &spans[j])) {
+      if (!(spans[i].output || spans[j].output) || !ranges_overlap(&ranges[i], &ranges[j])) {
         continue;
       }
       const bool allowed = (spans[i].may_equal == j || spans[j].may_equal == i) &&
-                           spans[i].at == spans[j].at && spans[i].bytes == spans[j].bytes;
+                           ranges[i].first == ranges[j].first && ranges[i].last == ranges[j].last;
       if (!allowed) {
         return RMSNORM_WASM_ERROR_OVERLAP;
       }
@@ -63,8 +109,9 @@ static bool known_dtype(rmsnorm_wasm_dtype dtype) {
          dtype == RMSNORM_WASM_FLOAT16;
 }
 
+/* The kernels' own rule (../kernels/float16.h), whose codes are these. */
 static size_t element_bytes(rmsnorm_wasm_dtype dtype) {
-  return dtype == RMSNORM_WASM_FLOAT32 ? 4 : 2;
+  return dtype_size((int) dtype);
 }
 
 /* dim >= 1, and rows * dim elements of `bytes` each fit in size_t. */
@@ -102,28 +149,23 @@ static rmsnorm_wasm_status checked_rmsnorm(const void* x, void* residual, const 
       !(weight_offset >= -FLT_MAX && weight_offset <= FLT_MAX)) {
     return RMSNORM_WASM_ERROR_OPTION;
   }
-  /* the weight (dim values) is no larger than the rows when rows >= 1 */
-  rmsnorm_wasm_status status =
-      weight != NULL ? check_shape(1, dim, element_bytes(weight_dtype)) : RMSNORM_WASM_OK;
-  if (status == RMSNORM_WASM_OK) {
-    status = check_rows(rows, dim, element_bytes(dtype), eps);
-  }
+  rmsnorm_wasm_status status = check_rows(rows, dim, element_bytes(dtype), eps);
   if (status != RMSNORM_WASM_OK || rows == 0) {
     return status;
   }
   if (x == NULL || (stats_only ? rstd == NULL : y == NULL)) {
     return RMSNORM_WASM_ERROR_NULL;
   }
-  const size_t bytes = rows * dim * element_bytes(dtype);
+  const size_t size = element_bytes(dtype);
   enum { X, RESIDUAL, WEIGHT, Y, RSTD };
   const struct span spans[] = {
-      [X] = {x, bytes, false, Y},
-      [RESIDUAL] = {residual, bytes, true, -1},
-      [WEIGHT] = {weight, weight != NULL ? dim * element_bytes(weight_dtype) : 0, false, -1},
-      [Y] = {y, bytes, true, X},
-      [RSTD] = {rstd, rstd != NULL ? rows * sizeof(float) : 0, true, -1},
+      [X] = {x, rows, dim, size, false, Y},
+      [RESIDUAL] = {residual, rows, dim, size, true, -1},
+      [WEIGHT] = {weight, 1, dim, weight != NULL ? element_bytes(weight_dtype) : 1, false, -1},
+      [Y] = {y, rows, dim, size, true, X},
+      [RSTD] = {rstd, rows, 1, sizeof(float), true, -1},
   };
-  status = check_overlaps(spans, 5);
+  status = check_spans(spans, 5);
   if (status == RMSNORM_WASM_OK) {
     UKERNEL(rmsnorm)
     (x, residual, weight, y, rstd, rows, dim, eps, dtype, weight_dtype, cast_mode, weight_offset);
@@ -139,9 +181,9 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const vo
                          cast_mode, weight_offset, false);
 }
 
-void rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows, size_t dim,
-                      float eps) {
-  (void) rmsnorm_wasm_rmsnorm(x, NULL, weight, y, NULL, rows, dim, eps, RMSNORM_WASM_FLOAT32,
+rmsnorm_wasm_status rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows,
+                                     size_t dim, float eps) {
+  return rmsnorm_wasm_rmsnorm(x, NULL, weight, y, NULL, rows, dim, eps, RMSNORM_WASM_FLOAT32,
                               RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f);
 }
 
@@ -161,19 +203,14 @@ rmsnorm_wasm_status rmsnorm_wasm_layernorm_f32(const float* x, const float* weig
   if (x == NULL) {
     return RMSNORM_WASM_ERROR_NULL;
   }
-  const size_t bytes = rows * dim * sizeof(float);
-  const size_t row_bytes = dim * sizeof(float);
-  const size_t stat_bytes = rows * sizeof(float);
+  const size_t size = sizeof(float);
   enum { X, WEIGHT, BIAS, Y, MEAN, RSTD };
   const struct span spans[] = {
-      [X] = {x, bytes, false, Y},
-      [WEIGHT] = {weight, row_bytes, false, -1},
-      [BIAS] = {bias, row_bytes, false, -1},
-      [Y] = {y, bytes, true, X},
-      [MEAN] = {mean, stat_bytes, true, -1},
-      [RSTD] = {rstd, stat_bytes, true, -1},
+      [X] = {x, rows, dim, size, false, Y},     [WEIGHT] = {weight, 1, dim, size, false, -1},
+      [BIAS] = {bias, 1, dim, size, false, -1}, [Y] = {y, rows, dim, size, true, X},
+      [MEAN] = {mean, rows, 1, size, true, -1}, [RSTD] = {rstd, rows, 1, size, true, -1},
   };
-  status = check_overlaps(spans, 6);
+  status = check_spans(spans, 6);
   if (status == RMSNORM_WASM_OK) {
     UKERNEL(layernorm)(x, weight, bias, y, mean, rstd, rows, dim, eps);
   }
@@ -198,21 +235,15 @@ static rmsnorm_wasm_status check_backward(const float* dy, const float* x, const
   if (dy == NULL || x == NULL || rstd == NULL || dx == NULL || (layernorm && mean == NULL)) {
     return RMSNORM_WASM_ERROR_NULL;
   }
-  const size_t bytes = rows * dim * sizeof(float);
-  const size_t row_bytes = dim * sizeof(float);
-  const size_t stat_bytes = rows * sizeof(float);
+  const size_t size = sizeof(float);
   enum { DY, X, WEIGHT, MEAN, RSTD, DX, DWEIGHT, DBIAS };
   const struct span spans[] = {
-      [DY] = {dy, bytes, false, DX},
-      [X] = {x, bytes, false, -1},
-      [WEIGHT] = {weight, row_bytes, false, -1},
-      [MEAN] = {mean, stat_bytes, false, -1},
-      [RSTD] = {rstd, stat_bytes, false, -1},
-      [DX] = {dx, bytes, true, DY},
-      [DWEIGHT] = {dweight, row_bytes, true, -1},
-      [DBIAS] = {dbias, row_bytes, true, -1},
+      [DY] = {dy, rows, dim, size, false, DX},       [X] = {x, rows, dim, size, false, -1},
+      [WEIGHT] = {weight, 1, dim, size, false, -1},  [MEAN] = {mean, rows, 1, size, false, -1},
+      [RSTD] = {rstd, rows, 1, size, false, -1},     [DX] = {dx, rows, dim, size, true, DY},
+      [DWEIGHT] = {dweight, 1, dim, size, true, -1}, [DBIAS] = {dbias, 1, dim, size, true, -1},
   };
-  return check_overlaps(spans, 8);
+  return check_spans(spans, 8);
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_backward_f32(const float* dy, const float* x,

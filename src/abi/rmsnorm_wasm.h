@@ -26,14 +26,32 @@
  * ARGUMENTS
  * Every entry point returning rmsnorm_wasm_status checks its arguments first
  * and, if one is wrong, returns a nonzero status without reading or writing
- * any array. The checks are the JS API's: dim >= 1; the array sizes fit in
- * size_t; eps finite and >= 0 (-0 counts as 0); weight_offset finite; dtype,
- * weight_dtype and cast_mode known; every array an operation reads or writes
- * is non-NULL when rows >= 1 (with rows == 0 nothing is touched); the
- * aliasing rules below. What cannot be checked is the caller's promise:
+ * any array. The checks are the JS API's, in this order: dtype, weight_dtype
+ * and cast_mode known, weight_offset finite (ERROR_OPTION); dim >= 1 and
+ * rows of dim values fit in size_t bytes (ERROR_DIM); eps finite and >= 0, -0
+ * counting as 0 (ERROR_EPS); with rows == 0 nothing is touched and the call
+ * succeeds; every array the operation needs is non-NULL (ERROR_NULL); every
+ * array's size in bytes fits in size_t (ERROR_DIM); every array lies below
+ * the end of the address space, pointer + size without overflow: an array
+ * may end exactly at 2^32 in wasm32 (ERROR_RANGE); the aliasing rules below
+ * (ERROR_OVERLAP). What cannot be checked is the caller's promise:
  * every non-NULL pointer addresses as many elements as stated, with at
  * least the element's alignment (4 bytes for float32, 2 for 16-bit; nothing
  * more is needed).
+ *
+ * WHAT IS WRITTEN
+ * On a nonzero status, nothing: no array is read or written. With rows == 0,
+ * nothing either (status OK). Otherwise:
+ *   - outputs (y, rstd, mean, dx) are overwritten, every value of every row,
+ *     whatever they held: no need to clear them;
+ *   - the residual of the fused add is read, then overwritten with
+ *     round(x + residual);
+ *   - dweight and dbias ACCUMULATE: each value gets the call's sum added to
+ *     what it holds, row after row. Clear them (memset 0) before the first
+ *     call of a pass; calls over chunks of rows, in order, continue the same
+ *     sums and give the bits of one call over all the rows;
+ *   - inputs (x, weight, bias, dy, the statistics given to a backward pass)
+ *     are only read; an output passed as NULL is not computed.
  *
  * ALIASING
  * An output may be the very same array as the one input named for it (y and
@@ -73,10 +91,11 @@ typedef enum rmsnorm_wasm_cast_mode {
 typedef enum rmsnorm_wasm_status {
   RMSNORM_WASM_OK = 0,
   RMSNORM_WASM_ERROR_NULL = 1,    /* a required array is NULL */
-  RMSNORM_WASM_ERROR_DIM = 2,     /* dim == 0, or an array's size overflows size_t */
+  RMSNORM_WASM_ERROR_DIM = 2,     /* dim == 0, or an array's size in bytes overflows size_t */
   RMSNORM_WASM_ERROR_EPS = 3,     /* eps negative, infinite or NaN */
   RMSNORM_WASM_ERROR_OPTION = 4,  /* unknown dtype or cast mode; weight_offset not finite */
   RMSNORM_WASM_ERROR_OVERLAP = 5, /* arrays overlap against the aliasing rules */
+  RMSNORM_WASM_ERROR_RANGE = 6,   /* an array's pointer + size runs past the address space */
 } rmsnorm_wasm_status;
 
 /* A short English description of a status ("ok", "dim must be >= 1 ...");
@@ -88,11 +107,12 @@ const char* rmsnorm_wasm_status_string(rmsnorm_wasm_status status);
  * over each of `rows` rows of `dim` values (row-major). weight holds dim
  * values, or is NULL for no weight. y may equal x.
  *
- * The same checks as rmsnorm_wasm_rmsnorm; with arguments it would reject,
- * this writes nothing (call rmsnorm_wasm_rmsnorm to get the reason).
+ * rmsnorm_wasm_rmsnorm with float32 storage and weight, the default cast
+ * mode and no weight offset, no residual, no rstd: the same checks and the
+ * same status (on error, y keeps its contents).
  */
-void rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows, size_t dim,
-                      float eps);
+rmsnorm_wasm_status rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows,
+                                     size_t dim, float eps);
 
 /*
  * RMSNorm in general, or with `residual` the fused residual add + RMSNorm:
@@ -106,7 +126,7 @@ void rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows
  *                 (Gemma stores w - 1: offset 1); 0 or -0 for none.
  * rstd            NULL, or rows floats receiving each row's 1/sqrt(mean + eps)
  *                 of the row normalized (x, or the updated residual): the
- *                 statistic the backward pass reads.
+ *                 statistic the backward pass reads, from the same sums as y.
  * y may equal x; nothing else may overlap y, residual or rstd.
  */
 rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const void* weight, void* y,
@@ -135,8 +155,8 @@ rmsnorm_wasm_status rmsnorm_wasm_layernorm_f32(const float* x, const float* weig
  * values from the forward pass (rmsnorm_wasm_rmsnorm's rstd, or
  * rmsnorm_wasm_rmsnorm_rstd). dx receives rows * dim values and may equal
  * dy. weight: dim values or NULL. dweight: NULL exactly when weight is; else
- * dim running sums, added to in row order (start from zeros; calls over
- * chunks of rows continue the same sums).
+ * dim running sums that this call ADDS to, in row order (clear them before
+ * the first call; calls over chunks of rows continue the same sums).
  */
 rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_backward_f32(const float* dy, const float* x,
                                                       const float* weight, const float* rstd,
@@ -145,7 +165,8 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_backward_f32(const float* dy, const flo
 
 /*
  * float32 backward pass of LayerNorm: as above, with the forward's mean and
- * rstd (rows values each), and dbias: NULL, or dim running sums of dy.
+ * rstd (rows values each), and dbias: NULL, or dim running sums of dy that
+ * this call adds to, as dweight.
  */
 rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const float* x,
                                                         const float* weight, const float* mean,

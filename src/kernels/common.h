@@ -6,7 +6,8 @@
  *   block_len, fold_lanes   the blocks of a row and the fold of their 16 lanes
  *   f32_pairwise_*          the pairwise sum of a row's block sums (step 1)
  *   max_abs_bits            max |x_i| of a row, as bits
- *   rescue_scale            the power of two 2^k of the rescue paths
+ *   rescue_of               the overflow rescue: the 2^k and eps_z a row is
+ *                           redone with, or 1 when it keeps the plain result
  *
  * Every blocked sum in this package is step 1 applied to some per-value term
  * t_i: blocks of RMSNORM_BLOCK values, value i of a block to lane (i mod 16),
@@ -16,6 +17,7 @@
 #ifndef RMSNORM_COMMON_H
 #define RMSNORM_COMMON_H
 
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -103,7 +105,7 @@ static inline uint32_t max_abs_bits(const void* x, size_t dim, int dtype) {
 /* The rescue scale of a row with max|x_i| = max_bits: 2^k with max|x| * 2^k
  * in [1, 2), k = 127 - biased exponent clamped to [-126, 126] so that 2^k is
  * a normal float32. 0 when the row holds a NaN or an infinity, or is all
- * zeros (such rows keep the plain result). */
+ * zeros. */
 static inline float rescue_scale(uint32_t max_bits) {
   if (max_bits == 0 || max_bits >= UINT32_C(0x7F800000)) {
     return 0.0f;
@@ -111,6 +113,27 @@ static inline float rescue_scale(uint32_t max_bits) {
   int k = 127 - (int) (max_bits >> 23);
   k = k > 126 ? 126 : (k < -126 ? -126 : k);
   return f32_from_bits((uint32_t) (k + 127) << 23);
+}
+
+/* The rescue path of every normalization, for a row whose plain statistics
+ * over- or underflowed: redo the row on z_i = x_i * scale with eps_z = eps,
+ * then undo the scale in the statistics (rstd * scale, mean / scale).
+ * scale == 1 means the row keeps its plain result: it holds a NaN or an
+ * infinity, or is all zeros, or eps * 2^k * 2^k overflows (eps then
+ * dominates the row so completely that the plain result is right). Scaling
+ * by 1 is exact, so 1 is also what "redo on z" would give. */
+typedef struct {
+  float scale;
+  float eps;
+} rmsnorm_rescue;
+
+static inline rmsnorm_rescue rescue_of(const void* x, size_t dim, int dtype, float eps) {
+  const float s = rescue_scale(max_abs_bits(x, dim, dtype));
+  const float eps_scaled = (eps * s) * s;
+  if (s == 0.0f || !(eps_scaled <= FLT_MAX)) {
+    return (rmsnorm_rescue){1.0f, eps};
+  }
+  return (rmsnorm_rescue){s, eps_scaled};
 }
 
 #endif

@@ -116,7 +116,7 @@ static inline void store_f32(void* p, size_t i, float v, int dtype) {
 }
 
 static inline size_t dtype_size(int dtype) {
-  return dtype == RMSNORM_F32 ? 4 : 2;
+  return dtype == RMSNORM_F32 ? sizeof(float) : sizeof(uint16_t);
 }
 
 #endif

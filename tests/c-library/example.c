@@ -60,6 +60,14 @@ static void* random_array(size_t n, rmsnorm_wasm_dtype dtype) {
   return p;
 }
 
+/* An output array holding garbage (NaN patterns): the calls overwrite
+ * every value of their outputs, whatever they held. */
+static void* output_array(size_t bytes) {
+  void* p = malloc(bytes + 1);
+  memset(p, 0xFF, bytes);
+  return p;
+}
+
 static void* copy_of(const void* p, size_t bytes) {
   void* q = malloc(bytes + 1);
   memcpy(q, p, bytes);
@@ -117,8 +125,8 @@ static void rmsnorm_case(size_t rows, size_t dim, float eps, rmsnorm_wasm_dtype 
   void* residual = add ? random_array(n, dtype) : NULL;
   void* residual_in = add ? copy_of(residual, n * size_of(dtype)) : NULL;
   void* x_in = copy_of(x, n * size_of(dtype));
-  void* y = in_place ? x : malloc(n * size_of(dtype));
-  float* rstd = malloc(rows * sizeof(float));
+  void* y = in_place ? x : output_array(n * size_of(dtype));
+  float* rstd = output_array(rows * sizeof(float));
   const rmsnorm_wasm_status status = rmsnorm_wasm_rmsnorm(
       x, residual, w, y, rstd, rows, dim, eps, dtype, weight_dtype, cast_mode, weight_offset);
   begin_case(add ? "addRmsNorm" : "rmsNorm");
@@ -151,15 +159,15 @@ static void rmsnorm_case(size_t rows, size_t dim, float eps, rmsnorm_wasm_dtype 
 static void f32_case(size_t rows, size_t dim, float eps, int weighted) {
   float* x = random_array(rows * dim, RMSNORM_WASM_FLOAT32);
   float* w = weighted ? random_array(dim, RMSNORM_WASM_FLOAT32) : NULL;
-  float* y = malloc(rows * dim * sizeof(float));
-  rmsnorm_wasm_f32(x, w, y, rows, dim, eps);
+  float* y = output_array(rows * dim * sizeof(float));
+  const rmsnorm_wasm_status status = rmsnorm_wasm_f32(x, w, y, rows, dim, eps);
   begin_case("rmsNormF32");
   print_number("dim", (double) dim);
   print_number("eps", eps);
   print_array("x", x, rows * dim, RMSNORM_WASM_FLOAT32);
   if (weighted) print_array("weight", w, dim, RMSNORM_WASM_FLOAT32);
   print_array("y", y, rows * dim, RMSNORM_WASM_FLOAT32);
-  end_case(RMSNORM_WASM_OK);
+  end_case(status);
   free(x);
   free(w);
   free(y);
@@ -169,9 +177,9 @@ static void layernorm_case(size_t rows, size_t dim, float eps) {
   float* x = random_array(rows * dim, RMSNORM_WASM_FLOAT32);
   float* w = random_array(dim, RMSNORM_WASM_FLOAT32);
   float* b = random_array(dim, RMSNORM_WASM_FLOAT32);
-  float* y = malloc(rows * dim * sizeof(float));
-  float* mean = malloc(rows * sizeof(float));
-  float* rstd = malloc(rows * sizeof(float));
+  float* y = output_array(rows * dim * sizeof(float));
+  float* mean = output_array(rows * sizeof(float));
+  float* rstd = output_array(rows * sizeof(float));
   const rmsnorm_wasm_status status =
       rmsnorm_wasm_layernorm_f32(x, w, b, y, mean, rstd, rows, dim, eps);
   begin_case("layerNorm");
@@ -198,9 +206,9 @@ static void backward_case(int layernorm, size_t rows, size_t dim, float eps) {
   float* dy = random_array(n, RMSNORM_WASM_FLOAT32);
   float* x = random_array(n, RMSNORM_WASM_FLOAT32);
   float* w = random_array(dim, RMSNORM_WASM_FLOAT32);
-  float* mean = malloc(rows * sizeof(float));
-  float* rstd = malloc(rows * sizeof(float));
-  float* dx = malloc(n * sizeof(float));
+  float* mean = output_array(rows * sizeof(float));
+  float* rstd = output_array(rows * sizeof(float));
+  float* dx = output_array(n * sizeof(float));
   float* dw = calloc(dim, sizeof(float));
   float* db = calloc(dim, sizeof(float));
   rmsnorm_wasm_status status;
@@ -215,6 +223,22 @@ static void backward_case(int layernorm, size_t rows, size_t dim, float eps) {
       status = rmsnorm_wasm_rmsnorm_backward_f32(dy, x, w, rstd, dx, dw, rows, dim);
     }
   }
+  /* dweight and dbias accumulate: the same pass over the rows in two calls,
+   * from zeros, gives the bits of the one call. */
+  float* dw_chunked = calloc(dim, sizeof(float));
+  float* db_chunked = calloc(dim, sizeof(float));
+  float* dx_chunked = output_array(n * sizeof(float));
+  for (size_t first = 0; first < rows && status == RMSNORM_WASM_OK; first += 1) {
+    const size_t at = first * dim;
+    status = layernorm ? rmsnorm_wasm_layernorm_backward_f32(dy + at, x + at, w, mean + first,
+                                                             rstd + first, dx_chunked + at,
+                                                             dw_chunked, db_chunked, 1, dim)
+                       : rmsnorm_wasm_rmsnorm_backward_f32(dy + at, x + at, w, rstd + first,
+                                                           dx_chunked + at, dw_chunked, 1, dim);
+  }
+  const int chunked_same = memcmp(dw_chunked, dw, dim * sizeof(float)) == 0 &&
+                           memcmp(db_chunked, db, dim * sizeof(float)) == 0 &&
+                           memcmp(dx_chunked, dx, n * sizeof(float)) == 0;
   begin_case(layernorm ? "layerNormBackward" : "rmsNormBackward");
   print_number("dim", (double) dim);
   print_number("eps", eps);
@@ -224,7 +248,11 @@ static void backward_case(int layernorm, size_t rows, size_t dim, float eps) {
   print_array("dx", dx, n, RMSNORM_WASM_FLOAT32);
   print_array("dweight", dw, dim, RMSNORM_WASM_FLOAT32);
   if (layernorm) print_array("dbias", db, dim, RMSNORM_WASM_FLOAT32);
+  print_number("rowByRowSame", chunked_same);
   end_case(status);
+  free(dw_chunked);
+  free(db_chunked);
+  free(dx_chunked);
   free(dy);
   free(x);
   free(w);
@@ -235,11 +263,21 @@ static void backward_case(int layernorm, size_t rows, size_t dim, float eps) {
   free(db);
 }
 
+/* An address `below` bytes under the top of the address space (2^32 in
+ * wasm32): arrays the checks must refuse there are never touched, so these
+ * pointers need no memory behind them, and the native build refuses them
+ * the same way. */
+static void* near_top(uintptr_t below) {
+  return (void*) (UINTPTR_MAX - (below - 1));
+}
+
 /* Wrong arguments: each call's status, and that y kept its bytes. */
 static void error_cases(void) {
-  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  float x[64] = {1, 2, 3, 4, 5, 6, 7, 8};
   float y[8] = {0};
   float rstd[2];
+  /* rows whose 16-bit x fits size_t but whose rstd (4 bytes a row) does not */
+  const size_t rows_rstd_too_big = SIZE_MAX / 4 + 1;
   const float sentinel = 42.0f;
   for (int i = 0; i < 8; i++) y[i] = sentinel;
   const struct {
@@ -279,11 +317,39 @@ static void error_cases(void) {
        rmsnorm_wasm_rmsnorm_backward_f32(x, x, NULL, rstd, y, y, 2, 4)},
       {"backward dx overlaps x",
        rmsnorm_wasm_rmsnorm_backward_f32(x, x, NULL, rstd, x, NULL, 2, 4)},
+      {"rstd bytes overflow size_t",
+       rmsnorm_wasm_rmsnorm(x, NULL, NULL, x, rstd, rows_rstd_too_big, 1, 1e-6f,
+                            RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA,
+                            0.0f)},
+      {"rmsnorm_rstd bytes overflow size_t",
+       rmsnorm_wasm_rmsnorm_rstd(x, rstd, rows_rstd_too_big, 1, 1e-6f, RMSNORM_WASM_BFLOAT16)},
+      /* y ends exactly at the top: no range error, but rstd's last 64 bytes */
+      {"y and rstd overlap at the top of memory",
+       rmsnorm_wasm_rmsnorm(x, NULL, NULL, near_top(256), near_top(64), 16, 4, 1e-6f,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA,
+                            0.0f)},
+      {"y runs past the top",
+       rmsnorm_wasm_rmsnorm(x, NULL, NULL, near_top(128), NULL, 16, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"weight runs past the top",
+       rmsnorm_wasm_rmsnorm(x, NULL, near_top(8), y, NULL, 2, 4, 1e-6f, RMSNORM_WASM_BFLOAT16,
+                            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"layerNorm y and mean overlap at the top of memory",
+       rmsnorm_wasm_layernorm_f32(x, NULL, NULL, near_top(256), near_top(64), NULL, 16, 4, 1e-5f)},
+      {"layerNorm rstd runs past the top",
+       rmsnorm_wasm_layernorm_f32(x, NULL, NULL, y, NULL, near_top(4), 2, 4, 1e-5f)},
+      {"backward dx runs past the top",
+       rmsnorm_wasm_rmsnorm_backward_f32(x, x + 8, NULL, rstd, near_top(16), NULL, 2, 4)},
+      {"backward dweight and dbias overlap at the top of memory",
+       rmsnorm_wasm_layernorm_backward_f32(x, x + 8, x + 16, rstd, rstd, y, near_top(24),
+                                           near_top(16), 2, 4)},
+      {"rmsnorm_wasm_f32 eps -1", rmsnorm_wasm_f32(x, NULL, y, 2, 4, -1.0f)},
+      {"rmsnorm_wasm_f32 dim 0", rmsnorm_wasm_f32(x, NULL, y, 2, 0, 1e-6f)},
       {"rows 0 touches nothing",
        rmsnorm_wasm_rmsnorm(NULL, NULL, NULL, NULL, NULL, 0, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
                             RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
   };
-  rmsnorm_wasm_f32(x, NULL, y, 2, 4, -1.0f); /* rejected: writes nothing */
+  /* Every call above was rejected: none wrote y. */
   int kept = 1;
   for (int i = 0; i < 8; i++) kept &= y[i] == sentinel;
   begin_case("errors");

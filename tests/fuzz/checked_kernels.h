@@ -27,10 +27,6 @@
 #include "../../src/kernels/f32-norm-backward/norm_backward_f32.h"
 #include "../../src/kernels/f32-rmsnorm/rmsnorm_f32.h"
 
-static size_t elem_size(int dtype) {
-  return dtype == RMSNORM_F32 ? 4 : 2;
-}
-
 /* One pointer argument of a kernel call. */
 struct arg {
   bool present;     /* false: the kernel gets NULL */
@@ -105,7 +101,7 @@ static bool is_nan32(const unsigned char* p) {
 
 static void require_same_bits(const void* a, const void* b, const struct arg* arg, const char* what,
                               const struct call* c) {
-  const size_t size = elem_size(arg->dtype);
+  const size_t size = dtype_size(arg->dtype);
   const unsigned char* pa = a;
   const unsigned char* pb = b;
   for (size_t i = 0; i < arg->count; i++, pa += size, pb += size) {
@@ -140,7 +136,7 @@ static void place_args(const struct call* c, unsigned misalign, bool alias, stru
     const struct arg* a = &c->args[i];
     p[i] = NULL;
     if (!a->present || (alias && (int) i == c->alias_out)) continue;
-    const size_t size = elem_size(a->dtype);
+    const size_t size = dtype_size(a->dtype);
     const bool written = a->written || (alias && (int) i == c->alias_in);
     p[i] = guarded_alloc(&g[i], a->data, a->count * size, ((misalign >> (2 * i)) & 3) * size,
                          written ? GUARD_BYTES : 0);
@@ -158,7 +154,7 @@ static void check_and_free(const struct call* c, bool alias, struct guarded* g, 
              alias ? " (aliased call)" : "");
     guarded_check(&g[i], what, c);
     const bool written = a->written || (alias && (int) i == c->alias_in);
-    if (!written && a->count > 0 && memcmp(p[i], a->data, a->count * elem_size(a->dtype)) != 0) {
+    if (!written && a->count > 0 && memcmp(p[i], a->data, a->count * dtype_size(a->dtype)) != 0) {
       snprintf(what, sizeof what, "%s modified input argument %zu", name, i);
       fail(what, c);
     }
@@ -183,7 +179,7 @@ static struct outputs run_checked(const struct call* c, bool simd, unsigned misa
   for (size_t i = 0; i < c->nargs; i++) {
     const struct arg* a = &c->args[i];
     if (!a->present || !a->written) continue;
-    const size_t bytes = a->count * elem_size(a->dtype);
+    const size_t bytes = a->count * dtype_size(a->dtype);
     o.of[i] = malloc(bytes + 1);
     if (o.of[i] == NULL) abort();
     if (bytes > 0) memcpy(o.of[i], p[i], bytes);

@@ -150,7 +150,7 @@ struct decoder {
 };
 
 static void* values(struct decoder* d, size_t n, int dtype, bool scaled) {
-  void* p = malloc(n * elem_size(dtype) + 1);
+  void* p = malloc(n * dtype_size(dtype) + 1);
   if (p == NULL) abort();
   decode_values(d->data, d->size, p, n, d->next, scaled ? d->offset : 0, dtype);
   d->next += n;

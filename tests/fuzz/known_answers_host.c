@@ -46,9 +46,9 @@ int main(void) {
     float eps, weight_offset;
     memcpy(&eps, &header[2], sizeof eps);
     memcpy(&weight_offset, &header[7], sizeof weight_offset);
-    const size_t bytes = rows * dim * elem_size(dtype);
+    const size_t bytes = rows * dim * dtype_size(dtype);
     void* x = read_array(bytes);
-    void* w = (header[3] & 1) ? read_array(dim * elem_size(weight_dtype)) : NULL;
+    void* w = (header[3] & 1) ? read_array(dim * dtype_size(weight_dtype)) : NULL;
     void* residual = (header[3] & 2) ? read_array(bytes) : NULL;
     struct outputs simd, scalar;
     run_rmsnorm_checked(x, residual, w, rows, dim, eps, dtype, weight_dtype, (int) header[6],

@@ -40,4 +40,4 @@ static inline void normalize_row(const float* x, const float* w, const float* b,
 }
 
 #define LAYERNORM_F32_KERNEL rmsnorm_wasm_f32_layernorm_ukernel__scalar
-#include "rows.h"
+#include "rows.inc"

@@ -45,4 +45,4 @@ static inline void grad_row(const float* dy, const float* x, const float* w, flo
 
 #define RMSNORM_BACKWARD_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_backward_ukernel__scalar
 #define LAYERNORM_BACKWARD_F32_KERNEL rmsnorm_wasm_f32_layernorm_backward_ukernel__scalar
-#include "rows.h"
+#include "rows.inc"

@@ -122,4 +122,4 @@ static inline void grad_row(const float* dy, const float* x, const float* w, flo
 
 #define RMSNORM_BACKWARD_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_backward_ukernel__wasmsimd
 #define LAYERNORM_BACKWARD_F32_KERNEL rmsnorm_wasm_f32_layernorm_backward_ukernel__wasmsimd
-#include "rows.h"
+#include "rows.inc"

@@ -51,7 +51,7 @@
  *
  * Rows whose S is outside [RMSNORM_TINY_SUM, FLT_MAX], or whose ms + eps
  * overflows (inv = 0: eps near FLT_MAX beside a large row), take the rescue path
- * (see rows.h): if the row is finite and not all zero, it is
+ * (rescue_of in ../common.h): if the row is finite and not all zero, it is
  * redone on z_i = x_i * 2^k, where 2^k brings max|x| into [1, 2) (k clamped
  * to [-126, 126]), with eps_z = (eps * 2^k) * 2^k; the output then uses
  * v_i = (x_i * 2^k) * inv_z in step 4 and rstd = inv_z * 2^k in step 5 (which

@@ -77,7 +77,7 @@ RMSNORM_INLINE v128_t load4(const void* x, size_t i, int dtype) {
  * path are finite (their sum of squares is), so x * inv is finite; times a
  * finite weight it may overflow to Inf, which the conversions round
  * correctly, but not become NaN. The kernel checks the weight once per call
- * (rows.h) and sends rows to the scalar writer if it is not. */
+ * (rows.inc) and sends rows to the scalar writer if it is not. */
 
 /* The 16-bit patterns of four float32 values, in u32 lanes. */
 RMSNORM_INLINE v128_t narrow4(v128_t v, int dtype, bool finite) {
@@ -383,4 +383,4 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
 }
 
 #define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd
-#include "rows.h"
+#include "rows.inc"

@@ -1,0 +1,131 @@
+// src/loader/abi.js is the JS layer's one table of ABI facts; the C side
+// states each of them again where C needs it. This holds the two together:
+// the codes against the C enums (read from the headers, and as compiled),
+// the bytes per value against sizeof as the kernels use it, and the export
+// lists against the Makefile, exports.c and the built modules.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { ALLOCATOR_EXPORTS, CAST_MODE, CAST_MODES, DTYPE, DTYPES, KERNEL_EXPORTS } from '../src/loader/abi.js';
+
+const run = promisify(execFile);
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const source = (path) => readFile(join(repo, path), 'utf8');
+
+/** The constants of the C enum `name` (`enum name {...}` or `typedef enum name {...}`), as { CONSTANT: value }. */
+function enumOf(text, name) {
+  const body = new RegExp(`enum\\s+${name}\\s*\\{([^}]*)\\}`).exec(text);
+  assert.ok(body, `enum ${name} found`);
+  const constants = {};
+  for (const [, constant, value] of body[1].replace(/\/\*[\s\S]*?\*\//g, '').matchAll(/(\w+)\s*=\s*(-?\d+)/g)) {
+    constants[constant] = Number(value);
+  }
+  return constants;
+}
+
+// The C names of each code, in the kernels' enums and in the public header.
+const KERNEL_DTYPE = { float32: 'RMSNORM_F32', bfloat16: 'RMSNORM_BF16', float16: 'RMSNORM_F16' };
+const PUBLIC_DTYPE = { float32: 'RMSNORM_WASM_FLOAT32', bfloat16: 'RMSNORM_WASM_BFLOAT16', float16: 'RMSNORM_WASM_FLOAT16' };
+const KERNEL_CAST = { llama: 'RMSNORM_CAST_LLAMA', gemma: 'RMSNORM_CAST_GEMMA' };
+const PUBLIC_CAST = { llama: 'RMSNORM_WASM_CAST_LLAMA', gemma: 'RMSNORM_WASM_CAST_GEMMA' };
+
+test('dtype codes: abi.js, the kernels\' enum and the public header\'s are one table', async () => {
+  const kernel = enumOf(await source('src/kernels/float16.h'), 'rmsnorm_dtype');
+  const header = enumOf(await source('src/abi/rmsnorm_wasm.h'), 'rmsnorm_wasm_dtype');
+  assert.deepEqual(Object.keys(DTYPE), DTYPES, 'DTYPES lists every dtype');
+  assert.equal(Object.keys(kernel).length, DTYPES.length, 'no C dtype abi.js lacks');
+  assert.equal(Object.keys(header).length, DTYPES.length, 'no public dtype abi.js lacks');
+  DTYPES.forEach((name, code) => {
+    assert.equal(DTYPE[name].code, code, `DTYPES is in code order (${name})`);
+    assert.equal(kernel[KERNEL_DTYPE[name]], code, `${KERNEL_DTYPE[name]}`);
+    assert.equal(header[PUBLIC_DTYPE[name]], code, `${PUBLIC_DTYPE[name]}`);
+  });
+});
+
+test('cast codes: zero is llama, the JS default, in abi.js and both C enums', async () => {
+  const kernel = enumOf(await source('src/kernels/f32-rmsnorm/rmsnorm_f32.h'), 'rmsnorm_cast');
+  const header = enumOf(await source('src/abi/rmsnorm_wasm.h'), 'rmsnorm_wasm_cast_mode');
+  assert.equal(CAST_MODE.llama, 0);
+  assert.deepEqual(Object.keys(CAST_MODE).sort(), [...CAST_MODES].sort(), 'CAST_MODES lists every mode');
+  assert.equal(Object.keys(kernel).length, CAST_MODES.length);
+  assert.equal(Object.keys(header).length, CAST_MODES.length);
+  CAST_MODES.forEach((name, code) => {
+    assert.equal(CAST_MODE[name], code, `CAST_MODES is in code order (${name})`);
+    assert.equal(kernel[KERNEL_CAST[name]], code, KERNEL_CAST[name]);
+    assert.equal(header[PUBLIC_CAST[name]], code, PUBLIC_CAST[name]);
+  });
+});
+
+test('bytes per value and the codes, as the C compiled for wasm32 has them', async () => {
+  // A program built by emcc, as the modules are, printing what the kernels
+  // compute with: dtype_size of each code (the one rule the kernels and the
+  // C API use), sizeof of the stored types, and the enum constants.
+  const work = await mkdtemp(join(tmpdir(), 'rmsnorm-wasm-abi-'));
+  try {
+    const program = join(work, 'abi.c');
+    await writeFile(program, `#include <stdint.h>
+#include <stdio.h>
+#include "float16.h"
+#include "f32-rmsnorm/rmsnorm_f32.h"
+#include "rmsnorm_wasm.h"
+int main(void) {
+  printf("{\\"dtype_size\\":[%zu,%zu,%zu],", dtype_size(RMSNORM_F32), dtype_size(RMSNORM_BF16), dtype_size(RMSNORM_F16));
+  printf("\\"sizeof_float\\":%zu,\\"sizeof_uint16\\":%zu,", sizeof(float), sizeof(uint16_t));
+  printf("\\"dtype\\":[%d,%d,%d,%d,%d,%d],", RMSNORM_F32, RMSNORM_BF16, RMSNORM_F16,
+         RMSNORM_WASM_FLOAT32, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_FLOAT16);
+  printf("\\"cast\\":[%d,%d,%d,%d]}\\n", RMSNORM_CAST_LLAMA, RMSNORM_CAST_GEMMA,
+         RMSNORM_WASM_CAST_LLAMA, RMSNORM_WASM_CAST_GEMMA);
+  return 0;
+}
+`);
+    const out = join(work, 'abi.js');
+    await run('emcc', ['-O1', '-I', join(repo, 'src', 'kernels'), '-I', join(repo, 'src', 'abi'), program,
+      '-sSINGLE_FILE=1', '-sENVIRONMENT=node', '-o', out], { env: { ...process.env, NODE_PATH: '/usr/share/nodejs' } });
+    const c = JSON.parse((await run(process.execPath, [out])).stdout);
+    assert.deepEqual(c.dtype_size, DTYPES.map((name) => DTYPE[name].bytes), 'dtype_size of each code is abi.js\'s bytes');
+    assert.equal(DTYPE.float32.bytes, c.sizeof_float);
+    assert.equal(DTYPE.bfloat16.bytes, c.sizeof_uint16);
+    assert.equal(DTYPE.float16.bytes, c.sizeof_uint16);
+    const codes = DTYPES.map((name) => DTYPE[name].code);
+    assert.deepEqual(c.dtype, [...codes, ...codes]);
+    assert.deepEqual(c.cast, [CAST_MODE.llama, CAST_MODE.gemma, CAST_MODE.llama, CAST_MODE.gemma]);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+});
+
+/** A Makefile variable as make expands it. */
+async function makeVariable(name) {
+  const { stdout } = await run('make', ['-s', '--no-print-directory', '--eval', `print-abi-variable: ; @echo $(${name})`,
+    'print-abi-variable'], { cwd: repo });
+  return stdout.trim();
+}
+
+const cNames = (names) => names.map((name) => `_${name}`).join(',');
+
+test('exports: abi.js against the Makefile\'s lists and exports.c\'s functions', async () => {
+  assert.equal(await makeVariable('KERNEL_EXPORTS'), cNames(KERNEL_EXPORTS));
+  assert.equal(await makeVariable('EXPORTS'), cNames([...KERNEL_EXPORTS, ...ALLOCATOR_EXPORTS]));
+  const exported = [...(await source('src/abi/exports.c')).matchAll(/EMSCRIPTEN_KEEPALIVE\s+\w+\s+(\w+)\s*\(/g)]
+    .map(([, name]) => name);
+  assert.deepEqual(exported, [...KERNEL_EXPORTS], 'exports.c defines exactly the kernels, in order');
+});
+
+test('exports: each built module exports what abi.js says, and nothing else callable', async () => {
+  const functionsOf = async (file) => {
+    const module = await WebAssembly.compile(await readFile(join(repo, 'build', file)));
+    return WebAssembly.Module.exports(module).filter(({ kind }) => kind === 'function').map(({ name }) => name)
+      .filter((name) => !name.startsWith('_') && !name.startsWith('emscripten_') && !name.startsWith('stack'));
+  };
+  for (const build of ['simd', 'scalar']) {
+    assert.deepEqual((await functionsOf(`rmsnorm-${build}.wasm`)).sort(), [...KERNEL_EXPORTS, ...ALLOCATOR_EXPORTS].sort(),
+      `rmsnorm-${build}.wasm`);
+    assert.deepEqual((await functionsOf(`rmsnorm-${build}-imported.wasm`)).sort(), [...KERNEL_EXPORTS].sort(),
+      `rmsnorm-${build}-imported.wasm: the kernels, no allocator`);
+  }
+});
