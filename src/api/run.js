@@ -19,8 +19,12 @@ const STAGED = -1;
 /** Staging starts on 16-byte boundaries, where the kernels' vector loads are fastest. */
 const align16 = (n) => ceil(n / 16) * 16;
 
-// Per description, the runner's working arrays, reused (it is never
-// re-entered: no caller code runs in it), so a call allocates nothing here.
+// Where each array of a call goes: its address (or STAGED, or 0 for none),
+// values a row (0: dim for the whole call), bytes a value, whether it
+// shares the staging of the input it may overwrite, and its offset in the
+// staging. Per description, one is reused (the runner is never re-entered:
+// no caller code runs in it), so a call allocates nothing here; a call the
+// resolver remembered (src/ops/resolve.js, LastCall) keeps its own.
 class Plan {
   constructor(op) {
     this.at = [];
@@ -36,6 +40,9 @@ class Plan {
       this.offset[i] = 0;
     }
     this.pointers = { ...op.pointers };
+    this.staged = 0;
+    this.chunkRows = 0;
+    this.total = 0;
   }
 }
 setPrototypeOf(Plan.prototype, null);
@@ -43,15 +50,22 @@ const plans = { __proto__: null };
 
 /** Runs `call` on `memory` and returns what the function returns. */
 export function run(memory, call) {
-  if (call.pointers !== null) {
-    call.op.kernel(memory.exports, call, call.pointers, call.rows);
-    return returnValue(call);
+  let plan = call.plan;
+  if (plan === null) {
+    makeResults(call);
+    if (call.rows === 0) return returnValue(call);
+    plan = call.remembered ? new Plan(call.op) : (plans[call.op.name] ??= new Plan(call.op));
+    planCall(memory, call, plan);
+    if (call.remembered) call.plan = plan;
   }
-  makeResults(call);
+  if (plan.staged === 0) call.op.kernel(memory.exports, call, plan.pointers, call.rows);
+  else stageAndRun(memory, call, plan);
+  return returnValue(call);
+}
+
+function planCall(memory, call, plan) {
   const { op, rows, dim, records, fn } = call;
-  if (rows === 0) return returnValue(call);
-  const { slots, keys, kernel } = op;
-  const plan = plans[op.name] ??= new Plan(op);
+  const { slots, keys } = op;
   const { at, width, size, shares, offset, pointers } = plan;
   const count = slots.length;
   let perRowBytes = 0;
@@ -73,13 +87,11 @@ export function run(memory, call) {
       else perRowBytes += width[i] * size[i];
     }
   }
+  plan.staged = staged;
   if (staged === 0) {
-    // The zero-copy call. A remembered one (src/ops/resolve.js, LastCall) keeps its pointers.
-    const direct = call.remembered ? { ...op.pointers } : pointers;
-    for (let i = 0; i < count; i++) direct[keys[i]] = at[i];
-    kernel(memory.exports, call, direct, rows);
-    if (call.remembered) call.pointers = direct;
-    return returnValue(call);
+    // The zero-copy call: every array where it lies.
+    for (let i = 0; i < count; i++) pointers[keys[i]] = at[i];
+    return;
   }
   let chunkRows = call.mayAlias || perRowBytes === 0 ? rows : min(rows, floor(CHUNK_BYTES / perRowBytes) || 1);
   if (perRowBytes > 0) {
@@ -101,6 +113,16 @@ export function run(memory, call) {
       offset[i] = -1;
     }
   }
+  plan.chunkRows = chunkRows;
+  plan.total = total;
+}
+
+/** The staged call: inputs copied in, the kernel run chunk by chunk, outputs copied out. */
+function stageAndRun(memory, call, plan) {
+  const { op, rows, dim, records, fn } = call;
+  const { slots, keys, kernel } = op;
+  const { at, width, size, shares, offset, pointers, chunkRows, total } = plan;
+  const count = slots.length;
   // The last allocation of the call: views of memory are taken only after it.
   const base = memory.staging(fn, total);
   memory.checkStaged(fn, slots, records, base, total);
@@ -132,7 +154,6 @@ export function run(memory, call) {
   for (let i = 0; i < count; i++) {
     if (offset[i] >= 0 && slots[i].per === ONCE && slots[i].dir & OUT && records[i] !== null) copyOut(memory, records[i], 0, dim, base + offset[i]);
   }
-  return returnValue(call);
 }
 
 /** Copies values [from, from + n) of a staged record to byte `to` of memory. */

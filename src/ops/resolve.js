@@ -4,7 +4,7 @@
 // order and before anything is written. The wasm API and the reference
 // both resolve here, so both throw the same error for the same mistake.
 
-import { defineProperty, freeze, isView, kindOf, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
+import { defineProperty, freeze, isView, kindOf, lengthOf, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { Tensor } from '../loader/tensor.js';
 import { measure, newOutput, weightDtypeOf } from './arrays.js';
 import { castModeOption, dtypeOption, float32Option, lastRead, optionReader, readShape, resolveDim } from './options.js';
@@ -71,38 +71,39 @@ function keysOf(object) {
 }
 
 /**
- * The last call of a description that ran on tensors alone (every array a
- * live tensor of one instance memory, every result given, no shape): its
- * arguments and options as read, and its resolution. A call with the same
- * arguments and option values resolves to the same checked call, since a
- * tensor's record never changes while it lives: the engine's decode loop
- * (the same tensors every token) is checked once, then only compared.
+ * The last call of a description on an instance memory that made no new
+ * result and had no shape: its arguments and options as read, and its
+ * resolution. A call with the same arguments and option values, every
+ * record still true of its array, resolves to the same checked call: a
+ * tensor's record never changes while it lives, nor a view's buffer, offset
+ * or kind. So the engine's decode loop (the same arrays every token) is
+ * checked once, then only compared.
  */
 class LastCall {
   constructor() {
     this.call = null;
     this.memory = null;
     this.values = [];
-    this.records = [];
     this.opts = null;
     this.count = 0;
   }
 }
 setPrototypeOf(LastCall.prototype, null);
 
-/** Whether `values` and `opts` are those of `last`, every tensor among them still alive. */
+/** Whether a remembered record still describes its array: a tensor not
+ * freed, a view not detached nor shrunk (its buffer, offset and kind
+ * cannot change; its length can, and is asked again). */
+function stillHolds(record) {
+  return record.buffer === null ? Tensor.recordOf(record.value) === record : lengthOf(record.value) === record.length;
+}
+
+/** Whether this call's arguments and options (as just read) are those of `last`. */
 function isLast(op, last, values, memory) {
   if (last.call === null || last.memory !== memory) return false;
-  for (let k = 0; k < op.params.length; k++) {
-    const v = values[k];
-    if (v !== last.values[k] || (v !== null && Tensor.recordOf(v) !== last.records[k])) return false;
-  }
   if (!lastRead.same || lastRead.count !== last.count) return false; // the options as read, against the last ones
+  for (let k = 0; k < op.params.length; k++) if (values[k] !== last.values[k]) return false;
   const { records } = last.call;
-  for (let k = 0; k < op.optionSlots.length; k++) {
-    const i = op.optionSlots[k];
-    if (records[i] !== null && Tensor.recordOf(records[i].value) !== records[i]) return false; // freed since
-  }
+  for (let i = 0; i < records.length; i++) if (records[i] !== null && !stillHolds(records[i])) return false;
   return true;
 }
 
@@ -110,14 +111,12 @@ function remember(op, call, values, opts, memory) {
   const { records, op: { slots } } = call;
   for (let i = 0; i < records.length; i++) {
     const r = records[i];
-    if (r === null ? slots[i].result && (slots[i].made < 0 || records[slots[i].made] !== null) : r.memory !== memory || r.buffer !== null) return;
+    // Not a call that makes new results, nor one on an empty view (which cannot tell detached from empty).
+    if (r === null ? slots[i].result && (slots[i].made < 0 || records[slots[i].made] !== null) : r.length === 0) return;
   }
   const { last } = op;
   last.call = null; // while it is written
-  for (let k = 0; k < op.params.length; k++) {
-    last.values[k] = values[k];
-    last.records[k] = values[k] === null ? null : Tensor.recordOf(values[k]);
-  }
+  for (let k = 0; k < op.params.length; k++) last.values[k] = values[k];
   last.opts = opts;
   last.count = lastRead.count;
   last.memory = memory;
@@ -139,8 +138,8 @@ class Call {
     this.weightOffset = 0;
     this.mayAlias = false;
     this.givenByName = null;
-    this.remembered = false; // the last call on tensors (LastCall): the runner may keep its pointers
-    this.pointers = null;
+    this.remembered = false; // the last call of its function (LastCall): the runner may keep its plan
+    this.plan = null;
     this.records = [];
     for (let i = 0; i < op.slots.length; i++) this.records[i] = null;
   }
