@@ -1,0 +1,158 @@
+// The docs run as tests: every fenced block of README.md, docs/*.md,
+// web/README.md and web/model/README.md, in document order, in a work
+// directory per document where `rmsnorm-wasm` is this repository (a
+// node_modules link, so imports and node_modules/rmsnorm-wasm/c resolve as
+// in an installed copy). By language, unless a directive says otherwise
+// (tests/docs/markdown.js):
+//   js   runs in Node as an ES module; `// → VALUE` comments are checked
+//        (tests/docs/expect.js); a block that imports nothing from the package
+//        runs after `import { <every export> } from 'rmsnorm-wasm'; await init();`
+//   ts   every function, class and property it names is in src/index.d.ts
+//        (and every function exported by src/index.js)
+//   c    compiled by emcc against c/rmsnorm_wasm.h
+//   sh   its commands name real make targets, npm scripts, files and flags,
+//        and Debian packages (tests/docs/shell.js); with `doctest: run`, run
+//   text must be marked: the output of the block run before it, or not run
+// A block marked `not run` is still parsed (js: node --check) or compiled (c).
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import * as api from '../src/index.js';
+import { withChecks } from './docs/expect.js';
+import { fencedBlocks } from './docs/markdown.js';
+import { checkCommands } from './docs/shell.js';
+
+const run = promisify(execFile);
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const env = { ...process.env, NODE_PATH: '/usr/share/nodejs' }; // Debian's emcc
+const expectUrl = pathToFileURL(join(repo, 'tests', 'docs', 'expect.js')).href;
+const EXPORTS = Object.keys(api).filter((name) => typeof api[name] === 'function' && name !== 'Tensor');
+
+const documents = [
+  'README.md',
+  ...(await readdir(join(repo, 'docs'))).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`),
+  'web/README.md',
+  'web/model/README.md',
+];
+
+let work;
+before(async () => {
+  work = await mkdtemp(join(tmpdir(), 'rmsnorm-wasm-docs-'));
+});
+after(() => rm(work, { recursive: true, force: true }));
+
+async function compileC(file, cwd) {
+  await run('emcc', ['-fsyntax-only', '-Wall', '-Werror', '-I', join(repo, 'c'), file], { env, cwd });
+}
+
+function checkTypes(code, dts) {
+  const names = [];
+  for (const [, fn] of code.matchAll(/\bfunction\s+(\w+)/g)) {
+    assert.match(dts, new RegExp(`export function ${fn}\\b`), `src/index.d.ts declares ${fn}`);
+    assert.equal(typeof api[fn], 'function', `src/index.js exports ${fn}`);
+    names.push(fn);
+  }
+  for (const [, cls] of code.matchAll(/\bclass\s+(\w+)/g)) {
+    assert.match(dts, new RegExp(`export class ${cls}\\b`), `src/index.d.ts declares class ${cls}`);
+    names.push(cls);
+  }
+  for (const [, property] of code.matchAll(/\b(\w+)\??:\s/g)) {
+    assert.match(dts, new RegExp(`\\b${property}\\??:|\\bget ${property}\\(`), `src/index.d.ts has ${property}`);
+    names.push(property);
+  }
+  assert.ok(names.length > 0, 'the block declares something');
+}
+
+async function runJs(block, where, dir) {
+  // What the given code holds after a line `// after the block:` runs after it (closing what it opened).
+  const [given, epilogue = ''] = (block.directive?.kind === 'given' ? `${block.directive.arg}\n` : '').split(/^\/\/ after the block:.*$/m);
+  const { source, checks } = withChecks(block.code, where);
+  const importsPackage = /from\s+'rmsnorm-wasm(\/\w+)?'/.test(given + block.code);
+  const prelude = [
+    `import { expectShown as __expectShown, expectThrown as __expectThrown } from '${expectUrl}';`,
+    importsPackage ? '' : `import { ${EXPORTS.join(', ')} } from 'rmsnorm-wasm';\nawait init();`,
+  ].join('\n');
+  const file = join(dir, `block-${block.line}.mjs`);
+  await writeFile(file, `${prelude}\n${given}${source}\n${epilogue}`);
+  const { stdout } = await run(process.execPath, [file], { cwd: dir, timeout: 60_000 });
+  return { stdout, checks };
+}
+
+async function parseJs(code, dir, line) {
+  // A block that shows two files (`// worker.js` after the main thread's code) is parsed as each.
+  const parts = code.split(/^(?=\/\/ [\w.-]+\.js\s*$)/m);
+  for (const [i, part] of parts.entries()) {
+    const file = join(dir, `parse-${line}-${i}.mjs`);
+    await writeFile(file, part);
+    await run(process.execPath, ['--check', file]);
+  }
+}
+
+const sameText = (text) => text.split('\n').map((l) => l.trimEnd()).join('\n').trim();
+
+for (const document of documents) {
+  test(`${document}: every code block runs, or is checked`, async (t) => {
+    const text = await readFile(join(repo, document), 'utf8');
+    const dts = await readFile(join(repo, 'src', 'index.d.ts'), 'utf8');
+    const dir = join(work, document.replace(/\//g, '_'));
+    await mkdir(join(dir, 'node_modules'), { recursive: true });
+    await symlink(repo, join(dir, 'node_modules', 'rmsnorm-wasm'));
+    let lastOutput = null;
+    for (const block of fencedBlocks(text)) {
+      const where = `${document}:${block.line}`;
+      const kind = block.directive?.kind;
+      await t.test(`${where} ${block.lang}${kind ? ` (${kind}${block.directive.arg && kind !== 'given' ? ` ${block.directive.arg}` : ''})` : ''}`, async () => {
+        if (kind === 'output') {
+          assert.notEqual(lastOutput, null, `${where}: no block ran before this output`);
+          assert.equal(sameText(lastOutput), sameText(block.code), `${where}: what the block before printed`);
+          return;
+        }
+        if (kind === 'file') {
+          await writeFile(join(dir, block.directive.arg), `${block.code}\n`);
+          if (block.lang === 'c') await compileC(block.directive.arg, dir);
+          if (block.lang === 'js') await run(process.execPath, ['--check', join(dir, block.directive.arg)]);
+          return;
+        }
+        if (kind === 'not run') {
+          if (['js', 'mjs', 'javascript'].includes(block.lang)) await parseJs(block.code, dir, block.line);
+          else if (block.lang === 'c') {
+            await writeFile(join(dir, `parse-${block.line}.c`), `${block.code}\n`);
+            await compileC(`parse-${block.line}.c`, dir);
+          } else if (block.lang === 'sh') await run('bash', ['-n', '-c', block.code]);
+          return;
+        }
+        if (block.lang === 'sh' && kind === 'run') {
+          const { stdout } = await run('bash', ['-e', '-c', block.code], { cwd: dir, env, timeout: 120_000 });
+          lastOutput = stdout;
+          return;
+        }
+        switch (block.lang) {
+          case 'js':
+          case 'mjs':
+          case 'javascript': {
+            lastOutput = (await runJs(block, where, dir)).stdout;
+            return;
+          }
+          case 'ts':
+            checkTypes(block.code, dts);
+            return;
+          case 'c': {
+            await writeFile(join(dir, `block-${block.line}.c`), `${block.code}\n`);
+            await compileC(`block-${block.line}.c`, dir);
+            return;
+          }
+          case 'sh':
+            assert.ok(checkCommands(block.code, repo).length > 0, `${where}: no command`);
+            return;
+          default:
+            assert.fail(`${where}: a ${block.lang} block must be marked <!-- doctest: output --> or <!-- doctest: not run: why -->`);
+        }
+      });
+    }
+  });
+}
