@@ -156,3 +156,36 @@ for (const document of documents) {
     }
   });
 }
+
+// What the README says of `make demo`: it installs only what the demo needs,
+// and a port in use gets a sentence saying how to pick another, not a stack trace.
+test('make demo installs only Emscripten and the npm packages; make deps adds the test toolchain', async () => {
+  const dryRun = async (target) => (await run('make', ['-n', '-o', 'node_modules/.package-lock.json', '-o', 'build', target], { cwd: repo, env })).stdout;
+  const TEST_ONLY = ['chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'mesa-vulkan-drivers', 'libsimde-dev', 'clang-format', 'clang-14', 'libclang-rt-14-dev'];
+  const demo = await dryRun('demo');
+  assert.match(demo, /missing emscripten/);
+  for (const name of TEST_ONLY) assert.doesNotMatch(demo, new RegExp(`missing ${name}"`), `make demo installs no ${name}`);
+  assert.match(demo, /node web\/serve\.js 8080/);
+  const deps = await dryRun('deps');
+  for (const name of ['emscripten', ...TEST_ONLY]) assert.match(deps, new RegExp(`missing ${name}"`), `make deps installs ${name}`);
+  assert.match(await dryRun('test'), /missing chromium"/, 'make test installs the test toolchain');
+  assert.match(await run('make', ['-n', '-o', 'node_modules/.package-lock.json', '-o', 'build', 'demo', 'PORT=9000'], { cwd: repo, env }).then((r) => r.stdout), /node web\/serve\.js 9000/);
+});
+
+test('web/serve.js on a port in use says so and how to pick another, with no stack trace', async () => {
+  const { createServer } = await import('node:net');
+  const taken = createServer();
+  await new Promise((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const { port } = taken.address();
+  try {
+    const result = await run(process.execPath, [join(repo, 'web', 'serve.js'), String(port)]).then(
+      () => assert.fail('the server started on a port in use'),
+      (error) => error,
+    );
+    assert.equal(result.code, 1);
+    assert.equal(result.stdout, '');
+    assert.equal(result.stderr.trim(), `rmsnorm-wasm demo: port ${port} is already in use (another server, or a demo still running). Pick another port: make demo PORT=9000 (or node web/serve.js 9000; 0 picks a free one).`);
+  } finally {
+    taken.close();
+  }
+});
