@@ -22,7 +22,10 @@ KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/*/*.h src/abi/*.h)
 # Each module links the exported ABI and exactly one kernel per operation.
 KERNEL_DIRS := src/kernels/f32-rmsnorm src/kernels/f32-layernorm src/kernels/f32-norm-backward
 KERNEL_SOURCES := $(wildcard $(addsuffix /*.c,$(KERNEL_DIRS)))
-EXPORTS := _rmsnorm,_rmsnorm_rstd,_layernorm_f32,_rmsnorm_backward_f32,_layernorm_backward_f32,_malloc,_free
+# The exported C ABI (src/abi/exports.c, src/loader/abi.js): the kernels,
+# and the allocator of the modules that own their memory.
+KERNEL_EXPORTS := _rmsnorm,_layernorm_f32,_rmsnorm_backward_f32,_layernorm_backward_f32
+EXPORTS := $(KERNEL_EXPORTS),_malloc,_free
 
 # Strict IEEE float32: no FMA contraction, no fast-math (the numerics contract
 # in src/kernels/rmsnorm_f32.h). A standalone module with our own loader:
@@ -35,7 +38,7 @@ LDFLAGS := --no-entry -sSTANDALONE_WASM -sEXPORTED_FUNCTIONS=$(EXPORTS) \
 # The imported-memory builds (bindMemory): kernels only, no allocator, no
 # data segments, and a memory import without a maximum so that any
 # WebAssembly.Memory can be given to them.
-IMPORTED_LDFLAGS := --no-entry -sSTANDALONE_WASM -sIMPORTED_MEMORY -sEXPORTED_FUNCTIONS=_rmsnorm \
+IMPORTED_LDFLAGS := --no-entry -sSTANDALONE_WASM -sIMPORTED_MEMORY -sEXPORTED_FUNCTIONS=$(KERNEL_EXPORTS) \
   -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=64KB -sTOTAL_STACK=16KB
 
 MODULES := build/rmsnorm-simd.wasm build/rmsnorm-scalar.wasm

@@ -13,6 +13,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as api from '../src/index.js';
+import { CAST_MODES, DTYPES } from '../src/loader/abi.js';
 import { widen } from '../src/reference/float16.js';
 import { assertSameBitsAs } from './helpers/bits.js';
 
@@ -21,8 +22,6 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
 const example = join(repo, 'tests', 'c-library', 'example.c');
 const env = { ...process.env, NODE_PATH: '/usr/share/nodejs' }; // Debian's emcc
 const LIBRARIES = { simd: 'librmsnorm_wasm_simd.a', scalar: 'librmsnorm_wasm_scalar.a' };
-const DTYPES = ['float32', 'bfloat16', 'float16'];
-const CAST_MODES = ['gemma', 'llama'];
 
 let work;
 let packageDir; // the tarball, extracted

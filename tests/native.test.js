@@ -1,12 +1,14 @@
 // The C kernels built for the host under AddressSanitizer and UBSan, with
 // their asserts live (tests/fuzz/known_answers_host.c): the seeds' known
 // answers and the contract's edge cases, checked bit for bit against the JS
-// reference. The harness itself aborts if the kernels disagree, write outside
-// their output, or differ in place.
+// reference, y and the per-row rstd. The harness itself aborts if the kernels
+// disagree, write outside their outputs, differ in place, or if asking for
+// rstd changes y, or asking for y changes rstd.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { CAST_MODE, DTYPE } from '../src/loader/abi.js';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { numberToBfloat16, numberToFloat16, widen } from '../src/reference/float16.js';
 import { assertSameBitsAs } from './helpers/bits.js';
@@ -20,8 +22,6 @@ function buildHarness() {
   assert.equal(made.status, 0, `make ${HARNESS} failed:\n${made.stdout}${made.stderr}`);
 }
 
-const DTYPE_CODE = { float32: 0, bfloat16: 1, float16: 2 };
-const CAST_CODE = { gemma: 0, llama: 1 };
 const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 const ARRAY_OF = { float32: Float32Array, bfloat16: Uint16Array, float16: Uint16Array };
 
@@ -29,7 +29,7 @@ const ARRAY_OF = { float32: Float32Array, bfloat16: Uint16Array, float16: Uint16
 const weightDtypeOf = (weight, options) =>
   options.weightDtype ?? (weight instanceof Uint16Array ? options.dtype : 'float32');
 
-/** Runs every case through the harness; returns [{ simd, scalar, residual? }] per case. */
+/** Runs every case through the harness; returns [{ simd, scalar, residual?, rstdSimd, rstdScalar }] per case. */
 function runHarness(cases) {
   const parts = [];
   for (const { x, weight, residual, dim, eps, options } of cases) {
@@ -39,9 +39,9 @@ function runHarness(cases) {
     header.setUint32(4, dim, true);
     header.setFloat32(8, eps, true);
     header.setUint32(12, (weight === null ? 0 : 1) | (residual === undefined ? 0 : 2), true);
-    header.setInt32(16, DTYPE_CODE[options.dtype ?? 'float32'], true);
-    header.setInt32(20, DTYPE_CODE[weightDtypeOf(weight, options)], true);
-    header.setInt32(24, CAST_CODE[options.castMode ?? 'llama'], true);
+    header.setInt32(16, DTYPE[options.dtype ?? 'float32'].code, true);
+    header.setInt32(20, DTYPE[weightDtypeOf(weight, options)].code, true);
+    header.setInt32(24, CAST_MODE[options.castMode ?? 'llama'], true);
     header.setFloat32(28, options.weightOffset ?? 0, true);
     parts.push(new Uint8Array(header.buffer), bytesOf(x));
     if (weight !== null) parts.push(bytesOf(weight));
@@ -56,11 +56,12 @@ function runHarness(cases) {
     at += bytes.byteLength;
     return new ARRAY_OF[dtype](bytes);
   };
-  const results = cases.map(({ x, residual, options }) => {
+  const results = cases.map(({ x, residual, dim, options }) => {
     const dtype = options.dtype ?? 'float32';
     const result = { simd: next(dtype, x.length), scalar: next(dtype, x.length) };
     if (residual !== undefined) Object.assign(result, { residualSimd: next(dtype, x.length), residualScalar: next(dtype, x.length) });
-    return result;
+    const rows = x.length / dim;
+    return Object.assign(result, { rstdSimd: next('float32', rows), rstdScalar: next('float32', rows) });
   });
   assert.equal(at, out.byteLength, 'the harness wrote exactly the expected outputs');
   return results;
@@ -154,18 +155,21 @@ test('host build under ASan + UBSan: known answers and edge cases, bit for bit w
     const opts = { dim, eps, ...options, ...(weight !== null && { weightDtype: mixed ? 'float32' : weightDtype }) };
     const what = `${name} (rows=${x.length / dim} dim=${dim})`;
     const same = (a, b, label) => assertSameBitsAs(dtype, a, b, label);
+    const rstd = new Float32Array(x.length / dim);
     if (residual === undefined) {
-      const expected = referenceRmsNorm(x, refWeight, opts);
+      const expected = referenceRmsNorm(x, refWeight, { ...opts, rstd });
       same(results[i].simd, expected, `${what}: host wasmsimd vs reference`);
       same(results[i].scalar, expected, `${what}: host scalar vs reference`);
     } else {
       const updated = residual.slice();
-      const expected = referenceAddRmsNorm(x, updated, refWeight, opts);
+      const expected = referenceAddRmsNorm(x, updated, refWeight, { ...opts, rstd });
       same(results[i].simd, expected, `${what}: host wasmsimd vs reference`);
       same(results[i].scalar, expected, `${what}: host scalar vs reference`);
       same(results[i].residualSimd, updated, `${what}: host wasmsimd residual vs reference`);
       same(results[i].residualScalar, updated, `${what}: host scalar residual vs reference`);
     }
+    assertSameBitsAs('float32', results[i].rstdSimd, rstd, `${what}: host wasmsimd rstd vs reference`);
+    assertSameBitsAs('float32', results[i].rstdScalar, rstd, `${what}: host scalar rstd vs reference`);
   });
   // The blog's worked answer, to its two decimals.
   assert.deepEqual(Array.from(results[0].simd, (v) => v.toFixed(2)), ['0.55', '-0.37', '1.10', '-2.92']);

@@ -13,22 +13,15 @@
 
 /* RMSNorm, or with `residual` (non-NULL) the fused residual add + RMSNorm.
  * dtype / weight_dtype: 0 float32, 1 bfloat16, 2 float16, in any
- * combination; cast_mode: 0 gemma, 1 llama (rmsnorm_f32.h). Pointers are
- * byte addresses in this module's memory. */
+ * combination; cast_mode: 0 llama, 1 gemma (rmsnorm_f32.h). rstd (NULL or
+ * rows floats) receives step 5 of each row normalized; y may be NULL for
+ * rstd alone. Pointers are byte addresses in this module's memory. */
 EMSCRIPTEN_KEEPALIVE
-void rmsnorm(const void* x, void* residual, const void* w, void* y, uint32_t rows, uint32_t dim,
-             float eps, int32_t dtype, int32_t weight_dtype, int32_t cast_mode,
+void rmsnorm(const void* x, void* residual, const void* w, void* y, float* rstd, uint32_t rows,
+             uint32_t dim, float eps, int32_t dtype, int32_t weight_dtype, int32_t cast_mode,
              float weight_offset) {
   UKERNEL(rmsnorm)
-  (x, residual, w, y, rows, dim, eps, dtype, weight_dtype, cast_mode, weight_offset);
-}
-
-/* Step 5 of rmsnorm_f32.h alone: the per-row rstd of x (dtype as above),
- * for rmsNorm's `rstd` option and the backward pass. */
-EMSCRIPTEN_KEEPALIVE
-void rmsnorm_rstd(const void* x, float* rstd, uint32_t rows, uint32_t dim, float eps,
-                  int32_t dtype) {
-  UKERNEL(rmsnorm_rstd)(x, rstd, rows, dim, eps, dtype);
+  (x, residual, w, y, rstd, rows, dim, eps, dtype, weight_dtype, cast_mode, weight_offset);
 }
 
 EMSCRIPTEN_KEEPALIVE

@@ -89,10 +89,14 @@ static rmsnorm_wasm_status check_rows(size_t rows, size_t dim, size_t bytes, flo
   return valid_eps(eps) ? RMSNORM_WASM_OK : RMSNORM_WASM_ERROR_EPS;
 }
 
-rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const void* weight, void* y,
-                                         float* rstd, size_t rows, size_t dim, float eps,
-                                         rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
-                                         rmsnorm_wasm_cast_mode cast_mode, float weight_offset) {
+/* Both RMSNorm entry points: the full one (y required), or rstd alone
+ * (`stats_only`: rstd required, y NULL). */
+static rmsnorm_wasm_status checked_rmsnorm(const void* x, void* residual, const void* weight,
+                                           void* y, float* rstd, size_t rows, size_t dim, float eps,
+                                           rmsnorm_wasm_dtype dtype,
+                                           rmsnorm_wasm_dtype weight_dtype,
+                                           rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
+                                           bool stats_only) {
   if (!known_dtype(dtype) || (weight != NULL && !known_dtype(weight_dtype)) ||
       (cast_mode != RMSNORM_WASM_CAST_GEMMA && cast_mode != RMSNORM_WASM_CAST_LLAMA) ||
       !(weight_offset >= -FLT_MAX && weight_offset <= FLT_MAX)) {
@@ -107,7 +111,7 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const vo
   if (status != RMSNORM_WASM_OK || rows == 0) {
     return status;
   }
-  if (x == NULL || y == NULL) {
+  if (x == NULL || (stats_only ? rstd == NULL : y == NULL)) {
     return RMSNORM_WASM_ERROR_NULL;
   }
   const size_t bytes = rows * dim * element_bytes(dtype);
@@ -120,20 +124,19 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const vo
       [RSTD] = {rstd, rstd != NULL ? rows * sizeof(float) : 0, true, -1},
   };
   status = check_overlaps(spans, 5);
-  if (status != RMSNORM_WASM_OK) {
-    return status;
+  if (status == RMSNORM_WASM_OK) {
+    UKERNEL(rmsnorm)
+    (x, residual, weight, y, rstd, rows, dim, eps, dtype, weight_dtype, cast_mode, weight_offset);
   }
-  /* rstd is of the row normalized: x, read before y (which may be x)
-   * overwrites it, or the residual once the add has updated it. */
-  if (rstd != NULL && residual == NULL) {
-    UKERNEL(rmsnorm_rstd)(x, rstd, rows, dim, eps, dtype);
-  }
-  UKERNEL(rmsnorm)
-  (x, residual, weight, y, rows, dim, eps, dtype, weight_dtype, cast_mode, weight_offset);
-  if (rstd != NULL && residual != NULL) {
-    UKERNEL(rmsnorm_rstd)(residual, rstd, rows, dim, eps, dtype);
-  }
-  return RMSNORM_WASM_OK;
+  return status;
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const void* weight, void* y,
+                                         float* rstd, size_t rows, size_t dim, float eps,
+                                         rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
+                                         rmsnorm_wasm_cast_mode cast_mode, float weight_offset) {
+  return checked_rmsnorm(x, residual, weight, y, rstd, rows, dim, eps, dtype, weight_dtype,
+                         cast_mode, weight_offset, false);
 }
 
 void rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows, size_t dim,
@@ -144,25 +147,8 @@ void rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows
 
 rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_rstd(const void* x, float* rstd, size_t rows, size_t dim,
                                               float eps, rmsnorm_wasm_dtype dtype) {
-  if (!known_dtype(dtype)) {
-    return RMSNORM_WASM_ERROR_OPTION;
-  }
-  rmsnorm_wasm_status status = check_rows(rows, dim, element_bytes(dtype), eps);
-  if (status != RMSNORM_WASM_OK || rows == 0) {
-    return status;
-  }
-  if (x == NULL || rstd == NULL) {
-    return RMSNORM_WASM_ERROR_NULL;
-  }
-  const struct span spans[] = {
-      {x, rows * dim * element_bytes(dtype), false, -1},
-      {rstd, rows * sizeof(float), true, -1},
-  };
-  status = check_overlaps(spans, 2);
-  if (status == RMSNORM_WASM_OK) {
-    UKERNEL(rmsnorm_rstd)(x, rstd, rows, dim, eps, dtype);
-  }
-  return status;
+  return checked_rmsnorm(x, NULL, NULL, NULL, rstd, rows, dim, eps, dtype, RMSNORM_WASM_FLOAT32,
+                         RMSNORM_WASM_CAST_LLAMA, 0.0f, true);
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_layernorm_f32(const float* x, const float* weight,

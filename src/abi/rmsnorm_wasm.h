@@ -63,10 +63,11 @@ typedef enum rmsnorm_wasm_dtype {
 
 /* Where a 16-bit result rounds (the same computation for float32):
  * LLAMA   y_i = round(round(x_i * inv) * w'_i)   as Llama does (the JS default)
- * GEMMA   y_i = round(x_i * inv * w'_i)          one rounding */
+ * GEMMA   y_i = round(x_i * inv * w'_i)          one rounding
+ * Zero is LLAMA, so that a zero-initialized argument means the JS default. */
 typedef enum rmsnorm_wasm_cast_mode {
-  RMSNORM_WASM_CAST_GEMMA = 0,
-  RMSNORM_WASM_CAST_LLAMA = 1,
+  RMSNORM_WASM_CAST_LLAMA = 0,
+  RMSNORM_WASM_CAST_GEMMA = 1,
 } rmsnorm_wasm_cast_mode;
 
 typedef enum rmsnorm_wasm_status {

@@ -10,36 +10,53 @@
 // parameter gradients, recomputed statistics).
 
 import { compileImportedMemoryBackend } from '../loader/load.js';
-import { memoryBufferOf } from '../loader/intrinsics.js';
-import { STACK_BYTES, WasmKernels } from '../loader/kernels.js';
-import { describe, isSharedBuffer, optionReader, viewRange } from './args.js';
+import {
+  bufferOf, byteLengthOf, byteOffsetOf, instanceExportsOf, instantiate, isSafeInteger, isSharedBuffer, isView, kindOf,
+  memoryBufferOf, RangeError, TypeError, Uint8Array, lengthOf,
+} from '../loader/intrinsics.js';
+import { LentMemory, STACK_BYTES } from '../loader/memory.js';
+import { describe, optionReader } from '../ops/options.js';
 import { kernelFunctions } from './functions.js';
 import { resolveBackend } from './runtime.js';
 
-const { isView } = ArrayBuffer;
-const readBindOptions = optionReader(class BindOptions { scratch; backend; });
-const readScratch = optionReader(class Scratch { byteOffset; byteLength; });
+const readBindOptions = optionReader({ scratch: undefined, backend: 'auto' });
+const readScratch = optionReader({ byteOffset: undefined, byteLength: undefined });
 
-/** options.scratch read once and checked: the lent region [start, end). */
-function lentRegion(scratch, buffer) {
+/** options.scratch read once: { byteOffset, byteLength } (a view of the memory names its own). */
+function readRegion(scratch) {
   if (scratch === undefined) {
     throw new TypeError('bindMemory: options.scratch is required: { byteOffset, byteLength } of a region the kernels may use during a call');
   }
-  // A view of the memory names its own range; any other object, by its own properties.
   if (scratch === null || typeof scratch !== 'object') {
     throw new TypeError(`bindMemory: options.scratch must be { byteOffset, byteLength }, got ${describe(scratch)}`);
   }
-  const { byteOffset, byteLength } = isView(scratch)
-    ? viewRange('bindMemory', 'options.scratch', scratch, buffer)
-    : readScratch('bindMemory: options.scratch', scratch);
-  if (!Number.isSafeInteger(byteOffset) || byteOffset < 0 || byteOffset % 16 !== 0) {
-    throw new RangeError(`bindMemory: options.scratch.byteOffset must be a non-negative multiple of 16, got ${typeof byteOffset === 'number' ? byteOffset : describe(byteOffset)}`);
+  if (isView(scratch)) {
+    if (kindOf(scratch) === undefined) throw new TypeError('bindMemory: options.scratch must be a typed array view of the memory, or { byteOffset, byteLength }');
+    return { byteOffset: byteOffsetOf(scratch), byteLength: byteLengthOf(scratch), buffer: bufferOf(scratch) };
   }
-  if (!Number.isSafeInteger(byteLength) || byteLength < STACK_BYTES) {
-    throw new RangeError(`bindMemory: options.scratch.byteLength must be at least ${STACK_BYTES}, got ${typeof byteLength === 'number' ? byteLength : describe(byteLength)}`);
+  const { byteOffset, byteLength } = readScratch('bindMemory', scratch, 'options.scratch');
+  const numeric = (name, value) => {
+    if (typeof value !== 'number') throw new TypeError(`bindMemory: options.scratch.${name} must be a number, got ${describe(value)}`);
+  };
+  numeric('byteOffset', byteOffset);
+  numeric('byteLength', byteLength);
+  return { byteOffset, byteLength, buffer: undefined };
+}
+
+/** The lent region [start, end) checked against the memory as it is now. */
+function lentRegion({ byteOffset, byteLength, buffer: viewBuffer }, buffer) {
+  if (viewBuffer !== undefined && viewBuffer !== buffer) {
+    throw new TypeError('bindMemory: options.scratch must be a view of the memory\'s buffer, or { byteOffset, byteLength }');
   }
-  if (byteOffset + byteLength > buffer.byteLength) {
-    throw new RangeError(`bindMemory: options.scratch [${byteOffset}, ${byteOffset + byteLength}) lies outside the memory (${buffer.byteLength} bytes)`);
+  if (!isSafeInteger(byteOffset) || byteOffset < 16 || byteOffset % 16 !== 0) {
+    throw new RangeError(`bindMemory: options.scratch.byteOffset must be a positive multiple of 16 (address 0 is the null pointer), got ${byteOffset}`);
+  }
+  if (!isSafeInteger(byteLength) || byteLength < STACK_BYTES) {
+    throw new RangeError(`bindMemory: options.scratch.byteLength must be an integer of at least ${STACK_BYTES}, got ${byteLength}`);
+  }
+  const size = lengthOf(new Uint8Array(buffer));
+  if (byteOffset + byteLength > size) {
+    throw new RangeError(`bindMemory: options.scratch [${byteOffset}, ${byteOffset + byteLength}) lies outside the memory (${size} bytes)`);
   }
   return [byteOffset, byteOffset + byteLength];
 }
@@ -54,30 +71,27 @@ function lentRegion(scratch, buffer) {
  * @param {{scratch: {byteOffset: number, byteLength: number}, backend?: 'auto'|'simd'|'scalar'}} options
  */
 export async function bindMemory(memory, options) {
-  let buffer;
   try {
-    buffer = memoryBufferOf(memory);
+    memoryBufferOf(memory);
   } catch {
     throw new TypeError(`bindMemory: memory must be a WebAssembly.Memory, got ${describe(memory)}`);
   }
   if (options === undefined) {
     throw new TypeError('bindMemory: options with a scratch region are required: bindMemory(memory, { scratch: { byteOffset, byteLength } })');
   }
+  // Every option is read before the memory is measured: a getter may grow it.
   const { scratch, backend: requested = 'auto' } = readBindOptions('bindMemory', options);
-  const lent = lentRegion(scratch, buffer);
+  const region = readRegion(scratch);
   const backend = resolveBackend('bindMemory', 'options.backend', requested);
+  const buffer = memoryBufferOf(memory);
+  const lent = lentRegion(region, buffer);
   // A shared memory is told apart by its buffer, not by the
   // SharedArrayBuffer global, which pages without cross-origin isolation lack.
   const shared = isSharedBuffer(buffer);
   const module = await compileImportedMemoryBackend(backend, shared);
-  const instance = await WebAssembly.instantiate(module, { env: { memory } });
-  instance.exports._initialize?.();
-  instance.exports.stackRestore(lent[1]); // the stack grows down from the end of the lent region
-  const kernels = new WasmKernels(instance.exports, memory, lent);
-  const f = kernelFunctions(() => kernels);
-  return {
-    backend, memory, shared,
-    rmsNorm: f.rmsNorm, addRmsNorm: f.addRmsNorm, layerNorm: f.layerNorm,
-    rmsNormBackward: f.rmsNormBackward, layerNormBackward: f.layerNormBackward,
-  };
+  const exports = instanceExportsOf(await instantiate(module, { env: { memory } }));
+  exports._initialize?.();
+  exports.stackRestore(lent[1]); // the stack grows down from the end of the lent region
+  const lentMemory = new LentMemory(exports, memory, lent, shared);
+  return { backend, memory, shared, ...kernelFunctions(() => lentMemory) };
 }

@@ -4,16 +4,25 @@
 // module to workers.
 
 import {
-  BACKENDS, backendOf, compileBackend, instantiate, isWasmModule, missingExports, simdSupported,
+  BACKENDS, backendOf, compileBackend, instantiate, isWasmModule, notOurs, simdSupported,
 } from '../loader/load.js';
-import { describe, optionReader } from './args.js';
-import { kernelFunctions } from './functions.js';
+import { Error, holds, Map, mapDelete, mapGet, mapSet, promiseThen, RangeError, TypeError } from '../loader/intrinsics.js';
+import { OPS } from '../ops/descriptions.js';
+import { describe, optionReader } from '../ops/options.js';
+import { allocFunction, kernelFunctions } from './functions.js';
 
-const readInstanceOptions = optionReader(class InstanceOptions { backend; module; });
+const readInstanceOptions = optionReader({ backend: 'auto', module: undefined });
+
+/** The kernel exports the descriptions call: a module must have them all. */
+const KERNELS = [];
+for (const name in OPS) {
+  const { exports } = OPS[name];
+  for (let i = 0; i < exports.length; i++) if (!holds(KERNELS, exports[i])) KERNELS[KERNELS.length] = exports[i];
+}
 
 /** 'auto' | 'simd' | 'scalar' checked, and 'auto' resolved for this engine. */
 export function resolveBackend(fn, name, requested) {
-  if (requested !== 'auto' && !BACKENDS.includes(requested)) {
+  if (requested !== 'auto' && !holds(BACKENDS, requested)) {
     throw new TypeError(`${fn}: ${name} must be 'auto', 'simd' or 'scalar', got ${describe(requested)}`);
   }
   const backend = requested === 'auto' ? (simdSupported() ? 'simd' : 'scalar') : requested;
@@ -23,28 +32,36 @@ export function resolveBackend(fn, name, requested) {
   return backend;
 }
 
-/** { backend, module } read and checked: the module to instantiate (a
- * promise of it) and its backend. A precompiled module must be one of ours,
- * whole: its backend section and every export the kernels call. */
+/** { backend, module } read and checked: the backend, and the module to
+ * instantiate (a promise of it), or a caller's precompiled one. */
 function resolveInstanceOptions(fn, options) {
   const { backend: requested = 'auto', module } = readInstanceOptions(fn, options);
   if (module === undefined) {
     const backend = resolveBackend(fn, 'options.backend', requested);
-    return { backend, module: compileBackend(backend) };
+    return { backend, module: compileBackend(backend), given: false };
   }
-  if (!isWasmModule(module)) {
-    throw new TypeError(`${fn}: options.module must be a WebAssembly.Module, got ${describe(module)}`);
-  }
+  if (!isWasmModule(module)) throw new TypeError(`${fn}: options.module must be a WebAssembly.Module, got ${describe(module)}`);
+  const reason = notOurs(module, KERNELS);
+  if (reason !== '') throw new TypeError(`${fn}: options.module is not an rmsnorm-wasm module (${reason}); get one from compileModule()`);
   const backend = backendOf(module);
-  const missing = missingExports(module);
-  if (backend === undefined || missing.length > 0) {
-    throw new TypeError(`${fn}: options.module is not an rmsnorm-wasm module${missing.length > 0
-      ? ` (it lacks ${missing.join(', ')})` : ''}; get one from compileModule()`);
-  }
   if (requested !== 'auto' && requested !== backend) {
     throw new RangeError(`${fn}: options.backend is '${requested}' but options.module is the '${backend}' module`);
   }
-  return { backend, module: Promise.resolve(module) };
+  return { backend, module, given: true };
+}
+
+/** An instance of `module`, refused (a TypeError) when it fails the self-test. */
+async function instanceOf(fn, module) {
+  const memory = await instantiate(await module);
+  if (memory === null) {
+    throw new TypeError(`${fn}: options.module is not an rmsnorm-wasm module (it fails the known-answer self-test); get one from compileModule()`);
+  }
+  return memory;
+}
+
+/** The functions of an instance whose memory `memoryFor(fn)` gives. */
+export function instanceFunctions(memoryFor) {
+  return { ...kernelFunctions(memoryFor), alloc: allocFunction(memoryFor) };
 }
 
 /**
@@ -56,13 +73,14 @@ function resolveInstanceOptions(fn, options) {
  */
 export async function createKernels(options) {
   const { backend, module } = resolveInstanceOptions('createKernels', options);
-  const kernels = await instantiate(await module);
-  return { backend, ...kernelFunctions(() => kernels) };
+  const memory = await instanceOf('createKernels', module);
+  return { backend, ...instanceFunctions(() => memory) };
 }
 
-// The default instance: one per backend and thread, instantiated on first
-// use; init() says which one the top-level functions use.
-const defaults = new Map(); // backend -> Promise<WasmKernels>
+// The default instance: one per backend and thread, of the package's own
+// modules, instantiated on first use; init() says which one the top-level
+// functions use. An instance of a caller's module is never cached here.
+const defaults = new Map(); // backend -> Promise<OwnMemory>
 let active = null;
 let latestRequest = 0;
 
@@ -72,19 +90,22 @@ let latestRequest = 0;
  * `{ module }` instantiates a module from compileModule(). Calling it again
  * switches the top-level functions to that backend's instance; when calls
  * overlap, the one asked for last wins, whichever finishes compiling last.
+ * A call that fails changes nothing.
  * @returns {Promise<{backend: 'simd' | 'scalar'}>}
  */
 export async function init(options) {
   const request = ++latestRequest;
-  const { backend, module } = resolveInstanceOptions('init', options);
-  let instance = defaults.get(backend);
+  const { backend, module, given } = resolveInstanceOptions('init', options);
+  let instance = given ? undefined : mapGet(defaults, backend);
   if (instance === undefined) {
-    instance = module.then(instantiate);
-    defaults.set(backend, instance);
-    instance.catch(() => defaults.delete(backend)); // a failed load may be retried
+    instance = instanceOf('init', module);
+    if (!given) {
+      mapSet(defaults, backend, instance);
+      promiseThen(instance, undefined, () => mapDelete(defaults, backend)); // a failed load may be retried
+    }
   }
-  const kernels = await instance;
-  if (request === latestRequest) active = kernels;
+  const memory = await instance;
+  if (request === latestRequest) active = memory;
   return { backend };
 }
 
@@ -98,12 +119,12 @@ export async function compileModule(backend = 'auto') {
   return compileBackend(resolveBackend('compileModule', 'backend', backend));
 }
 
-/** The default instance's kernels; throws if init() has not finished. */
-export function activeKernels(fn) {
+/** The default instance's memory; throws if init() has not finished. */
+function activeMemory(fn) {
   if (active === null) throw new Error(`${fn}: call \`await init()\` before using the kernels`);
   return active;
 }
 
 export const {
   rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, alloc,
-} = kernelFunctions(activeKernels);
+} = instanceFunctions(activeMemory);

@@ -1,11 +1,17 @@
 // Built-ins saved when the package loads, as Node's core keeps its
-// "primordials": the package measures and copies a caller's arrays through
-// these, so that a subclass, an own property, an overridden method or a
-// polluted prototype cannot change what it sees or where it writes.
+// "primordials". After load the package's code reads nothing a page can
+// replace: no global, no prototype method, no iterator (src/ is linted
+// against for-of, spread and array destructuring, which call
+// Array.prototype[Symbol.iterator]). So a subclass, an own property, an
+// overridden method, a polyfill or a polluted prototype cannot change what
+// the package sees of a caller's arrays, where it writes, or what it computes.
 
-const uncurryThis = (fn) => Function.prototype.call.bind(fn);
-const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
-const typedArrayGetter = (key) => uncurryThis(Object.getOwnPropertyDescriptor(TypedArrayPrototype, key).get);
+const { call, bind } = Function.prototype;
+const uncurryThis = bind.bind(call);
+const descriptor = Object.getOwnPropertyDescriptor;
+const TypedArray = Object.getPrototypeOf(globalThis.Uint8Array);
+const TypedArrayPrototype = TypedArray.prototype;
+const typedArrayGetter = (key) => uncurryThis(descriptor(TypedArrayPrototype, key).get);
 
 export const lengthOf = typedArrayGetter('length');
 export const byteOffsetOf = typedArrayGetter('byteOffset');
@@ -14,20 +20,58 @@ export const bufferOf = typedArrayGetter('buffer');
 /** 'Float32Array', 'Uint16Array', … for a typed array; undefined for a DataView. */
 export const kindOf = typedArrayGetter(Symbol.toStringTag);
 /** %TypedArray%.prototype.set, which reads no property of its target or its
- * source: set.call(target, source, offset). (Called through .call rather
- * than uncurried: V8 inlines that, not a bound call, on a hot path.) */
-export const { set } = TypedArrayPrototype;
-export const copyInto = uncurryThis(set);
+ * source: copyInto(target, source, offset). */
+export const copyInto = uncurryThis(TypedArrayPrototype.set);
+export const fill = uncurryThis(TypedArrayPrototype.fill);
 const typedArrayAt = uncurryThis(TypedArrayPrototype.at);
-const arrayBufferByteLength = uncurryThis(Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get);
+const arrayBufferByteLength = uncurryThis(descriptor(ArrayBuffer.prototype, 'byteLength').get);
 /** WebAssembly.Memory.prototype.buffer: throws for anything but a memory. */
-export const memoryBufferOf = uncurryThis(Object.getOwnPropertyDescriptor(WebAssembly.Memory.prototype, 'buffer').get);
+export const memoryBufferOf = uncurryThis(descriptor(WebAssembly.Memory.prototype, 'buffer').get);
+export const instanceExportsOf = uncurryThis(descriptor(WebAssembly.Instance.prototype, 'exports').get);
 export const hasOwn = uncurryThis(Object.prototype.hasOwnProperty);
+export const toStringTag = uncurryThis(Object.prototype.toString);
 export const { isView } = ArrayBuffer;
-export const Float32ArrayOf = Float32Array;
-export const Uint16ArrayOf = Uint16Array;
-/** undefined where the engine has none (Node 20). */
-export const Float16ArrayOf = globalThis.Float16Array;
+export const { fround, abs, floor, ceil, max, min, log2, sqrt, random } = Math;
+export const { isSafeInteger, isInteger } = Number;
+export const { freeze, setPrototypeOf, keys } = Object;
+export const { compile, instantiate, validate, Module, Instance, Memory } = WebAssembly;
+export const { customSections, exports: moduleExports, imports: moduleImports } = WebAssembly.Module;
+export const StringOf = String;
+export const fromCharCode = String.fromCharCode;
+export const charCodeAt = uncurryThis(String.prototype.charCodeAt);
+export const sliceString = uncurryThis(String.prototype.slice);
+export const JSONStringify = JSON.stringify;
+export const decodeBase64 = globalThis.atob;
+export const { TypeError, RangeError, Error, Promise, WeakSet, WeakMap, Map, Float32Array, Uint16Array, Uint8Array, Uint32Array, Int32Array } =
+  globalThis;
+export const weakHas = uncurryThis(WeakSet.prototype.has);
+export const weakAdd = uncurryThis(WeakSet.prototype.add);
+export const mapGet = uncurryThis(Map.prototype.get);
+export const mapSet = uncurryThis(Map.prototype.set);
+export const mapDelete = uncurryThis(Map.prototype.delete);
+export const promiseThen = uncurryThis(Promise.prototype.then);
+const nativeIsArray = Array.isArray;
+
+/** Array.isArray, but a revoked Proxy is `revoked` rather than an engine error. */
+export function isArray(value, revoked) {
+  try {
+    return nativeIsArray(value);
+  } catch {
+    throw revoked();
+  }
+}
+
+/** The engine's own Float16Array, or undefined where it has none (Node 20)
+ * or where the global is not one (a polyfill, which is no typed array: the
+ * intrinsic getters refuse its instances). */
+export const Float16Array = (() => {
+  const F = globalThis.Float16Array;
+  try {
+    return kindOf(new F(1)) === 'Float16Array' ? F : undefined;
+  } catch {
+    return undefined;
+  }
+})();
 
 /** Whether a buffer is a SharedArrayBuffer, told by the buffer itself
  * (ArrayBuffer's getter refuses those): pages without cross-origin
@@ -41,13 +85,6 @@ export function isSharedBuffer(buffer) {
   }
 }
 
-/** Whether a measured argument lies on shared memory, asked once and only
- * when it matters (the check costs a builtin call). */
-export function isShared(arg) {
-  if (arg.shared === undefined) arg.shared = arg.kernels === null && isSharedBuffer(arg.buffer);
-  return arg.shared;
-}
-
 /** Whether a view can no longer reach its memory (detached, or out of
  * bounds of a shrunk resizable buffer): the intrinsic `at` validates it. */
 export function isUnreachable(view) {
@@ -57,4 +94,17 @@ export function isUnreachable(view) {
   } catch {
     return true;
   }
+}
+
+/** `items` joined by `separator`, without Array.prototype.join. */
+export function join(items, separator, quote = '') {
+  let s = '';
+  for (let i = 0; i < items.length; i++) s += `${i === 0 ? '' : separator}${quote}${items[i]}${quote}`;
+  return s;
+}
+
+/** Whether `items` holds `value`, without Array.prototype.includes. */
+export function holds(items, value) {
+  for (let i = 0; i < items.length; i++) if (items[i] === value) return true;
+  return false;
 }

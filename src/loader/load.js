@@ -4,7 +4,12 @@
 // bundler, and after any bundler has moved the files around.
 
 import { simd as simdBase64, scalar as scalarBase64 } from './modules.generated.js';
-import { WasmKernels } from './kernels.js';
+import {
+  charCodeAt, compile, copyInto, floor, fround, lengthOf, customSections, decodeBase64 as atob, Error, Float32Array, fromCharCode, instantiate as instantiateModule,
+  instanceExportsOf, mapDelete, mapGet, mapSet, Map, moduleExports, moduleImports, promiseThen, toStringTag, Uint32Array, Uint8Array,
+  validate, WeakSet, weakAdd, weakHas,
+} from './intrinsics.js';
+import { OwnMemory } from './memory.js';
 
 /** @typedef {'simd' | 'scalar'} Backend */
 export const BACKENDS = /** @type {const} */ (['simd', 'scalar']);
@@ -14,10 +19,10 @@ const bytesCache = new Map();
 
 /** The raw bytes of one backend's module. */
 export function moduleBytes(backend) {
-  let bytes = bytesCache.get(backend);
+  let bytes = mapGet(bytesCache, backend);
   if (bytes === undefined) {
     bytes = decodeBase64(base64ByBackend[backend]);
-    bytesCache.set(backend, bytes);
+    mapSet(bytesCache, backend, bytes);
   }
   return bytes;
 }
@@ -25,14 +30,14 @@ export function moduleBytes(backend) {
 function decodeBase64(base64) {
   const binary = atob(base64);
   const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  for (let i = 0; i < binary.length; i++) bytes[i] = charCodeAt(binary, i);
   return bytes;
 }
 
 let simdSupport;
 /** Whether this engine accepts SIMD128: it validates the SIMD module itself. */
 export function simdSupported() {
-  simdSupport ??= WebAssembly.validate(moduleBytes('simd'));
+  simdSupport ??= validate(moduleBytes('simd'));
   return simdSupport;
 }
 
@@ -43,39 +48,70 @@ const BACKEND_SECTION = 'rmsnorm-wasm.backend';
 
 /** Whether `value` is a WebAssembly.Module. Works across realms. */
 export function isWasmModule(value) {
-  return Object.prototype.toString.call(value) === '[object WebAssembly.Module]';
+  return toStringTag(value) === '[object WebAssembly.Module]';
 }
 
-/** The backend a compiled module was built as, or undefined if it is not one of ours. */
+/** The backend a compiled module was built as, or undefined if it names none of ours. */
 export function backendOf(module) {
-  const [section] = WebAssembly.Module.customSections(module, BACKEND_SECTION);
-  if (section === undefined) return undefined;
-  const name = String.fromCharCode(...new Uint8Array(section));
-  return BACKENDS.includes(name) ? name : undefined;
+  const sections = customSections(module, BACKEND_SECTION);
+  if (sections.length !== 1) return undefined;
+  const bytes = new Uint8Array(sections[0]);
+  let name = '';
+  for (let i = 0; i < bytes.length; i++) name += fromCharCode(bytes[i]);
+  return name === 'simd' || name === 'scalar' ? name : undefined;
 }
 
-// What the JS calls on an instance: a module lacking any of these is not a
-// whole build of ours, whatever its custom section says.
-const REQUIRED_EXPORTS = [
-  ['memory', 'memory'], ['rmsnorm', 'function'], ['rmsnorm_rstd', 'function'], ['layernorm_f32', 'function'],
-  ['rmsnorm_backward_f32', 'function'], ['layernorm_backward_f32', 'function'], ['malloc', 'function'],
-  ['free', 'function'],
-];
+// The modules this realm compiled from its own bytes: trusted as they are.
+const ours = new WeakSet();
 
-/** The names of the exports the kernels need that `module` lacks. */
-export function missingExports(module) {
-  const kinds = new Map(WebAssembly.Module.exports(module).map(({ name, kind }) => [name, kind]));
-  return REQUIRED_EXPORTS.filter(([name, kind]) => kinds.get(name) !== kind).map(([name]) => name);
+// What a module of ours exports besides the kernels, and imports.
+const OTHER_EXPORTS = [
+  ['memory', 'memory'], ['malloc', 'function'], ['free', 'function'], ['__indirect_function_table', 'table'],
+  ['_initialize', 'function'], ['__errno_location', 'function'], ['stackSave', 'function'], ['stackRestore', 'function'],
+  ['stackAlloc', 'function'],
+];
+const IMPORTS = [['env', 'emscripten_notify_memory_growth', 'function']];
+
+/**
+ * Why `module` cannot be one of ours (a sentence), or '' when it may be:
+ * compiled here from our bytes, or (a module from another realm, a worker's
+ * say) with exactly our exports (`kernels`, the functions the descriptions
+ * call, and the rest) and imports. A module that passes is instantiated and
+ * then proven by selfTest before any call runs on it.
+ */
+export function notOurs(module, kernels) {
+  if (weakHas(ours, module)) return '';
+  if (backendOf(module) === undefined) return 'it has no rmsnorm-wasm backend section';
+  const exports = moduleExports(module);
+  const expected = kernels.length + OTHER_EXPORTS.length;
+  if (exports.length !== expected) return `it has ${exports.length} exports, not ${expected}`;
+  for (let i = 0; i < exports.length; i++) {
+    const { name, kind } = exports[i];
+    let known = false;
+    for (let k = 0; k < kernels.length; k++) known ||= name === kernels[k] && kind === 'function';
+    for (let k = 0; k < OTHER_EXPORTS.length; k++) known ||= name === OTHER_EXPORTS[k][0] && kind === OTHER_EXPORTS[k][1];
+    if (!known) return `it exports '${name}' (${kind})`;
+  }
+  const imports = moduleImports(module);
+  if (imports.length !== IMPORTS.length) return `it has ${imports.length} imports`;
+  for (let i = 0; i < imports.length; i++) {
+    const { module: from, name, kind } = imports[i];
+    if (from !== IMPORTS[i][0] || name !== IMPORTS[i][1] || kind !== IMPORTS[i][2]) return `it imports '${from}.${name}'`;
+  }
+  return '';
 }
 
 const compiled = new Map();
 /** The compiled module of a backend, compiled once per process and cached. */
 export function compileBackend(backend) {
-  let module = compiled.get(backend);
+  let module = mapGet(compiled, backend);
   if (module === undefined) {
-    module = WebAssembly.compile(moduleBytes(backend));
-    compiled.set(backend, module);
-    module.catch(() => compiled.delete(backend)); // a failed compile may be retried
+    module = promiseThen(compile(moduleBytes(backend)), (m) => {
+      weakAdd(ours, m);
+      return m;
+    });
+    mapSet(compiled, backend, module);
+    promiseThen(module, undefined, () => mapDelete(compiled, backend)); // a failed compile may be retried
   }
   return module;
 }
@@ -88,15 +124,15 @@ const importedCompiled = new Map();
  * never need it. */
 export function compileImportedMemoryBackend(backend, shared) {
   const key = shared ? `${backend}Shared` : backend;
-  let module = importedCompiled.get(key);
+  let module = mapGet(importedCompiled, key);
   if (module === undefined) {
     importedBase64 ??= import('./modules-imported.generated.js');
-    module = importedBase64.then((modules) => {
+    module = promiseThen(importedBase64, (modules) => {
       const bytes = decodeBase64(modules[backend]);
-      return WebAssembly.compile(shared ? withSharedMemoryImport(bytes) : bytes);
+      return compile(shared ? withSharedMemoryImport(bytes) : bytes);
     });
-    importedCompiled.set(key, module);
-    module.catch(() => importedCompiled.delete(key));
+    mapSet(importedCompiled, key, module);
+    promiseThen(module, undefined, () => mapDelete(importedCompiled, key));
   }
   return module;
 }
@@ -113,16 +149,16 @@ function readLeb(bytes, at) {
     value += (byte & 0x7f) * 2 ** shift;
     shift += 7;
   } while (byte & 0x80);
-  return [value, at];
+  return { value, next: at };
 }
 
 function leb(value) {
   const out = [];
   do {
     let byte = value % 128;
-    value = Math.floor(value / 128);
+    value = floor(value / 128);
     if (value > 0) byte |= 0x80;
-    out.push(byte);
+    out[out.length] = byte;
   } while (value > 0);
   return out;
 }
@@ -140,23 +176,22 @@ function withSharedMemoryImport(bytes) {
   let at = 8; // magic and version
   while (at < bytes.length) {
     const id = bytes[at];
-    const [size, payload] = readLeb(bytes, at + 1);
+    const { value: size, next: payload } = readLeb(bytes, at + 1);
     if (id === 2) {
       let p = payload;
-      const [count, afterCount] = readLeb(bytes, p);
+      const { value: count, next: afterCount } = readLeb(bytes, p);
       p = afterCount;
       for (let i = 0; i < count; i++) {
         for (let name = 0; name < 2; name++) { // module and field names
-          const [length, start] = readLeb(bytes, p);
+          const { value: length, next: start } = readLeb(bytes, p);
           p = start + length;
         }
         const kind = bytes[p];
         if (kind !== 2 || bytes[p + 1] !== 0) throw new Error('imported-memory module: unexpected import');
-        const [minimum, end] = readLeb(bytes, p + 2);
-        const limits = [0x03, ...leb(minimum), ...leb(SHARED_MAXIMUM_PAGES)];
-        const section = [...bytes.subarray(payload, p + 1), ...limits, ...bytes.subarray(end, payload + size)];
-        return new Uint8Array([...bytes.subarray(0, at), 2, ...leb(section.length), ...section,
-          ...bytes.subarray(payload + size)]);
+        const { value: minimum, next: end } = readLeb(bytes, p + 2);
+        const limits = concat([[0x03], leb(minimum), leb(SHARED_MAXIMUM_PAGES)]);
+        const section = concat([bytes.subarray(payload, p + 1), limits, bytes.subarray(end, payload + size)]);
+        return concat([bytes.subarray(0, at), [2], leb(section.length), section, bytes.subarray(payload + size)]);
       }
     }
     at = payload + size;
@@ -164,13 +199,53 @@ function withSharedMemoryImport(bytes) {
   throw new Error('imported-memory module: no memory import');
 }
 
-/** A fresh instance of a compiled module, wrapped for the JS API. */
+/** The bytes of `parts` (arrays or typed arrays) one after another. */
+function concat(parts) {
+  let length = 0;
+  for (let i = 0; i < parts.length; i++) length += parts[i].length;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (let i = 0; i < parts.length; i++) {
+    for (let j = 0; j < parts[i].length; j++) out[at++] = parts[i][j];
+  }
+  return out;
+}
+
+/** A fresh instance of a compiled module: its own memory; null when a
+ * module not provably ours fails the self-test. */
 export async function instantiate(module) {
   // The only import: the standalone module tells us when memory grows. Views
-  // are refreshed lazily instead (WasmKernels.heap), so nothing to do here.
-  const instance = await WebAssembly.instantiate(module, {
-    env: { emscripten_notify_memory_growth() {} },
-  });
-  instance.exports._initialize?.();
-  return new WasmKernels(instance.exports);
+  // are refreshed lazily instead (OwnMemory.buffer), so nothing to do here.
+  const instance = await instantiateModule(module, { env: { emscripten_notify_memory_growth() {} } });
+  const exports = instanceExportsOf(instance);
+  exports._initialize?.();
+  const memory = new OwnMemory(exports);
+  return weakHas(ours, module) || selfTest(memory) ? memory : null;
+}
+
+// The worked example of the seeds: x = (2, -4, 6, -8), w = (1.5, 0.5, 1, 2),
+// eps 1e-6; y's float32 bits as the reference gives them (tests/modules.test.js
+// holds these to the reference).
+export const KNOWN_ANSWER = { x: [2, -4, 6, -8], w: [1.5, 0.5, 1, 2], y: [0x3f0c378c, 0xbebaf4ba, 0x3f8c378c, 0xc03af4ba] };
+
+/** Whether a module that is not provably ours behaves as ours: an allocator
+ * that hands out distinct blocks inside its memory, and a kernel that
+ * gives the known answer. */
+function selfTest(memory) {
+  const { exports } = memory;
+  const a = exports.malloc(48) >>> 0;
+  const b = exports.malloc(48) >>> 0;
+  const limit = lengthOf(memory.heap('float32')) * 4;
+  const ok = a !== 0 && b !== 0 && a % 8 === 0 && b % 8 === 0 && (a + 48 <= b || b + 48 <= a) && a + 48 <= limit && b + 48 <= limit;
+  if (!ok) return false;
+  const heap = memory.heap('float32');
+  copyInto(heap, new Float32Array(KNOWN_ANSWER.x), a / 4);
+  copyInto(heap, new Float32Array(KNOWN_ANSWER.w), b / 4);
+  exports.rmsnorm(a, 0, b, a + 16, 0, 1, 4, fround(1e-6), 0, 0, 0, 0);
+  const y = new Uint32Array(memory.buffer(), a + 16, 4);
+  let same = true;
+  for (let i = 0; i < 4; i++) same &&= y[i] === KNOWN_ANSWER.y[i];
+  exports.free(a);
+  exports.free(b);
+  return same;
 }

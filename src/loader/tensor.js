@@ -1,32 +1,45 @@
 // Tensors living in one instance's own WebAssembly memory: the zero-copy
 // path. A kernel given tensors reads and writes them where they are.
 
-export const DTYPES = /** @type {const} */ (['float32', 'bfloat16', 'float16']);
+import { DTYPE } from './abi.js';
+import { Float32Array, lengthOf, TypeError, Uint16Array } from './intrinsics.js';
 
-/** The typed array that holds each dtype's bits: 16-bit dtypes travel as raw bit patterns. */
-export const ARRAY_TYPE_OF = { float32: Float32Array, bfloat16: Uint16Array, float16: Uint16Array };
-
-/** Bytes per value of each storage dtype. */
-export const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
+/**
+ * What the package knows of one array argument once measured: where its
+ * values lie and what they hold. `memory` is the instance memory it lies
+ * in (a tensor, or a view the instance adopted), else null and `buffer`
+ * is the caller's buffer; [start, end) are byte offsets in it.
+ */
+export class ArrayRecord {
+  constructor(value, dtype, memory, buffer, start, length, kind) {
+    this.value = value; // what a call returns when this is its result
+    this.dtype = dtype;
+    this.memory = memory;
+    this.buffer = buffer;
+    this.start = start;
+    this.length = length;
+    this.end = start + length * DTYPE[dtype].bytes;
+    this.kind = kind; // 'Float32Array' | 'Uint16Array' | 'Float16Array', or null for a tensor
+    this.shared = memory === null ? undefined : false; // a SharedArrayBuffer? asked only when it matters
+    this.owned = false; // made by the package for its result, not the caller's
+  }
+}
 
 // Only this module makes tensors (makeTensor): a caller cannot construct one
 // over addresses it chose.
 const MAKER = Symbol('rmsnorm-wasm tensor');
 
 export class Tensor {
-  #kernels;
-  #byteOffset;
-  #length;
-  #dtype;
+  #memory;
+  #record;
   #view = null;
 
   /** @internal Tensors come from alloc(). */
-  constructor(maker, kernels, byteOffset, length, dtype) {
+  constructor(maker, memory, byteOffset, length, dtype) {
     if (maker !== MAKER) throw new TypeError('Tensor: tensors come from alloc()');
-    this.#kernels = kernels;
-    this.#byteOffset = byteOffset;
-    this.#length = length;
-    this.#dtype = dtype;
+    this.#memory = memory;
+    // Measured once, here: a call given this tensor reads only this record.
+    this.#record = new ArrayRecord(this, dtype, memory, null, byteOffset, length, null);
   }
 
   /**
@@ -38,52 +51,48 @@ export class Tensor {
     return Tensor.viewOf(this);
   }
 
-  get dtype() { return this.#dtype; }
-  get length() { return this.#length; }
+  get dtype() { return this.#live().dtype; }
+  get length() { return this.#live().length; }
   /** Byte address in the instance's memory. */
-  get byteOffset() { return this.#byteOffset; }
-  get freed() { return this.#kernels === null; }
+  get byteOffset() { return this.#live().start; }
+  get freed() { return this.#record === null; }
 
   /** Returns the memory to the instance. Using the tensor afterwards throws. Idempotent. */
   free() {
-    if (this.#kernels === null) return;
-    this.#kernels.free(this.#byteOffset);
-    this.#kernels = null;
+    if (this.#record === null) return;
+    this.#memory.free(this.#record.start);
+    this.#record = null;
     this.#view = null;
   }
 
-  // Internal reads through private fields: a subclass, an own property or a
-  // changed prototype cannot change what the package sees of a tensor.
+  #live() {
+    if (this.#record === null) throw new TypeError('Tensor: this tensor has been freed');
+    return this.#record;
+  }
 
   /** @internal Whether `value` is a tensor (a brand check: runs no caller code). */
   static is(value) {
-    return typeof value === 'object' && value !== null && #kernels in value;
+    return typeof value === 'object' && value !== null && #record in value;
   }
 
-  /** @internal The instance holding the tensor, or null once freed. */
-  static kernelsOf(tensor) { return tensor.#kernels; }
-  /** @internal */
-  static byteOffsetOf(tensor) { return tensor.#byteOffset; }
-  /** @internal */
-  static lengthOf(tensor) { return tensor.#length; }
-  /** @internal */
-  static dtypeOf(tensor) { return tensor.#dtype; }
+  /** @internal The tensor's record, or null once freed. Reads only private fields. */
+  static recordOf(tensor) { return tensor.#record; }
 
   /** @internal The tensor's view; throws once freed. A view of a detached
    * buffer has length 0, which is how a stale one is recognized cheaply. */
   static viewOf(tensor) {
-    const kernels = tensor.#kernels;
-    if (kernels === null) throw new TypeError('Tensor: this tensor has been freed');
+    const { length, dtype, start } = tensor.#live();
     let view = tensor.#view;
-    if (view === null || view.length !== tensor.#length || tensor.#length === 0) {
-      view = new ARRAY_TYPE_OF[tensor.#dtype](kernels.buffer(), tensor.#byteOffset, tensor.#length);
+    if (view === null || lengthOf(view) !== length || length === 0) {
+      const Type = dtype === 'float32' ? Float32Array : Uint16Array;
+      view = new Type(tensor.#memory.buffer(), start, length);
       tensor.#view = view;
     }
     return view;
   }
 }
 
-/** @internal A tensor of `kernels` at a byte address it allocated. */
-export function makeTensor(kernels, byteOffset, length, dtype) {
-  return new Tensor(MAKER, kernels, byteOffset, length, dtype);
+/** @internal A tensor of `memory` at a byte address it allocated. */
+export function makeTensor(memory, byteOffset, length, dtype) {
+  return new Tensor(MAKER, memory, byteOffset, length, dtype);
 }

@@ -3,12 +3,12 @@
 // src/kernels/f32-norm-backward/norm_backward_f32.h step by step, bit-identical to the wasm
 // kernels. Missing statistics come from the reference forward passes.
 
-import { bitsOf, copyInto, newOutput, readIn, resolveBackward } from '../api/args.js';
+import { Float32Array, fround } from '../loader/intrinsics.js';
+import { layerNormBackward as LAYERNORM_BACKWARD, rmsNormBackward as RMSNORM_BACKWARD } from '../ops/descriptions.js';
 import { blockedSum } from './blocked-sum.js';
+import { referenceFunction } from './calls.js';
 import { layerNormRows } from './layernorm.js';
 import { rmsNorm } from './rmsnorm.js';
-
-const fround = Math.fround;
 
 // One row of either pass: centred (LayerNorm) subtracts the mean and the
 // mean of g; dweight and dbias get this row's terms added (row order).
@@ -28,50 +28,37 @@ function backwardRow(dy, x, weight, offset, dim, mean, rstd, centred, dx, dweigh
   }
 }
 
-/** Both passes on a resolved call: inputs read in, statistics recomputed
- * by the reference forward passes when not given, outputs written last. */
-function backward(call, centred) {
+/** Both passes on a resolved call and its inputs: statistics recomputed by
+ * the reference forward passes when not given. */
+function backward(call, { dy, x, weight, mean: givenMean = null, rstd: givenRstd }, centred) {
   const { rows, dim, eps } = call;
-  const dys = readIn(call.dy);
-  const xs = readIn(call.x);
-  const w = call.weight === null ? null : readIn(call.weight);
-  let mean = call.mean === undefined ? null : readIn(call.mean);
-  let rstd = call.rstd === undefined ? null : readIn(call.rstd);
+  let mean = givenMean;
+  let rstd = givenRstd;
   if (rstd === null) {
     if (centred) {
-      ({ mean, rstd } = layerNormRows({ rows, dim, eps, weight: null, bias: null }, xs, true, true));
+      ({ mean, rstd } = layerNormRows(call, x, null, null, true, true));
     } else {
       rstd = new Float32Array(rows);
-      if (rows > 0) rmsNorm(xs, null, { dim, eps, rstd });
+      if (rows > 0) rmsNorm(x, null, { dim, eps, rstd });
     }
   }
-  const dx = new Float32Array(xs.length);
-  const dweight = w === null ? null : new Float32Array(dim);
-  const dbias = centred && call.bias !== null ? new Float32Array(dim) : null;
+  const dx = new Float32Array(x.length);
+  const dweight = weight === null ? null : new Float32Array(dim);
+  const dbias = centred && call.given.bias !== null ? new Float32Array(dim) : null;
   for (let r = 0; r < rows; r++) {
-    backwardRow(dys, xs, w, r * dim, dim, centred ? mean[r] : 0, rstd[r], centred, dx, dweight, dbias);
+    backwardRow(dy, x, weight, r * dim, dim, centred ? mean[r] : 0, rstd[r], centred, dx, dweight, dbias);
   }
-  const out = call.dx ?? newOutput('options.dx', 'float32', dx.length);
-  copyInto(bitsOf(out), dx, 0);
-  const grads = { dx: out.value, dweight };
-  if (centred) grads.dbias = dbias;
-  return grads;
+  return { dx, dweight, dbias };
 }
 
 /**
  * The gradients of rmsNorm in plain JavaScript, bit-identical to the wasm
  * kernels; same signature, options and errors as `rmsNormBackward`.
- * @returns {{dx: Float32Array, dweight: Float32Array|null}}
  */
-export function rmsNormBackward(dy, x, weight, options) {
-  return backward(resolveBackward('rmsNormBackward', dy, x, weight, undefined, options, false), false);
-}
+export const rmsNormBackward = referenceFunction(RMSNORM_BACKWARD, (call, inputs) => backward(call, inputs, false));
 
 /**
  * The gradients of layerNorm in plain JavaScript, bit-identical to the wasm
  * kernels; same signature, options and errors as `layerNormBackward`.
- * @returns {{dx: Float32Array, dweight: Float32Array|null, dbias: Float32Array|null}}
  */
-export function layerNormBackward(dy, x, weight, bias, options) {
-  return backward(resolveBackward('layerNormBackward', dy, x, weight, bias, options, true), true);
-}
+export const layerNormBackward = referenceFunction(LAYERNORM_BACKWARD, (call, inputs) => backward(call, inputs, true));

@@ -3,19 +3,20 @@
 // per-value term: 256-value blocks, value i of a block to lane (i mod 16),
 // lanes folded in the contract's fixed tree, block sums added pairwise.
 
-const fround = Math.fround;
+import { fround, min } from '../loader/intrinsics.js';
+
 const LANES = 16;
 const BLOCK = 256;
 
 function blockSum(term, start, end) {
-  const lanes = new Array(LANES).fill(0);
+  const lanes = [];
+  for (let lane = 0; lane < LANES; lane++) lanes[lane] = 0;
   for (let i = start; i < end; i++) {
     const lane = (i - start) % LANES;
     lanes[lane] = fround(lanes[lane] + term(i));
   }
-  const v = [0, 1, 2, 3].map((j) =>
-    fround(fround(lanes[j] + lanes[j + 4]) + fround(lanes[j + 8] + lanes[j + 12])));
-  return fround(fround(v[0] + v[2]) + fround(v[1] + v[3]));
+  const v = (j) => fround(fround(lanes[j] + lanes[j + 4]) + fround(lanes[j + 8] + lanes[j + 12]));
+  return fround(fround(v(0) + v(2)) + fround(v(1) + v(3)));
 }
 
 // Split at the largest power of two below n.
@@ -34,7 +35,7 @@ function pairwiseSum(blockSums, lo, hi) {
 export function blockedSum(dim, term) {
   const blockSums = [];
   for (let start = 0; start < dim; start += BLOCK) {
-    blockSums.push(blockSum(term, start, Math.min(dim, start + BLOCK)));
+    blockSums[blockSums.length] = blockSum(term, start, min(dim, start + BLOCK));
   }
   return pairwiseSum(blockSums, 0, blockSums.length);
 }

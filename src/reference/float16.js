@@ -3,6 +3,8 @@
 // deliberately not the bit tricks of src/kernels/float16.h, so that the two
 // check each other. The rounding rules they must agree on are stated there.
 
+import { abs, Float32Array, floor, log2, Uint32Array } from '../loader/intrinsics.js';
+
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
@@ -12,11 +14,11 @@ function float32Bits(v) {
 }
 
 function roundHalfEven(q) {
-  const floor = Math.floor(q);
-  const fraction = q - floor;
-  if (fraction > 0.5) return floor + 1;
-  if (fraction < 0.5) return floor;
-  return floor % 2 === 0 ? floor : floor + 1;
+  const below = floor(q);
+  const fraction = q - below;
+  if (fraction > 0.5) return below + 1;
+  if (fraction < 0.5) return below;
+  return below % 2 === 0 ? below : below + 1;
 }
 
 /** The value of a bfloat16 bit pattern. */
@@ -37,15 +39,15 @@ export function float16ToNumber(bits) {
 
 /** A float32 value rounded to the nearest bfloat16 (ties to even); NaN → 0x7FC0. */
 export function numberToBfloat16(v) {
-  if (Number.isNaN(v)) return 0x7fc0;
+  if (v !== v) return 0x7fc0;
   const bits = float32Bits(v);
   const toward0 = bits >>> 16; // the bfloat16 just below |v| (same sign)
   const away = toward0 + 1;
   // Magnitudes of the two candidates; one step past the largest finite value
   // is Inf, which rounds as 2^128 would (IEEE overflow).
-  const magnitude = (b) => ((b & 0x7fff) === 0x7f80 ? 2 ** 128 : Math.abs(bfloat16ToNumber(b)));
-  const below = Math.abs(v) - magnitude(toward0);
-  const above = magnitude(away) - Math.abs(v);
+  const magnitude = (b) => ((b & 0x7fff) === 0x7f80 ? 2 ** 128 : abs(bfloat16ToNumber(b)));
+  const below = abs(v) - magnitude(toward0);
+  const above = magnitude(away) - abs(v);
   if (below === 0 || (toward0 & 0x7fff) === 0x7f80) return toward0; // exact, or Inf itself
   if (below < above) return toward0;
   if (above < below) return away;
@@ -56,12 +58,12 @@ export function numberToBfloat16(v) {
  * subnormals; |v| >= 65520 → Inf; any NaN → 0x7E00 (one fixed pattern, as
  * bfloat16's 0x7FC0: src/kernels/float16.h). */
 export function numberToFloat16(v) {
-  if (Number.isNaN(v)) return 0x7e00;
+  if (v !== v) return 0x7e00;
   const sign = float32Bits(v) >>> 31 ? 0x8000 : 0;
-  const a = Math.abs(v);
+  const a = abs(v);
   if (a >= 65520) return sign | 0x7c00;
   if (a < 2 ** -14) return sign | roundHalfEven(a * 2 ** 24); // 1024 is the smallest normal
-  let exponent = Math.floor(Math.log2(a));
+  let exponent = floor(log2(a));
   if (2 ** exponent > a) exponent -= 1;
   if (2 ** (exponent + 1) <= a) exponent += 1;
   let significand = roundHalfEven(a / 2 ** (exponent - 10)); // in [1024, 2048]

@@ -9,13 +9,13 @@
 // rounded to float32 equals the float32 operation itself (float64 carries more
 // than 2*24+2 bits), so there is no double rounding.
 
-import {
-  bitsOf, copyInto, FLT_MAX, newOutput, readIn, readRmsNormOptions, resolveRmsNorm,
-} from '../api/args.js';
+import { abs, Float32Array, floor, fround, log2, max, min, sqrt, Uint16Array } from '../loader/intrinsics.js';
+import { addRmsNorm as ADD_RMSNORM, rmsNorm as RMSNORM } from '../ops/descriptions.js';
+import { FLT_MAX } from '../ops/options.js';
 import { blockedSum } from './blocked-sum.js';
+import { referenceFunction } from './calls.js';
 import { narrow, roundTo, widen } from './float16.js';
 
-const fround = Math.fround;
 export const TINY_SUM = 2 ** -64;
 export { FLT_MAX };
 
@@ -31,25 +31,25 @@ function rowSumOfSquares(row, scale) {
 // Steps 2 and 3.
 function inverseRms(sumOfSquares, dim, eps) {
   const meanSquare = fround(sumOfSquares / fround(dim));
-  return fround(1 / fround(Math.sqrt(fround(meanSquare + eps))));
+  return fround(1 / fround(sqrt(fround(meanSquare + eps))));
 }
 
 // The power of two 2^k that brings max|x| into [1, 2), k clamped to
 // [-126, 126]; null when the row holds a NaN or an infinity, or is all zeros.
 export function rescueScale(row) {
   let maxAbs = 0;
-  for (const v of row) {
-    const a = Math.abs(v);
+  for (let i = 0; i < row.length; i++) {
+    const a = abs(row[i]);
     if (!(a <= FLT_MAX)) return null; // NaN or infinite
     if (a > maxAbs) maxAbs = a;
   }
   if (maxAbs === 0) return null;
   // max|x| in [2^e, 2^(e+1)); subnormals all share the exponent field 0,
   // i.e. e = -127 for the purpose of the clamp below.
-  let e = Math.floor(Math.log2(maxAbs));
+  let e = floor(log2(maxAbs));
   if (2 ** e > maxAbs) e -= 1; // log2 rounding near powers of two
   if (2 ** (e + 1) <= maxAbs) e += 1;
-  return 2 ** Math.max(-126, Math.min(126, -Math.max(e, -127)));
+  return 2 ** max(-126, min(126, -max(e, -127)));
 }
 
 /** inv for a row, and the exact power-of-two pre-scale of the rescue path. */
@@ -89,17 +89,19 @@ function writeRow(row, weights, y, offset, { scale, inv }, dtype, castMode) {
 /** The weight as applied (step 4): widened, plus the offset unless it is ±0. */
 function appliedWeights(call, w) {
   if (w === null) return null;
-  return Array.from({ length: call.dim }, (_, i) => {
+  const weights = [];
+  for (let i = 0; i < call.dim; i++) {
     const wi = widen(w, i, call.weightDtype);
-    return call.weightOffset === 0 ? wi : fround(call.weightOffset + wi);
-  });
+    weights[i] = call.weightOffset === 0 ? wi : fround(call.weightOffset + wi);
+  }
+  return weights;
 }
 
 function normalizeRows(call, source, w, y, rstd) {
   const { rows, dim, eps, dtype, castMode } = call;
   if (rows === 0) return;
   const weights = appliedWeights(call, w);
-  const row = new Array(dim);
+  const row = [];
   for (let r = 0; r < rows; r++) {
     for (let i = 0; i < dim; i++) row[i] = widen(source, r * dim + i, dtype);
     const scaling = rowScaling(row, eps);
@@ -109,43 +111,30 @@ function normalizeRows(call, source, w, y, rstd) {
   }
 }
 
-/** rmsNorm or, with a residual, addRmsNorm on a resolved call: every input
- * read in first, every output written once the results are whole. */
-function run(call) {
-  let source = readIn(call.x);
-  let residual = null;
-  if (call.residual !== undefined) {
+/** rmsNorm or, with a residual, addRmsNorm on a resolved call and its inputs. */
+function compute(call, { x, residual = null, weight }) {
+  let source = x;
+  if (residual !== null) {
     // Step 0: residual <- round(x + residual).
-    residual = readIn(call.residual);
     for (let i = 0; i < residual.length; i++) {
-      residual[i] = narrow(fround(widen(source, i, call.dtype) + widen(residual, i, call.dtype)), call.dtype);
+      residual[i] = narrow(fround(widen(x, i, call.dtype) + widen(residual, i, call.dtype)), call.dtype);
     }
     source = residual;
   }
-  const y = call.dtype === 'float32' ? new Float32Array(source.length) : new Uint16Array(source.length);
-  const rstd = call.rstd === undefined ? null : new Float32Array(call.rows);
-  normalizeRows(call, source, call.weight === null ? null : readIn(call.weight), y, rstd);
-  if (residual !== null) copyInto(bitsOf(call.residual), residual, 0);
-  if (rstd !== null) copyInto(bitsOf(call.rstd), rstd, 0);
-  const out = call.out ?? newOutput('options.out', call.dtype, y.length);
-  copyInto(bitsOf(out), y, 0);
-  return out.value;
+  const out = call.dtype === 'float32' ? new Float32Array(source.length) : new Uint16Array(source.length);
+  const rstd = call.given.rstd === null ? null : new Float32Array(call.rows);
+  normalizeRows(call, source, weight, out, rstd);
+  return { residual, out, rstd };
 }
 
 /**
  * RMSNorm in plain JavaScript, bit-identical to the wasm kernels.
  * Same signature, options and errors as `rmsNorm` from 'rmsnorm-wasm'.
  */
-export function rmsNorm(x, weight, options) {
-  return run(resolveRmsNorm('rmsNorm', x, undefined, weight, readRmsNormOptions('rmsNorm', options)));
-}
+export const rmsNorm = referenceFunction(RMSNORM, compute);
 
 /**
  * addRmsNorm in plain JavaScript: residual <- round(x + residual), then
  * RMSNorm of the updated residual (step 0 of the contract).
  */
-export function addRmsNorm(x, residual, weight, options) {
-  const opts = readRmsNormOptions('addRmsNorm', options);
-  if (residual === undefined) throw new TypeError(`addRmsNorm: residual must be an array of x's dtype, got undefined`);
-  return run(resolveRmsNorm('addRmsNorm', x, residual, weight, opts));
-}
+export const addRmsNorm = referenceFunction(ADD_RMSNORM, compute);

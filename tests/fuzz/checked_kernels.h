@@ -222,21 +222,14 @@ static void run_both_checked(const struct call* c, unsigned misalign, struct out
 /* ---- the kernels' calls --------------------------------------------------- */
 
 /* Argument order of each call, as `args` holds them. */
-enum { RMS_X, RMS_RESIDUAL, RMS_W, RMS_Y, RMS_ARGS };
-enum { RSTD_X, RSTD_OUT, RSTD_ARGS };
+enum { RMS_X, RMS_RESIDUAL, RMS_W, RMS_Y, RMS_RSTD, RMS_ARGS };
 enum { LN_X, LN_W, LN_B, LN_Y, LN_MEAN, LN_RSTD, LN_ARGS };
 enum { BW_DY, BW_X, BW_W, BW_MEAN, BW_RSTD, BW_DX, BW_DW, BW_DB, BW_ARGS };
 
 static inline void invoke_rmsnorm(const struct call* c, bool simd, void* const* p) {
   (simd ? rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd : rmsnorm_wasm_f32_rmsnorm_ukernel__scalar)(
-      p[RMS_X], p[RMS_RESIDUAL], p[RMS_W], p[RMS_Y], c->rows, c->dim, c->eps, c->dtype,
+      p[RMS_X], p[RMS_RESIDUAL], p[RMS_W], p[RMS_Y], p[RMS_RSTD], c->rows, c->dim, c->eps, c->dtype,
       c->weight_dtype, c->cast_mode, c->weight_offset);
-}
-
-static inline void invoke_rmsnorm_rstd(const struct call* c, bool simd, void* const* p) {
-  (simd ? rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__wasmsimd
-        : rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__scalar)(p[RSTD_X], p[RSTD_OUT], c->rows, c->dim,
-                                                         c->eps, c->dtype);
 }
 
 static inline void invoke_layernorm(const struct call* c, bool simd, void* const* p) {
@@ -281,10 +274,10 @@ static void describe(struct call* c, const char* op) {
   }
 }
 
-/* RMSNorm, or with a residual the fused add (src/kernels/f32-rmsnorm/rmsnorm_f32.h): y may equal x.
- */
-static inline struct call rmsnorm_call(const void* x, const void* residual, const void* w,
-                                       size_t rows, size_t dim, float eps, int dtype,
+/* RMSNorm, or with a residual the fused add (src/kernels/f32-rmsnorm/rmsnorm_f32.h): y and rstd
+ * each optional (y absent: the statistics alone); y may equal x. */
+static inline struct call rmsnorm_call(const void* x, const void* residual, const void* w, bool y,
+                                       bool rstd, size_t rows, size_t dim, float eps, int dtype,
                                        int weight_dtype, int cast_mode, float weight_offset) {
   struct call c = {.nargs = RMS_ARGS,
                    .alias_out = RMS_Y,
@@ -301,25 +294,36 @@ static inline struct call rmsnorm_call(const void* x, const void* residual, cons
   c.args[RMS_X] = input(x, n, dtype);
   c.args[RMS_RESIDUAL] = (struct arg){residual != NULL, true, residual, n, dtype};
   c.args[RMS_W] = input(w, dim, weight_dtype);
-  c.args[RMS_Y] = (struct arg){true, true, NULL, n, dtype};
+  c.args[RMS_Y] = (struct arg){y, true, NULL, n, dtype};
+  c.args[RMS_RSTD] = output(rstd, NULL, rows);
   describe(&c, residual != NULL ? "addRmsNorm" : "rmsNorm");
   return c;
 }
 
-static inline struct call rmsnorm_rstd_call(const void* x, size_t rows, size_t dim, float eps,
-                                            int dtype) {
-  struct call c = {.nargs = RSTD_ARGS,
-                   .alias_out = -1,
-                   .alias_in = -1,
-                   .invoke = invoke_rmsnorm_rstd,
-                   .rows = rows,
-                   .dim = dim,
-                   .eps = eps,
-                   .dtype = dtype};
-  c.args[RSTD_X] = input(x, rows * dim, dtype);
-  c.args[RSTD_OUT] = output(true, NULL, rows);
-  describe(&c, "rmsNorm rstd");
-  return c;
+/* An RMSNorm call with both optional outputs, then with each alone: y must
+ * be the same bits without rstd, and rstd and the residual the same
+ * without y. *simd and *scalar get the outputs of the call with both. */
+static void run_rmsnorm_checked(const void* x, const void* residual, const void* w, size_t rows,
+                                size_t dim, float eps, int dtype, int weight_dtype, int cast_mode,
+                                float weight_offset, unsigned misalign, struct outputs* simd,
+                                struct outputs* scalar) {
+  const struct call full = rmsnorm_call(x, residual, w, true, true, rows, dim, eps, dtype,
+                                        weight_dtype, cast_mode, weight_offset);
+  run_both_checked(&full, misalign, simd, scalar);
+  for (int with_y = 0; with_y < 2; with_y++) {
+    const struct call part = rmsnorm_call(x, residual, w, with_y, !with_y, rows, dim, eps, dtype,
+                                          weight_dtype, cast_mode, weight_offset);
+    struct outputs part_simd, part_scalar;
+    run_both_checked(&part, misalign, &part_simd, &part_scalar);
+    char what[96];
+    for (size_t i = 0; i < part.nargs; i++) {
+      if (part_simd.of[i] == NULL) continue;
+      snprintf(what, sizeof what, "argument %zu differs without %s", i, with_y ? "rstd" : "y");
+      require_same_bits(part_simd.of[i], simd->of[i], &part.args[i], what, &part);
+    }
+    free_outputs(&part_simd);
+    free_outputs(&part_scalar);
+  }
 }
 
 /* LayerNorm (src/kernels/f32-layernorm/layernorm_f32.h): y, mean and rstd each optional; y may

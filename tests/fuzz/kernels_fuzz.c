@@ -1,20 +1,21 @@
 /*
- * libFuzzer target for every kernel (RMSNorm and the fused add, RMSNorm's
- * rstd, LayerNorm, both backward passes), built natively with ASan + UBSan
+ * libFuzzer target for every kernel (RMSNorm and the fused add, each with
+ * and without y and rstd, LayerNorm, both backward passes), built natively with ASan + UBSan
  * (`make fuzz`). Any input bytes decode to a valid call (the kernels'
  * preconditions are the JS validation's job), which checked_kernels.h runs
  * on both implementations, with and without aliasing.
  *
  * Input layout (short inputs read as zero-padded, values cycle over the rest):
- *   byte 0     operation (% 6): rmsNorm, addRmsNorm, rmsNorm rstd, layerNorm,
- *              rmsNormBackward, layerNormBackward
+ *   byte 0     operation (% 6): rmsNorm, addRmsNorm, rmsNorm's rstd alone,
+ *              layerNorm, rmsNormBackward, layerNormBackward
  *   byte 1     which optional arguments are given: bit 0 weight, 1 bias,
  *              2 layerNorm's y, 3 mean, 4 rstd, 5 db; bits 6-7 the RMSNorm
  *              weight's dtype when byte 2 bit 4 is clear (% 3; any with any
  *              storage dtype)
  *   byte 2     bits 0-1 rows (0..3), bits 2-3 storage dtype (% 3), bit 4
  *              weight in the storage dtype (else as byte 1 says), bit 5 cast
- *              mode llama (else gemma), bits 6-7 weight offset kind (RMSNorm)
+ *              mode gemma (else llama: zero is the default, as in every API),
+ *              bits 6-7 weight offset kind (RMSNorm)
  *   bytes 3-4  dim: bit 15 set: 1 + (low 15 bits % 4200) (up to 17 blocks
  *              of 256), else 1 + (value % 48) (the lane and tail edges)
  *   byte 5     eps kind (see decode_eps), bytes 6-9 its raw bits
@@ -170,26 +171,30 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   struct decoder d = {data, size, 0, (int8_t) byte_at(data, size, 10), {NULL}, 0};
   const bool weighted = given & 1;
 
-  struct call c;
+  struct outputs simd, scalar;
   if (op <= 2) {
     /* The 16-bit storage types apply to RMSNorm only. */
     const int dtype = (mode >> 2 & 3) % 3;
     const void* x = values(&d, n, dtype, true);
     if (op == 2) {
-      c = rmsnorm_rstd_call(x, rows, dim, eps, dtype);
+      const struct call c = rmsnorm_call(x, NULL, NULL, false, true, rows, dim, eps, dtype,
+                                         RMSNORM_F32, RMSNORM_CAST_LLAMA, 0.0f);
+      run_both_checked(&c, misalign, &simd, &scalar);
     } else {
       const int weight_dtype = (mode >> 4 & 1) ? dtype : (given >> 6) % 3;
       const void* w = weighted ? values(&d, dim, weight_dtype, false) : NULL;
       const void* residual = op == 1 ? values(&d, n, dtype, false) : NULL;
-      c = rmsnorm_call(x, residual, w, rows, dim, eps, dtype, weight_dtype,
-                       (mode >> 5 & 1) ? RMSNORM_CAST_LLAMA : RMSNORM_CAST_GEMMA,
-                       decode_weight_offset(mode >> 6, u32_at(data, size, 11)));
+      run_rmsnorm_checked(x, residual, w, rows, dim, eps, dtype, weight_dtype,
+                          (mode >> 5 & 1) ? RMSNORM_CAST_GEMMA : RMSNORM_CAST_LLAMA,
+                          decode_weight_offset(mode >> 6, u32_at(data, size, 11)), misalign, &simd,
+                          &scalar);
     }
   } else if (op == 3) {
     const float* x = values(&d, n, RMSNORM_F32, true);
     const float* w = weighted ? values(&d, dim, RMSNORM_F32, false) : NULL;
     const float* b = (given & 2) ? values(&d, dim, RMSNORM_F32, false) : NULL;
-    c = layernorm_call(x, w, b, given & 4, given & 8, given & 16, rows, dim, eps);
+    const struct call c = layernorm_call(x, w, b, given & 4, given & 8, given & 16, rows, dim, eps);
+    run_both_checked(&c, misalign, &simd, &scalar);
   } else {
     const bool layernorm = op == 5;
     const float* dy = values(&d, n, RMSNORM_F32, false);
@@ -199,11 +204,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const float* rstd = values(&d, rows, RMSNORM_F32, false);
     const float* dw = weighted ? values(&d, dim, RMSNORM_F32, false) : NULL;
     const float* db = layernorm && (given & 32) ? values(&d, dim, RMSNORM_F32, false) : NULL;
-    c = backward_call(layernorm, dy, x, w, mean, rstd, dw, db, rows, dim);
+    const struct call c = backward_call(layernorm, dy, x, w, mean, rstd, dw, db, rows, dim);
+    run_both_checked(&c, misalign, &simd, &scalar);
   }
-
-  struct outputs simd, scalar;
-  run_both_checked(&c, misalign, &simd, &scalar);
   free_outputs(&simd);
   free_outputs(&scalar);
   for (size_t i = 0; i < d.nowned; i++) free(d.owned[i]);

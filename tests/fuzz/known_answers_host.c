@@ -9,8 +9,10 @@
  *   then x[rows*dim], w[dim] if weighted, residual[rows*dim] if any,
  *   each in its storage type (float32, or 16-bit patterns)
  * stdout, per call: y_simd, y_scalar, then residual_simd, residual_scalar
+ * if any, then rstd_simd, rstd_scalar (rows floats each).
  * checked_kernels.h aborts on any breach (the kernels disagree, write outside
- * y or the residual, or differ in place).
+ * their outputs, differ in place, or give other bits for y without rstd or
+ * for rstd and the residual without y).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -48,16 +50,17 @@ int main(void) {
     void* x = read_array(bytes);
     void* w = (header[3] & 1) ? read_array(dim * elem_size(weight_dtype)) : NULL;
     void* residual = (header[3] & 2) ? read_array(bytes) : NULL;
-    const struct call c = rmsnorm_call(x, residual, w, rows, dim, eps, dtype, weight_dtype,
-                                       (int) header[6], weight_offset);
     struct outputs simd, scalar;
-    run_both_checked(&c, (unsigned) (rows * 7 + dim) * 0x9E3779B1u, &simd, &scalar);
+    run_rmsnorm_checked(x, residual, w, rows, dim, eps, dtype, weight_dtype, (int) header[6],
+                        weight_offset, (unsigned) (rows * 7 + dim) * 0x9E3779B1u, &simd, &scalar);
     write_array(simd.of[RMS_Y], bytes);
     write_array(scalar.of[RMS_Y], bytes);
     if (residual != NULL) {
       write_array(simd.of[RMS_RESIDUAL], bytes);
       write_array(scalar.of[RMS_RESIDUAL], bytes);
     }
+    write_array(simd.of[RMS_RSTD], rows * sizeof(float));
+    write_array(scalar.of[RMS_RSTD], rows * sizeof(float));
     free_outputs(&simd);
     free_outputs(&scalar);
     free(x);

@@ -46,7 +46,8 @@
  *    For float32 storage round() is the identity, so both modes are
  *    y_i = (x_i * inv) * w'_i.
  * 5. rstd = inv: the per-row statistic the backward pass reads
- *    (../f32-norm-backward/norm_backward_f32.h); rmsNorm returns it on request.
+ *    (../f32-norm-backward/norm_backward_f32.h); the kernel writes it on
+ *    request, from the same sums as y, so the two always agree.
  *
  * Rows whose S is outside [RMSNORM_TINY_SUM, FLT_MAX], or whose ms + eps
  * overflows (inv = 0: eps near FLT_MAX beside a large row), take the rescue path
@@ -83,25 +84,25 @@
 
 /* weight_dtype when there is no weight (w == NULL). */
 #define RMSNORM_NO_WEIGHT (-1)
-enum rmsnorm_cast { RMSNORM_CAST_GEMMA = 0, RMSNORM_CAST_LLAMA = 1 };
+/* Zero is Llama's, the default of every API (src/loader/abi.js). */
+enum rmsnorm_cast { RMSNORM_CAST_LLAMA = 0, RMSNORM_CAST_GEMMA = 1 };
 
 /*
  * x, residual and y hold rows * dim values of `dtype` (enum rmsnorm_dtype);
  * residual is NULL for plain RMSNorm, else updated in place (addRmsNorm).
  * w holds dim values of weight_dtype, or is NULL (weight_dtype ignored).
+ * rstd is NULL, or receives rows floats: step 5 for each row normalized (x,
+ * or the updated residual), written before that row of y. y may be NULL:
+ * then only rstd is written (and the residual updated, if any).
  * rows may be 0; dim must be >= 1; eps finite and >= 0.
  */
 void rmsnorm_wasm_f32_rmsnorm_ukernel__scalar(const void* x, void* residual, const void* w, void* y,
-                                              size_t rows, size_t dim, float eps, int dtype,
-                                              int weight_dtype, int cast_mode, float weight_offset);
+                                              float* rstd, size_t rows, size_t dim, float eps,
+                                              int dtype, int weight_dtype, int cast_mode,
+                                              float weight_offset);
 void rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd(const void* x, void* residual, const void* w,
-                                                void* y, size_t rows, size_t dim, float eps,
-                                                int dtype, int weight_dtype, int cast_mode,
-                                                float weight_offset);
-/* Step 5 alone: rstd[r] for each of the rows of x (dtype as above). */
-void rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__scalar(const void* x, float* rstd, size_t rows,
-                                                   size_t dim, float eps, int dtype);
-void rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__wasmsimd(const void* x, float* rstd, size_t rows,
-                                                     size_t dim, float eps, int dtype);
+                                                void* y, float* rstd, size_t rows, size_t dim,
+                                                float eps, int dtype, int weight_dtype,
+                                                int cast_mode, float weight_offset);
 
 #endif

@@ -20,8 +20,7 @@
  *       block_sumsq of next[start..start+n) and, in the same loop, write_row's
  *       step 4 for values start..start+n of the current row (src, w, y).
  *
- * and names the kernels it defines with RMSNORM_F32_KERNEL (the forward pass)
- * and RMSNORM_F32_RSTD_KERNEL (step 5, the per-row rstd, alone). The scalar_*
+ * and names the kernel it defines with RMSNORM_F32_KERNEL. The scalar_*
  * helpers of scalar_steps.h serve for the rare rescue rows.
  */
 #include <assert.h>
@@ -241,13 +240,14 @@ static struct row_writers select_writers(int dtype, int weight_dtype, bool offse
   }
 }
 
-void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, size_t rows,
-                        size_t dim, float eps, int dtype, int weight_dtype, int cast_mode,
-                        float weight_offset) {
+void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, float* rstd,
+                        size_t rows, size_t dim, float eps, int dtype, int weight_dtype,
+                        int cast_mode, float weight_offset) {
   assert(dim >= 1);
   assert(eps >= 0.0f && eps <= FLT_MAX);
   assert(dtype >= RMSNORM_F32 && dtype <= RMSNORM_F16);
   assert(w == NULL || (weight_dtype >= RMSNORM_F32 && weight_dtype <= RMSNORM_F16));
+  assert(cast_mode == RMSNORM_CAST_LLAMA || cast_mode == RMSNORM_CAST_GEMMA);
   if (w == NULL) {
     weight_dtype = RMSNORM_NO_WEIGHT;
   }
@@ -258,8 +258,8 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
   /* A weight holding NaN or Inf (or overflowing with the offset) is valid
    * input but no model's: its rows take the scalar writer, so that the
    * vector writers need not handle NaN. */
-  const bool vector_writer =
-      dtype == RMSNORM_F32 || w == NULL || all_finite(w, dim, weight_dtype, offset, weight_offset);
+  const bool vector_writer = y != NULL && (dtype == RMSNORM_F32 || w == NULL ||
+                                           all_finite(w, dim, weight_dtype, offset, weight_offset));
   const struct row_writers writers = select_writers(dtype, weight_dtype, offset, llama);
   const size_t row_bytes = dim * dtype_size(dtype);
   /* Without a residual, row r+1's sum of squares is taken while row r is
@@ -271,7 +271,7 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
   for (size_t r = 0; r < rows; r++) {
     const char* xr = (const char*) x + r * row_bytes;
     char* rr = residual != NULL ? (char*) residual + r * row_bytes : NULL;
-    char* yr = (char*) y + r * row_bytes;
+    char* yr = y != NULL ? (char*) y + r * row_bytes : NULL;
     /* With a residual, the row to normalize is the updated residual. */
     const void* src = rr != NULL ? (const void*) rr : (const void*) xr;
     if (write_summing == NULL) {
@@ -280,12 +280,19 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
     const float plain_inv = inv_rms(sumsq, dim, eps);
     const bool plain = is_plain(sumsq, plain_inv);
     const bool sum_next = write_summing != NULL && r + 1 < rows;
+    float scale = 1.0f;
+    const float inv = plain ? plain_inv : rescue_inv(src, dim, eps, sumsq, dtype, &scale);
+    /* Step 5, before step 4 writes y (which may be x). */
+    if (rstd != NULL) {
+      rstd[r] = inv * scale;
+    }
     if (plain && sum_next) {
       sumsq = write_summing(xr + row_bytes, src, w, yr, dim, plain_inv, weight_offset);
       continue;
     }
-    float scale = 1.0f;
-    const float inv = plain ? plain_inv : rescue_inv(src, dim, eps, sumsq, dtype, &scale);
+    if (yr == NULL) {
+      continue;
+    }
     /* A row the rescue left as it was (all zeros, say: padding) goes to the
      * vector writer too when x * inv cannot be NaN: x finite (its sum of
      * squares is) and inv finite (not an all-zero row with eps = 0). The
@@ -298,30 +305,6 @@ void RMSNORM_F32_KERNEL(const void* x, void* residual, const void* w, void* y, s
     }
     if (sum_next) {
       sumsq = sumsq_of(xr + row_bytes, NULL, dim);
-    }
-  }
-}
-
-/* Step 5 alone: rstd = inv, or inv_z * 2^k for a rescued row. rmsNorm's
- * `rstd` option and the backward pass get it here, from the same row_sumsq
- * and rescue_inv as the forward pass, so it is the forward's to the bit. */
-void RMSNORM_F32_RSTD_KERNEL(const void* x, float* rstd, size_t rows, size_t dim, float eps,
-                             int dtype) {
-  assert(dim >= 1);
-  assert(eps >= 0.0f && eps <= FLT_MAX);
-  assert(dtype >= RMSNORM_F32 && dtype <= RMSNORM_F16);
-  const row_sumsq_fn sumsq_of = select_sumsq(dtype, false);
-  const size_t row_bytes = dim * dtype_size(dtype);
-  for (size_t r = 0; r < rows; r++) {
-    const char* xr = (const char*) x + r * row_bytes;
-    const float sumsq = sumsq_of(xr, NULL, dim);
-    const float plain_inv = inv_rms(sumsq, dim, eps);
-    if (is_plain(sumsq, plain_inv)) {
-      rstd[r] = plain_inv;
-    } else {
-      float scale;
-      const float inv = rescue_inv(xr, dim, eps, sumsq, dtype, &scale);
-      rstd[r] = inv * scale;
     }
   }
 }

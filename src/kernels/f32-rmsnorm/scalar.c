@@ -33,5 +33,4 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
 }
 
 #define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__scalar
-#define RMSNORM_F32_RSTD_KERNEL rmsnorm_wasm_f32_rmsnorm_rstd_ukernel__scalar
 #include "rows.h"

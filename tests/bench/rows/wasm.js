@@ -5,6 +5,7 @@
 // what the JS API itself costs per call.
 import { alloc, init, rmsNorm } from '../../../src/index.js';
 import { activeKernels } from '../../../src/api/runtime.js';
+import { CAST_MODE, DTYPE } from '../../../src/loader/abi.js';
 
 const label = (backend) => (backend === 'simd' ? 'SIMD' : 'scalar');
 
@@ -71,8 +72,8 @@ export const simdAllocating = {
   },
 };
 
-const DTYPE_F32 = 0;
-const CAST_LLAMA = 1;
+const DTYPE_F32 = DTYPE.float32.code;
+const CAST_LLAMA = CAST_MODE.llama;
 
 export const simdExport = {
   id: 'simd-export',
@@ -82,7 +83,7 @@ export const simdExport = {
     const kernel = activeKernels('bench').exports.rmsnorm;
     const [xp, wp, yp] = [xt.byteOffset, wt.byteOffset, yt.byteOffset];
     return {
-      call: () => kernel(xp, 0, wp, yp, rows, dim, eps, DTYPE_F32, DTYPE_F32, CAST_LLAMA, 0),
+      call: () => kernel(xp, 0, wp, yp, 0, rows, dim, eps, DTYPE_F32, DTYPE_F32, CAST_LLAMA, 0),
       output: () => yt.array.slice(),
       dispose: free,
     };

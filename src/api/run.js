@@ -1,0 +1,137 @@
+// The staging runner: a resolved call (src/ops/resolve.js) run on an
+// instance memory (src/loader/memory.js). An array the memory claimed is
+// used where it lies; every other one is staged, its rows copied in before
+// and out after each chunk. A call with nothing to stage calls the kernel
+// at once: that is the zero-copy call on tensors.
+
+import { DTYPE } from '../loader/abi.js';
+import { copyInto, floor, min, RangeError } from '../loader/intrinsics.js';
+import { storageView, viewOf } from '../ops/arrays.js';
+import { IN, makeResults, ONCE, OUT, returnValue, ROW, STAT } from '../ops/resolve.js';
+
+// Arrays outside wasm memory move through it in chunks of whole rows of about
+// this size: a huge input does not grow the memory (which never shrinks) to
+// its own size, and each chunk is still in cache when the kernel reads it.
+export const CHUNK_BYTES = 2 ** 18;
+const STAGED = -1;
+
+/** Staging starts on 16-byte boundaries, where the kernels' vector loads are fastest. */
+const align16 = (n) => (n + 15) & ~15;
+
+// Per description, the runner's working arrays, reused (it is never
+// re-entered: no caller code runs in it), so a call allocates nothing here.
+class Plan {
+  constructor(op) {
+    this.at = [];
+    this.width = [];
+    this.size = [];
+    this.shares = [];
+    this.offset = [];
+    for (let i = 0; i < op.slots.length; i++) {
+      this.at[i] = 0;
+      this.width[i] = 0;
+      this.size[i] = 0;
+      this.shares[i] = false;
+      this.offset[i] = 0;
+    }
+    this.pointers = new op.Pointers();
+  }
+}
+const plans = { __proto__: null };
+
+/** Runs `call` on `memory` and returns what the function returns. */
+export function run(memory, call) {
+  makeResults(call);
+  const { op, rows, dim, records, fn } = call;
+  if (rows === 0) return returnValue(call);
+  const { slots, keys, kernel } = op;
+  const plan = plans[op.name] ??= new Plan(op);
+  const { at, width, size, shares, offset, pointers } = plan;
+  const count = slots.length;
+  let perRowBytes = 0;
+  let onceBytes = 0;
+  let staged = 0;
+  for (let i = 0; i < count; i++) {
+    const slot = slots[i];
+    const r = records[i];
+    width[i] = slot.per === ROW ? dim : slot.per === STAT ? 1 : 0;
+    size[i] = r === null ? 4 : DTYPE[r.dtype].bytes;
+    if (r === null || slot.dir === 0) at[i] = r === null && slot.scratch ? STAGED : 0;
+    else if (r.memory === memory) at[i] = r.start;
+    else at[i] = STAGED;
+    // An output staged beside its staged input shares that staging: the kernel works in place.
+    shares[i] = at[i] === STAGED && slot.over >= 0 && at[slot.over] === STAGED && records[slot.over] !== null;
+    if (at[i] === STAGED && !shares[i]) {
+      staged++;
+      if (width[i] === 0) onceBytes += align16(dim * size[i]);
+      else perRowBytes += width[i] * size[i];
+    }
+  }
+  if (staged === 0) {
+    for (let i = 0; i < count; i++) pointers[keys[i]] = at[i];
+    kernel(memory.exports, call, pointers, rows);
+    return returnValue(call);
+  }
+  let chunkRows = call.mayAlias || perRowBytes === 0 ? rows : min(rows, floor(CHUNK_BYTES / perRowBytes) || 1);
+  if (perRowBytes > 0) {
+    // What the memory can stage at once (a lent region is finite), less alignment.
+    const fit = floor((memory.capacity - onceBytes - 16 * staged) / perRowBytes);
+    if (fit < 1) {
+      throw new RangeError(`${fn}: needs ${onceBytes + perRowBytes + 16 * staged} bytes of staging for one row, more than the ${memory.capacity} the memory can stage; lend a larger region`);
+    }
+    if (fit < chunkRows) chunkRows = fit;
+  }
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    if (shares[i]) {
+      offset[i] = offset[slots[i].over];
+    } else if (at[i] === STAGED) {
+      offset[i] = total;
+      total += align16((width[i] === 0 ? dim : chunkRows * width[i]) * size[i]);
+    } else {
+      offset[i] = -1;
+    }
+  }
+  // The last allocation of the call: views of memory are taken only after it.
+  const base = memory.staging(fn, total);
+  memory.checkStaged(fn, slots, records, base, total);
+
+  // From here on: copies and kernel calls only.
+  for (let i = 0; i < count; i++) {
+    if (offset[i] >= 0 && width[i] === 0 && slots[i].dir & IN && records[i] !== null) copyIn(memory, records[i], 0, dim, base + offset[i]);
+  }
+  for (let row = 0; row < rows; row += chunkRows) {
+    const n = min(chunkRows, rows - row);
+    for (let i = 0; i < count; i++) {
+      if (offset[i] < 0) {
+        pointers[keys[i]] = at[i] === 0 ? 0 : at[i] + row * width[i] * size[i];
+      } else {
+        pointers[keys[i]] = base + offset[i];
+        if (width[i] !== 0 && !shares[i] && slots[i].dir & IN && records[i] !== null) {
+          copyIn(memory, records[i], row * width[i], n * width[i], base + offset[i]);
+        }
+      }
+    }
+    kernel(memory.exports, call, pointers, n);
+    // Outputs in slot order: where shared memory lets two of them alias, the last one written wins, as in the reference.
+    for (let i = 0; i < count; i++) {
+      if (offset[i] >= 0 && width[i] !== 0 && slots[i].dir & OUT && records[i] !== null) {
+        copyOut(memory, records[i], row * width[i], n * width[i], base + offset[i]);
+      }
+    }
+  }
+  for (let i = 0; i < count; i++) {
+    if (offset[i] >= 0 && slots[i].per === ONCE && slots[i].dir & OUT && records[i] !== null) copyOut(memory, records[i], 0, dim, base + offset[i]);
+  }
+  return returnValue(call);
+}
+
+/** Copies values [from, from + n) of a staged record to byte `to` of memory. */
+function copyIn(memory, record, from, n, to) {
+  copyInto(memory.heap(record.dtype), viewOf(record, from, n), to / DTYPE[record.dtype].bytes);
+}
+
+/** Copies n values from byte `at` of memory to values [from, from + n) of a staged record. */
+function copyOut(memory, record, from, n, at) {
+  copyInto(viewOf(record, 0, record.length), storageView(record.dtype, memory.buffer(), at, n), from);
+}

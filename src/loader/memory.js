@@ -1,0 +1,218 @@
+// What a wasm instance works in: its exports and one memory. Two kinds,
+// with one interface: an instance's own memory (OwnMemory: its allocator,
+// tensors, a scratch block for staging) and a memory lent by an engine
+// (LentMemory, bindMemory: no allocator; staging and the kernels' stack in
+// the region the engine lent). Both answer:
+//   buffer(), heap(dtype)       the memory's current buffer, views of all of it
+//   space()                     what the overlap rule compares (src/ops/overlap.js)
+//   adopt(fn, name, record)     a measured array of a call: refuse it, or claim it
+//                               when it lies in this memory (record.memory = this)
+//   staging(fn, bytes)          the address of `bytes` to stage a call's other arrays in
+//   capacity                    the most bytes staging(…) can give at once
+//   checkStaged(fn, records, base, bytes)  no claimed view may lie where a call stages
+
+import { DTYPE } from './abi.js';
+import {
+  fill, Float32Array, Int32Array, isSharedBuffer, lengthOf, memoryBufferOf, random, RangeError, TypeError, Uint16Array, Uint8Array,
+  WeakSet, weakAdd, weakHas,
+} from './intrinsics.js';
+import { makeTensor } from './tensor.js';
+
+// Largest single allocation asked of a wasm32 module: malloc takes a 32-bit
+// size, and the whole address space is 4 GiB, part of it already in use.
+const MAX_ALLOC_BYTES = 2 ** 32 - 2 ** 24;
+/** Bytes of call stack the kernels need at most: a lent region must hold them. */
+export const STACK_BYTES = 4096;
+
+/** A view of `record`'s bytes claimed by `memory`, refused at the null pointer. */
+function claim(memory, fn, name, record) {
+  if (record.start === 0 && record.length !== 0) {
+    throw new RangeError(`${fn}: ${name} is a view at byte 0 of wasm memory, the null pointer, which the kernels read as "no array"; place it at byte 16 or later`);
+  }
+  record.memory = memory;
+  record.shared = false;
+}
+
+class Views {
+  constructor(buffer) {
+    this.buffer = buffer;
+    this.float32 = new Float32Array(buffer);
+    this.uint16 = new Uint16Array(buffer);
+  }
+}
+
+export class OwnMemory {
+  #views = null;
+  #scratchAt = 0;
+  #scratchBytes = 0;
+  capacity = MAX_ALLOC_BYTES;
+
+  constructor(exports) {
+    this.exports = exports;
+    this.memory = exports.memory;
+  }
+
+  /** The memory's current buffer. The getter (the intrinsic: no property of
+   * the memory object can redirect it) is a slow builtin, so the buffer is
+   * kept with views of it, and asked again only once those read as empty:
+   * growing a memory detaches its old buffer. */
+  buffer() {
+    const views = this.#views;
+    if (views !== null && lengthOf(views.float32) !== 0) return views.buffer;
+    this.#views = new Views(memoryBufferOf(this.memory));
+    return this.#views.buffer;
+  }
+
+  heap(dtype) {
+    this.buffer();
+    return dtype === 'float32' ? this.#views.float32 : this.#views.uint16;
+  }
+
+  space() {
+    return this.buffer();
+  }
+
+  adopt(fn, name, record) {
+    if (record.memory !== null) {
+      if (record.memory !== this) {
+        throw new TypeError(`${fn}: ${name} is a tensor of another instance's memory (allocated by another instance or backend)`);
+      }
+    } else if (record.buffer === this.buffer()) {
+      claim(this, fn, name, record);
+    }
+  }
+
+  /** `bytes` of this module's memory from its allocator; a RangeError when
+   * they cannot be had (a block must end inside the memory). */
+  malloc(fn, bytes) {
+    if (bytes > MAX_ALLOC_BYTES) throw new RangeError(`${fn}: needs ${bytes} bytes of wasm memory, more than wasm32 can address`);
+    const at = this.exports.malloc(bytes < 1 ? 1 : bytes) >>> 0;
+    if (at === 0 || at + bytes > lengthOf(this.heap('float32')) * 4) {
+      if (at !== 0) this.exports.free(at);
+      throw new RangeError(`${fn}: could not grow wasm memory to hold ${bytes} more bytes`);
+    }
+    return at;
+  }
+
+  free(at) {
+    this.exports.free(at);
+  }
+
+  /** A tensor of `length` values of `dtype`, zeroed as `new Float32Array(n)` is. */
+  alloc(fn, length, dtype) {
+    const bytes = length * DTYPE[dtype].bytes;
+    const at = this.malloc(fn, bytes);
+    fill(new Uint8Array(this.buffer(), at, bytes), 0);
+    return makeTensor(this, at, length, dtype);
+  }
+
+  /** A scratch block of at least `bytes`, reused across calls and only
+   * replaced by a larger one. */
+  staging(fn, bytes) {
+    if (bytes <= this.#scratchBytes) return this.#scratchAt;
+    if (this.#scratchAt !== 0) this.exports.free(this.#scratchAt);
+    this.#scratchAt = 0;
+    this.#scratchBytes = 0;
+    this.#scratchAt = this.malloc(fn, bytes);
+    this.#scratchBytes = bytes;
+    return this.#scratchAt;
+  }
+
+  checkStaged(fn, slots, records, base, bytes) {
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i];
+      if (r !== null && r.memory === this && r.buffer !== null && r.start < base + bytes && base < r.end) {
+        throw new RangeError(`${fn}: ${slots[i].name} overlaps the kernels' scratch region [${base}, ${base + bytes}) of wasm memory`);
+      }
+    }
+  }
+}
+
+export class LentMemory {
+  #start;
+  #end;
+  #probe = null;
+  #verified = new WeakSet(); // buffers proven to be this memory's
+
+  /** `lent` = [start, end): the region the kernels may use, their stack at the top. */
+  constructor(exports, memory, lent, shared) {
+    this.exports = exports;
+    this.memory = memory;
+    this.shared = shared;
+    this.#start = lent[0];
+    this.#end = lent[1];
+    this.capacity = lent[1] - lent[0] - STACK_BYTES;
+  }
+
+  /** Always asked again: another thread may have grown a shared memory. */
+  buffer() {
+    const buffer = memoryBufferOf(this.memory);
+    weakAdd(this.#verified, buffer);
+    return buffer;
+  }
+
+  heap(dtype) {
+    const buffer = this.buffer();
+    return dtype === 'float32' ? new Float32Array(buffer) : new Uint16Array(buffer);
+  }
+
+  space() {
+    return this;
+  }
+
+  adopt(fn, name, record) {
+    if (record.memory !== null) {
+      throw new TypeError(`${fn}: ${name} is a tensor of an instance's own memory; bound kernels take views of the bound memory`);
+    }
+    if (!this.#holds(record.buffer)) {
+      throw new TypeError(`${fn}: ${name} must be a view of the bound memory's buffer (bound kernels copy nothing in)`);
+    }
+    if (record.start < this.#end && this.#start < record.end) {
+      throw new RangeError(`${fn}: ${name} overlaps the scratch region [${this.#start}, ${this.#end}) lent to the bound kernels`);
+    }
+    claim(this, fn, name, record);
+  }
+
+  /**
+   * Whether `buffer` is this memory's. A shared memory that another thread
+   * grows hands out a new SharedArrayBuffer object on every growth, each
+   * over the same bytes, so a view made a moment ago may be of a buffer this
+   * thread has never seen. It is proven the memory's by a probe: two
+   * different random words written through the current buffer into the
+   * lent region (this thread's own) must read back through `buffer`. Only
+   * the lent region is written; a foreign buffer is only read.
+   */
+  #holds(buffer) {
+    if (weakHas(this.#verified, buffer) || buffer === this.buffer()) return true;
+    if (!this.shared || !isSharedBuffer(buffer)) return false;
+    let there;
+    try {
+      there = new Int32Array(buffer, this.#start, 2);
+    } catch {
+      return false; // shorter than the lent region: not a buffer of this memory since the bind
+    }
+    this.#probe ??= new Int32Array(this.buffer(), this.#start, 2);
+    for (let i = 0; i < 2; i++) {
+      const word = (random() * 2 ** 31) | (i << 30);
+      this.#probe[i] = word;
+      if (there[i] !== word) return false;
+    }
+    weakAdd(this.#verified, buffer);
+    return true;
+  }
+
+  alloc(fn) {
+    throw new TypeError(`${fn}: a bound memory has no allocator; use the engine's own`);
+  }
+
+  free() {}
+
+  staging(fn, bytes) {
+    if (bytes > this.capacity) {
+      throw new RangeError(`${fn}: needs ${bytes} bytes of staging in options.scratch besides the kernels' ${STACK_BYTES}-byte stack; lend a larger region`);
+    }
+    return this.#start;
+  }
+
+  checkStaged() {} // adopt refused every view in the lent region
+}

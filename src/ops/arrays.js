@@ -1,0 +1,122 @@
+// Array arguments: each measured once, through the intrinsic
+// %TypedArray%.prototype getters saved at load (never through the object's
+// own properties or methods), into an ArrayRecord. From then on only the
+// record is used: no caller code runs again in the call. Also the read-in
+// and write-out of records that the reference and the staging share.
+
+import { DTYPE, DTYPES } from '../loader/abi.js';
+import {
+  bufferOf, byteOffsetOf, copyInto, Float16Array, Float32Array, isSharedBuffer, isUnreachable, isView, kindOf, lengthOf,
+  TypeError, Uint16Array,
+} from '../loader/intrinsics.js';
+import { ArrayRecord, Tensor } from '../loader/tensor.js';
+import { describe, oneOf } from './options.js';
+
+/** The typed array that holds each dtype's bits (float16 may also come as a Float16Array). */
+export const storageKind = (dtype) => (dtype === 'float32' ? 'Float32Array' : 'Uint16Array');
+const accepts = (kind, dtype) => kind === storageKind(dtype) || (kind === 'Float16Array' && dtype === 'float16');
+
+function expected(dtype) {
+  if (dtype === 'float32') return 'a Float32Array';
+  if (dtype === 'bfloat16') return 'a Uint16Array (bfloat16 bit patterns)';
+  return `a Uint16Array (float16 bit patterns)${Float16Array === undefined ? '' : ' or a Float16Array'}`;
+}
+
+function wrongType(fn, name, value, dtype, of) {
+  const what = dtype === 'float32' && of === 'dtype' ? '' : ` for ${of} '${dtype}'`;
+  const hint = dtype === 'float32' && isView(value) && kindOf(value) === 'Uint16Array'
+    ? ` (for 16-bit values, say which format in options.${of}: 'bfloat16' or 'float16')` : '';
+  return new TypeError(`${fn}: ${name} must be ${expected(dtype)}${what}, got ${describe(value)}${hint}`);
+}
+
+/** Measures an array argument holding `dtype` values: a typed array or a
+ * live tensor. `of` names the option the dtype comes from, for the message. */
+export function measure(fn, name, value, dtype, of = 'dtype') {
+  if (Tensor.is(value)) {
+    const record = Tensor.recordOf(value);
+    if (record === null) throw new TypeError(`${fn}: ${name} is a freed tensor`);
+    if (record.dtype !== dtype) throw wrongType(fn, name, value, dtype, of);
+    return record;
+  }
+  const kind = isView(value) ? kindOf(value) : undefined;
+  if (!accepts(kind, dtype) || (kind === 'Float16Array' && Float16Array === undefined)) throw wrongType(fn, name, value, dtype, of);
+  const length = lengthOf(value);
+  if (length === 0 && isUnreachable(value)) {
+    throw new TypeError(`${fn}: ${name} is a view of a detached ArrayBuffer (a memory that grew detaches its old buffer: take a new view), or out of bounds of a shrunk resizable one`);
+  }
+  return new ArrayRecord(value, dtype, null, bufferOf(value), byteOffsetOf(value), length, kind);
+}
+
+const WEIGHT_EXPECTED = `weight must be a Float32Array, a Uint16Array${Float16Array === undefined ? '' : ' or Float16Array'} of 16-bit values, a tensor, or null (for no weight)`;
+
+/** The dtype a weight holds: options.weightDtype, else its array's (a
+ * Uint16Array beside 16-bit x holds x's format); null for no weight. */
+export function weightDtypeOf(fn, weight, option, dtype) {
+  if (weight === undefined) throw new TypeError(`${fn}: ${WEIGHT_EXPECTED}, got undefined`);
+  if (weight === null) {
+    if (option !== undefined) throw new TypeError(`${fn}: options.weightDtype needs a weight, but weight is null`);
+    return null;
+  }
+  const named = oneOf(fn, 'options.weightDtype', option, DTYPES, undefined);
+  if (named !== undefined) return named;
+  if (Tensor.is(weight)) return Tensor.recordOf(weight)?.dtype ?? 'float32';
+  const kind = isView(weight) ? kindOf(weight) : undefined;
+  if (kind === 'Float32Array') return 'float32';
+  if (kind === 'Float16Array' && Float16Array !== undefined) return 'float16';
+  if (kind === 'Uint16Array') {
+    if (dtype !== 'float32') return dtype;
+    throw new TypeError(`${fn}: weight is a Uint16Array and x float32: say which 16-bit format it holds in options.weightDtype ('bfloat16' or 'float16')`);
+  }
+  throw new TypeError(`${fn}: ${WEIGHT_EXPECTED}, got ${describe(weight)}`);
+}
+
+/** Whether a record lies on shared memory, asked once and only when it
+ * matters (the check costs a builtin call). */
+export function isShared(record) {
+  if (record.shared === undefined) record.shared = isSharedBuffer(record.buffer);
+  return record.shared;
+}
+
+/** A new array for a call's result: float16 comes back as a Float16Array where the engine has one. */
+export function newOutput(dtype, length) {
+  let value;
+  if (dtype === 'float32') value = new Float32Array(length);
+  else if (dtype === 'float16' && Float16Array !== undefined) value = new Float16Array(length);
+  else value = new Uint16Array(length);
+  const record = new ArrayRecord(value, dtype, null, bufferOf(value), 0, length, kindOf(value));
+  record.owned = true;
+  record.shared = false;
+  return record;
+}
+
+/** Values [from, from + n) of a record as a view in its storage type, at
+ * its measured range: a length-tracking view of a shared buffer another
+ * thread grew since is read at the length it was checked at, and a
+ * Float16Array is copied as bits. The caller's own array serves when it is
+ * all of it, of that type, and unshared (no caller code has run since it
+ * was measured, so its length is the measured one). */
+export function viewOf(record, from, n) {
+  if (record.memory !== null) {
+    const view = Tensor.is(record.value) ? Tensor.viewOf(record.value) : null;
+    if (view !== null && from === 0 && n === record.length) return view;
+    return storageView(record.dtype, record.memory.buffer(), record.start + from * DTYPE[record.dtype].bytes, n);
+  }
+  if (from === 0 && n === record.length && record.kind === storageKind(record.dtype) && !isShared(record)) return record.value;
+  return storageView(record.dtype, record.buffer, record.start + from * DTYPE[record.dtype].bytes, n);
+}
+
+export function storageView(dtype, buffer, byteOffset, length) {
+  return dtype === 'float32' ? new Float32Array(buffer, byteOffset, length) : new Uint16Array(buffer, byteOffset, length);
+}
+
+/** A copy of a record's bits. */
+export function readIn(record) {
+  const copy = record.dtype === 'float32' ? new Float32Array(record.length) : new Uint16Array(record.length);
+  copyInto(copy, viewOf(record, 0, record.length), 0);
+  return copy;
+}
+
+/** Writes `bits` (a whole result) over a record. */
+export function writeOut(record, bits) {
+  copyInto(viewOf(record, 0, record.length), bits, 0);
+}

@@ -1,0 +1,104 @@
+// Every public function, described once. The wasm API's functions (on
+// every kind of instance), the reference's argument handling, the staging
+// and the loader's list of required exports all come from these.
+//
+// A description gives the function's positional parameters, its options
+// with their defaults, its arrays and its kernel call:
+// - arrays, in the order outputs are written: `per` ROW (dim values a row),
+//   STAT (one a row) or ONCE (dim for the whole call); `dir` IN, OUT, INOUT
+//   or NONE (measured for its size, never read: the bias of
+//   layerNormBackward); `dtype` 'storage' (the call's dtype, float32 unless
+//   the function has options.dtype), 'weight' or 'float32'; `over`, the
+//   input an output may sit exactly over; `result`, made by the call when
+//   not given (`made`: only beside that parameter); `scratch`, a statistic
+//   that is the kernel's working space when not given (recomputed).
+// - kernel(exports, call, pointers, rows): pointers by slot name, 0 for an
+//   array not given (the kernels' "absent"; no array is ever at address 0).
+
+import { CAST_MODE, DTYPE } from '../loader/abi.js';
+import { define, IN, INOUT, NONE, ONCE, OUT, ROW, STAT } from './resolve.js';
+
+const F32 = DTYPE.float32.code;
+
+const rmsNormArrays = (fused) => ({
+  x: { param: 0, per: ROW, dir: IN },
+  weight: { param: fused ? 2 : 1, per: ONCE, dir: IN, dtype: 'weight', nullable: true },
+  ...(fused ? { residual: { param: 1, per: ROW, dir: INOUT } } : {}),
+  out: { per: ROW, dir: OUT, over: 'x', result: true },
+  rstd: { per: STAT, dir: OUT, dtype: 'float32' },
+});
+const RMSNORM_OPTIONS = {
+  eps: 1e-6, dim: undefined, out: undefined, dtype: 'float32', weightDtype: undefined, castMode: 'llama',
+  weightOffset: 0, shape: undefined, axis: -1, rstd: undefined,
+};
+const rmsNormKernel = (e, c, p, n) => e.rmsnorm(p.x, p.residual, p.weight, p.out, p.rstd, n, c.dim, c.eps,
+  DTYPE[c.dtype].code, c.weightDtype === null ? F32 : DTYPE[c.weightDtype].code, CAST_MODE[c.castMode], c.weightOffset);
+
+export const rmsNorm = define('rmsNorm', {
+  params: ['x', 'weight'], options: RMSNORM_OPTIONS, arrays: rmsNormArrays(false), returns: 'out',
+  exports: ['rmsnorm'], kernel: rmsNormKernel,
+});
+
+export const addRmsNorm = define('addRmsNorm', {
+  params: ['x', 'residual', 'weight'], options: RMSNORM_OPTIONS, arrays: rmsNormArrays(true), returns: 'out',
+  exports: ['rmsnorm'], kernel: rmsNormKernel,
+});
+
+export const layerNorm = define('layerNorm', {
+  params: ['x', 'weight', 'bias'],
+  options: { eps: 1e-5, dim: undefined, shape: undefined, axis: -1, out: undefined, mean: undefined, rstd: undefined },
+  arrays: {
+    x: { param: 0, per: ROW, dir: IN },
+    weight: { param: 1, per: ONCE, dir: IN, nullable: true },
+    bias: { param: 2, per: ONCE, dir: IN, nullable: true },
+    out: { per: ROW, dir: OUT, over: 'x', result: true },
+    mean: { per: STAT, dir: OUT },
+    rstd: { per: STAT, dir: OUT },
+  },
+  returns: 'out',
+  exports: ['layernorm_f32'],
+  kernel: (e, c, p, n) => e.layernorm_f32(p.x, p.weight, p.bias, p.out, p.mean, p.rstd, n, c.dim, c.eps),
+});
+
+// The backward passes: statistics not given are recomputed chunk by chunk
+// by the forward kernels themselves, so they are the forward's to the bit.
+// dweight and dbias are running sums over the rows, from +0.
+const backwardArrays = (layer) => ({
+  dy: { param: 0, per: ROW, dir: IN },
+  x: { param: 1, per: ROW, dir: IN },
+  weight: { param: 2, per: ONCE, dir: IN, nullable: true },
+  ...(layer ? { bias: { param: 3, per: ONCE, dir: NONE, nullable: true } } : {}),
+  dx: { per: ROW, dir: OUT, over: 'dy', result: true },
+  dweight: { per: ONCE, dir: INOUT, result: true, made: 'weight' },
+  ...(layer ? { dbias: { per: ONCE, dir: INOUT, result: true, made: 'bias' } } : {}),
+  ...(layer ? { mean: { per: STAT, dir: IN, scratch: true } } : {}),
+  rstd: { per: STAT, dir: IN, scratch: true },
+});
+
+export const rmsNormBackward = define('rmsNormBackward', {
+  params: ['dy', 'x', 'weight'],
+  options: { eps: 1e-6, dim: undefined, shape: undefined, axis: -1, rstd: undefined, dx: undefined },
+  arrays: backwardArrays(false),
+  returns: ['dx', 'dweight'],
+  exports: ['rmsnorm', 'rmsnorm_backward_f32'],
+  kernel(e, c, p, n) {
+    if (c.given.rstd === null) e.rmsnorm(p.x, 0, 0, 0, p.rstd, n, c.dim, c.eps, F32, F32, 0, 0);
+    e.rmsnorm_backward_f32(p.dy, p.x, p.weight, p.rstd, p.dx, p.dweight, n, c.dim);
+  },
+});
+
+export const layerNormBackward = define('layerNormBackward', {
+  params: ['dy', 'x', 'weight', 'bias'],
+  options: { eps: 1e-5, dim: undefined, shape: undefined, axis: -1, mean: undefined, rstd: undefined, dx: undefined },
+  arrays: backwardArrays(true),
+  together: ['mean', 'rstd'],
+  returns: ['dx', 'dweight', 'dbias'],
+  exports: ['layernorm_f32', 'layernorm_backward_f32'],
+  kernel(e, c, p, n) {
+    if (c.given.rstd === null) e.layernorm_f32(p.x, 0, 0, 0, p.mean, p.rstd, n, c.dim, c.eps);
+    e.layernorm_backward_f32(p.dy, p.x, p.weight, p.mean, p.rstd, p.dx, p.dweight, p.dbias, n, c.dim);
+  },
+});
+
+/** Every description, by public name. */
+export const OPS = { rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward };

@@ -1,0 +1,29 @@
+// The reference's side of a call, from the same descriptions as the wasm
+// API's (src/ops/descriptions.js): resolved and checked the same way, every
+// input read in first, then the results computed, then every output written
+// whole, in the description's slot order (so that where shared memory lets
+// two outputs alias, the same one wins as in the wasm modules).
+
+import { readIn, writeOut } from '../ops/arrays.js';
+import { makeResults, resolve, returnValue } from '../ops/resolve.js';
+
+/** The public function `op` describes, computed by compute(call, inputs) →
+ * { [slot key]: the whole result }, inputs being copies of the arrays read. */
+export function referenceFunction(op, compute) {
+  const { name, slots } = op;
+  return {
+    [name](a, b, c, d, e) {
+      const call = resolve(op, name, [a, b, c, d, e], undefined);
+      const { records } = call;
+      const inputs = {};
+      for (let i = 0; i < slots.length; i++) inputs[slots[i].key] = records[i] !== null && slots[i].reads ? readIn(records[i]) : null;
+      const results = compute(call, inputs);
+      makeResults(call);
+      for (let i = 0; i < slots.length; i++) {
+        const bits = results[slots[i].key];
+        if (slots[i].writes && records[i] !== null && bits != null) writeOut(records[i], bits);
+      }
+      return returnValue(call);
+    },
+  }[name];
+}
