@@ -46,7 +46,13 @@ before(async () => {
 });
 after(() => rm(work, { recursive: true, force: true }));
 
+/** Compiles a C block; every rmsnorm_wasm_ function it declares or calls must be the header's (a
+ * redeclaration of one the header dropped would compile). */
 async function compileC(file, cwd) {
+  const [code, header] = await Promise.all([readFile(join(cwd, file), 'utf8'), readFile(join(repo, 'c', 'rmsnorm_wasm.h'), 'utf8')]);
+  for (const [, name] of code.matchAll(/\b(rmsnorm_wasm_\w+)\s*\(/g)) {
+    assert.match(header, new RegExp(`\\b${name}\\s*\\(`), `c/rmsnorm_wasm.h declares ${name}`);
+  }
   await run('emcc', ['-fsyntax-only', '-Wall', '-Werror', '-I', join(repo, 'c'), file], { env, cwd });
 }
 
