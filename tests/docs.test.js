@@ -9,13 +9,16 @@
 //        runs after `import { <every export> } from 'rmsnorm-wasm'; await init();`
 //   ts   every function, class and property it names is in src/index.d.ts
 //        (and every function exported by src/index.js)
-//   c    compiled by emcc against c/rmsnorm_wasm.h
-//   sh   its commands name real make targets, npm scripts, files and flags,
-//        and Debian packages (tests/docs/shell.js); with `doctest: run`, run
+//   c    compiled by emcc against c/rmsnorm_wasm.h; a whole program (main())
+//        is also saved as the .c file the next shell block builds
+//   sh   run when it runs here (emcc, and node on what it built; or marked
+//        `doctest: run`); otherwise its commands name real make targets, npm
+//        scripts, files and flags, and Debian packages (tests/docs/shell.js)
 //   text must be marked: the output of the block run before it, or not run
 // A block marked `not run` is still parsed (js: node --check) or compiled (c).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +28,7 @@ import { promisify } from 'node:util';
 import * as api from '../src/index.js';
 import { withChecks } from './docs/expect.js';
 import { fencedBlocks } from './docs/markdown.js';
-import { checkCommands } from './docs/shell.js';
+import { checkCommands, commandsOf } from './docs/shell.js';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -99,6 +102,21 @@ async function parseJs(code, dir, line) {
   }
 }
 
+/** Whether every command of a shell block runs here: emcc on C files the document showed, and node on
+ * what an emcc of the block wrote. */
+function runsHere(code, dir) {
+  const built = new Set();
+  return commandsOf(code).every(([command, ...args]) => {
+    if (command === 'emcc') {
+      if (!args.filter((a) => a.endsWith('.c')).every((c) => existsSync(join(dir, c)))) return false;
+      const out = args[args.indexOf('-o') + 1];
+      if (args.includes('-o')) built.add(out);
+      return true;
+    }
+    return command === 'node' && built.has(args[0]);
+  });
+}
+
 const sameText = (text) => text.split('\n').map((l) => l.trimEnd()).join('\n').trim();
 
 for (const document of documents) {
@@ -109,7 +127,8 @@ for (const document of documents) {
     await mkdir(join(dir, 'node_modules'), { recursive: true });
     await symlink(repo, join(dir, 'node_modules', 'rmsnorm-wasm'));
     let lastOutput = null;
-    for (const block of fencedBlocks(text)) {
+    const blocks = fencedBlocks(text);
+    for (const block of blocks) {
       const where = `${document}:${block.line}`;
       const kind = block.directive?.kind;
       await t.test(`${where} ${block.lang}${kind ? ` (${kind}${block.directive.arg && kind !== 'given' ? ` ${block.directive.arg}` : ''})` : ''}`, async () => {
@@ -132,7 +151,7 @@ for (const document of documents) {
           } else if (block.lang === 'sh') await run('bash', ['-n', '-c', block.code]);
           return;
         }
-        if (block.lang === 'sh' && kind === 'run') {
+        if (block.lang === 'sh' && (kind === 'run' || (!kind && runsHere(block.code, dir)))) {
           const { stdout } = await run('bash', ['-e', '-c', block.code], { cwd: dir, env, timeout: 120_000 });
           lastOutput = stdout;
           return;
@@ -150,6 +169,10 @@ for (const document of documents) {
           case 'c': {
             await writeFile(join(dir, `block-${block.line}.c`), `${block.code}\n`);
             await compileC(`block-${block.line}.c`, dir);
+            // A whole program is the .c file the next shell block builds.
+            const next = blocks.slice(blocks.indexOf(block) + 1).find((b) => b.lang === 'sh');
+            const source = /\bint main\(/.test(block.code) && /(\S+\.c)\b/.exec(next?.code ?? '')?.[1];
+            if (source) await writeFile(join(dir, source), `${block.code}\n`);
             return;
           }
           case 'sh':
