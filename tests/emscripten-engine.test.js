@@ -121,6 +121,15 @@ for (const name of Object.keys(BUILDS).filter((n) => !n.includes('own memory')))
   });
 }
 
+test('a -pthread build exports the shared memory its glue makes as engine.wasmMemory, at -O0 and -O3', async () => {
+  for (const name of ['O0 -pthread', 'O3 -pthread']) {
+    const engine = await factories[name]();
+    assert.ok(engine.wasmMemory instanceof WebAssembly.Memory, name);
+    assert.equal(Object.prototype.toString.call(engine.wasmMemory.buffer), '[object SharedArrayBuffer]', name);
+    assert.equal(engine.HEAPU8.buffer, engine.wasmMemory.buffer, name);
+  }
+});
+
 test('without -sIMPORTED_MEMORY the glue exposes no memory that works at every level (why the docs import it)', async () => {
   const o2 = await factories['O2 own memory']();
   const o3 = await factories['O3 own memory']();
