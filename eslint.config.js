@@ -31,6 +31,16 @@ export default [
     // The package runs in browsers, workers and Node alike.
     files: ['src/**/*.js'],
     languageOptions: { globals: { ...globals.browser, ...globals.node } },
+    rules: {
+      // After load the package reads nothing a page can replace
+      // (src/loader/intrinsics.js): these call Array.prototype[Symbol.iterator].
+      'no-restricted-syntax': ['error',
+        { selector: 'ForOfStatement', message: 'for-of calls a replaceable iterator: index the array' },
+        { selector: 'ArrayPattern', message: 'array destructuring calls a replaceable iterator' },
+        { selector: 'ArrayExpression > SpreadElement, CallExpression > SpreadElement, NewExpression > SpreadElement',
+          message: 'spread calls a replaceable iterator' },
+      ],
+    },
   },
   {
     files: ['tests/**/*.{js,mjs}', 'web/serve.js', 'eslint.config.js'],

@@ -246,9 +246,9 @@ test('tensors are used where they are: no staging of their rows, mixed with plai
     // running sums and per-row statistics may be staged, never tensor rows.
     const kernels = activeKernels('test');
     const requested = [];
-    kernels.scratch = (fn, bytes) => {
+    kernels.staging = (fn, bytes) => {
       requested.push(bytes);
-      return Object.getPrototypeOf(kernels).scratch.call(kernels, fn, bytes);
+      return Object.getPrototypeOf(kernels).staging.call(kernels, fn, bytes);
     };
     try {
       assert.equal(wasm.layerNorm(tx, w, b, { out: tout }), tout);
@@ -257,7 +257,7 @@ test('tensors are used where they are: no staging of their rows, mixed with plai
       assertSameBits(tdy.array, expectedGrads.dx, `${what}: backward on tensors, dx in place`);
       assertSameBits(grads.dweight, expectedGrads.dweight, `${what}: dweight`);
     } finally {
-      delete kernels.scratch;
+      delete kernels.staging;
     }
     assert.equal(requested.length, 2, `${what}: one staging per call`);
     assert.ok(requested.every((n) => n <= 4 * (4 * dim + 2 * rows) + 256), `${what}: staged ${requested} bytes`);

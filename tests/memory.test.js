@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { init, rmsNorm } from '../src/index.js';
 import { activeKernels } from '../src/api/runtime.js';
-import { CHUNK_BYTES } from '../src/loader/kernels.js';
+import { CHUNK_BYTES } from '../src/api/run.js';
 import { rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { assertSameBits } from './helpers/bits.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';

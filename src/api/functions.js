@@ -4,8 +4,8 @@
 // createKernels() and bindMemory() all hand out functions made here.
 
 import { DTYPES } from '../loader/abi.js';
-import { isSafeInteger, join, RangeError, TypeError, holds } from '../loader/intrinsics.js';
-import { OPS } from '../ops/descriptions.js';
+import { defineProperty, holds, isSafeInteger, join, RangeError, TypeError } from '../loader/intrinsics.js';
+import { OP_NAMES, OPS } from '../ops/descriptions.js';
 import { describe } from '../ops/options.js';
 import { resolve } from '../ops/resolve.js';
 import { run } from './run.js';
@@ -25,7 +25,7 @@ function kernelFunction(op, memoryFor) {
 /** rmsNorm, addRmsNorm, layerNorm and the backward passes on an instance's memory. */
 export function kernelFunctions(memoryFor) {
   const functions = {};
-  for (const name in OPS) functions[name] = kernelFunction(OPS[name], memoryFor);
+  for (let i = 0; i < OP_NAMES.length; i++) defineProperty(functions, OP_NAMES[i], { value: kernelFunction(OPS[OP_NAMES[i]], memoryFor), enumerable: true, writable: true, configurable: true });
   return functions;
 }
 

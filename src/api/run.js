@@ -5,7 +5,8 @@
 // at once: that is the zero-copy call on tensors.
 
 import { DTYPE } from '../loader/abi.js';
-import { copyInto, floor, min, RangeError } from '../loader/intrinsics.js';
+import { ceil, copyInto, floor, min, RangeError } from '../loader/intrinsics.js';
+import { STACK_BYTES } from '../loader/memory.js';
 import { storageView, viewOf } from '../ops/arrays.js';
 import { IN, makeResults, ONCE, OUT, returnValue, ROW, STAT } from '../ops/resolve.js';
 
@@ -16,11 +17,12 @@ export const CHUNK_BYTES = 2 ** 18;
 const STAGED = -1;
 
 /** Staging starts on 16-byte boundaries, where the kernels' vector loads are fastest. */
-const align16 = (n) => (n + 15) & ~15;
+const align16 = (n) => ceil(n / 16) * 16;
 
 // Per description, the runner's working arrays, reused (it is never
 // re-entered: no caller code runs in it), so a call allocates nothing here.
 class Plan {
+  at; width; size; shares; offset; pointers;
   constructor(op) {
     this.at = [];
     this.width = [];
@@ -77,7 +79,7 @@ export function run(memory, call) {
     // What the memory can stage at once (a lent region is finite), less alignment.
     const fit = floor((memory.capacity - onceBytes - 16 * staged) / perRowBytes);
     if (fit < 1) {
-      throw new RangeError(`${fn}: needs ${onceBytes + perRowBytes + 16 * staged} bytes of staging for one row, more than the ${memory.capacity} the memory can stage; lend a larger region`);
+      throw new RangeError(`${fn}: needs ${onceBytes + align16(rows * perRowBytes)} bytes of staging in options.scratch besides the kernels' ${STACK_BYTES}-byte stack; lend a larger region (one row at a time needs ${onceBytes + perRowBytes + 16 * staged})`);
     }
     if (fit < chunkRows) chunkRows = fit;
   }

@@ -119,12 +119,12 @@ export async function compileModule(backend = 'auto') {
   return compileBackend(resolveBackend('compileModule', 'backend', backend));
 }
 
-/** The default instance's memory; throws if init() has not finished. */
-function activeMemory(fn) {
+/** The default instance (its memory); throws if init() has not finished. */
+export function activeKernels(fn) {
   if (active === null) throw new Error(`${fn}: call \`await init()\` before using the kernels`);
   return active;
 }
 
 export const {
   rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, alloc,
-} = instanceFunctions(activeMemory);
+} = instanceFunctions(activeKernels);

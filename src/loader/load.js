@@ -5,7 +5,7 @@
 
 import { simd as simdBase64, scalar as scalarBase64 } from './modules.generated.js';
 import {
-  charCodeAt, compile, copyInto, floor, fround, lengthOf, customSections, decodeBase64 as atob, Error, Float32Array, fromCharCode, instantiate as instantiateModule,
+  charCodeAt, compile, copyInto, floor, fround, isView, lengthOf, customSections, decodeBase64 as atob, Error, Float32Array, fromCharCode, instantiate as instantiateModule,
   instanceExportsOf, mapDelete, mapGet, mapSet, Map, moduleExports, moduleImports, promiseThen, toStringTag, Uint32Array, Uint8Array,
   validate, WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
@@ -57,7 +57,7 @@ export function backendOf(module) {
   if (sections.length !== 1) return undefined;
   const bytes = new Uint8Array(sections[0]);
   let name = '';
-  for (let i = 0; i < bytes.length; i++) name += fromCharCode(bytes[i]);
+  for (let i = 0; i < lengthOf(bytes); i++) name += fromCharCode(bytes[i]);
   return name === 'simd' || name === 'scalar' ? name : undefined;
 }
 
@@ -81,16 +81,27 @@ const IMPORTS = [['env', 'emscripten_notify_memory_growth', 'function']];
  */
 export function notOurs(module, kernels) {
   if (weakHas(ours, module)) return '';
-  if (backendOf(module) === undefined) return 'it has no rmsnorm-wasm backend section';
   const exports = moduleExports(module);
-  const expected = kernels.length + OTHER_EXPORTS.length;
-  if (exports.length !== expected) return `it has ${exports.length} exports, not ${expected}`;
+  const has = (name, kind) => {
+    for (let i = 0; i < exports.length; i++) if (exports[i].name === name && exports[i].kind === kind) return true;
+    return false;
+  };
+  let missing = '';
+  const need = (name, kind) => {
+    if (!has(name, kind)) missing += `${missing === '' ? '' : ', '}${name}`;
+  };
+  need('memory', 'memory');
+  for (let k = 0; k < kernels.length; k++) need(kernels[k], 'function');
+  need('malloc', 'function');
+  need('free', 'function');
+  if (missing !== '') return `it lacks ${missing}`;
+  if (backendOf(module) === undefined) return 'it has no rmsnorm-wasm backend section';
   for (let i = 0; i < exports.length; i++) {
     const { name, kind } = exports[i];
     let known = false;
     for (let k = 0; k < kernels.length; k++) known ||= name === kernels[k] && kind === 'function';
     for (let k = 0; k < OTHER_EXPORTS.length; k++) known ||= name === OTHER_EXPORTS[k][0] && kind === OTHER_EXPORTS[k][1];
-    if (!known) return `it exports '${name}' (${kind})`;
+    if (!known) return `it exports '${name}' (${kind}), which ours do not`;
   }
   const imports = moduleImports(module);
   if (imports.length !== IMPORTS.length) return `it has ${imports.length} imports`;
@@ -174,9 +185,10 @@ const SHARED_MAXIMUM_PAGES = 65536; // all of wasm32: any shared memory fits und
  */
 function withSharedMemoryImport(bytes) {
   let at = 8; // magic and version
-  while (at < bytes.length) {
+  const size = lengthOf(bytes);
+  while (at < size) {
     const id = bytes[at];
-    const { value: size, next: payload } = readLeb(bytes, at + 1);
+    const { value: length, next: payload } = readLeb(bytes, at + 1);
     if (id === 2) {
       let p = payload;
       const { value: count, next: afterCount } = readLeb(bytes, p);
@@ -190,25 +202,32 @@ function withSharedMemoryImport(bytes) {
         if (kind !== 2 || bytes[p + 1] !== 0) throw new Error('imported-memory module: unexpected import');
         const { value: minimum, next: end } = readLeb(bytes, p + 2);
         const limits = concat([[0x03], leb(minimum), leb(SHARED_MAXIMUM_PAGES)]);
-        const section = concat([bytes.subarray(payload, p + 1), limits, bytes.subarray(end, payload + size)]);
-        return concat([bytes.subarray(0, at), [2], leb(section.length), section, bytes.subarray(payload + size)]);
+        const section = concat([part(bytes, payload, p + 1), limits, part(bytes, end, payload + length)]);
+        return concat([part(bytes, 0, at), [2], leb(lengthOf(section)), section, part(bytes, payload + length, size)]);
       }
     }
-    at = payload + size;
+    at = payload + length;
   }
   throw new Error('imported-memory module: no memory import');
 }
 
-/** The bytes of `parts` (arrays or typed arrays) one after another. */
-function concat(parts) {
-  let length = 0;
-  for (let i = 0; i < parts.length; i++) length += parts[i].length;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (let i = 0; i < parts.length; i++) {
-    for (let j = 0; j < parts[i].length; j++) out[at++] = parts[i][j];
-  }
+/** Bytes [from, to) of `bytes` as a plain array. */
+function part(bytes, from, to) {
+  const out = [];
+  for (let i = from; i < to; i++) out[i - from] = bytes[i];
   return out;
+}
+
+/** The bytes of `parts` (plain arrays or Uint8Arrays) one after another. */
+function concat(parts) {
+  const out = [];
+  for (let i = 0; i < parts.length; i++) {
+    const n = isView(parts[i]) ? lengthOf(parts[i]) : parts[i].length;
+    for (let j = 0; j < n; j++) out[out.length] = parts[i][j];
+  }
+  const bytes = new Uint8Array(out.length);
+  for (let i = 0; i < out.length; i++) bytes[i] = out[i];
+  return bytes;
 }
 
 /** A fresh instance of a compiled module: its own memory; null when a

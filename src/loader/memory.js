@@ -34,6 +34,7 @@ function claim(memory, fn, name, record) {
 }
 
 class Views {
+  buffer; float32; uint16;
   constructor(buffer) {
     this.buffer = buffer;
     this.float32 = new Float32Array(buffer);
@@ -45,7 +46,9 @@ export class OwnMemory {
   #views = null;
   #scratchAt = 0;
   #scratchBytes = 0;
-  capacity = MAX_ALLOC_BYTES;
+  capacity = Infinity; // staging(…) grows the memory, up to what malloc can give
+  exports;
+  memory;
 
   constructor(exports) {
     this.exports = exports;
@@ -133,6 +136,10 @@ export class LentMemory {
   #end;
   #probe = null;
   #verified = new WeakSet(); // buffers proven to be this memory's
+  exports;
+  memory;
+  shared;
+  capacity;
 
   /** `lent` = [start, end): the region the kernels may use, their stack at the top. */
   constructor(exports, memory, lent, shared) {
@@ -168,7 +175,7 @@ export class LentMemory {
       throw new TypeError(`${fn}: ${name} must be a view of the bound memory's buffer (bound kernels copy nothing in)`);
     }
     if (record.start < this.#end && this.#start < record.end) {
-      throw new RangeError(`${fn}: ${name} overlaps the scratch region [${this.#start}, ${this.#end}) lent to the bound kernels`);
+      throw new RangeError(`${fn}: ${name} overlaps the kernels' scratch region [${this.#start}, ${this.#end}) of wasm memory`);
     }
     claim(this, fn, name, record);
   }

@@ -11,6 +11,7 @@ import { Float32Array, lengthOf, TypeError, Uint16Array } from './intrinsics.js'
  * is the caller's buffer; [start, end) are byte offsets in it.
  */
 export class ArrayRecord {
+  value; dtype; memory; buffer; start; length; end; kind; shared; owned;
   constructor(value, dtype, memory, buffer, start, length, kind) {
     this.value = value; // what a call returns when this is its result
     this.dtype = dtype;
@@ -33,11 +34,17 @@ export class Tensor {
   #memory;
   #record;
   #view = null;
+  #dtype;
+  #length;
+  #byteOffset;
 
   /** @internal Tensors come from alloc(). */
   constructor(maker, memory, byteOffset, length, dtype) {
     if (maker !== MAKER) throw new TypeError('Tensor: tensors come from alloc()');
     this.#memory = memory;
+    this.#dtype = dtype;
+    this.#length = length;
+    this.#byteOffset = byteOffset;
     // Measured once, here: a call given this tensor reads only this record.
     this.#record = new ArrayRecord(this, dtype, memory, null, byteOffset, length, null);
   }
@@ -51,10 +58,10 @@ export class Tensor {
     return Tensor.viewOf(this);
   }
 
-  get dtype() { return this.#live().dtype; }
-  get length() { return this.#live().length; }
+  get dtype() { return this.#dtype; }
+  get length() { return this.#length; }
   /** Byte address in the instance's memory. */
-  get byteOffset() { return this.#live().start; }
+  get byteOffset() { return this.#byteOffset; }
   get freed() { return this.#record === null; }
 
   /** Returns the memory to the instance. Using the tensor afterwards throws. Idempotent. */

@@ -42,7 +42,7 @@ export function measure(fn, name, value, dtype, of = 'dtype') {
   if (!accepts(kind, dtype) || (kind === 'Float16Array' && Float16Array === undefined)) throw wrongType(fn, name, value, dtype, of);
   const length = lengthOf(value);
   if (length === 0 && isUnreachable(value)) {
-    throw new TypeError(`${fn}: ${name} is a view of a detached ArrayBuffer (a memory that grew detaches its old buffer: take a new view), or out of bounds of a shrunk resizable one`);
+    throw new TypeError(`${fn}: ${name} is a view of a detached ArrayBuffer (or out of bounds of a shrunk resizable one); a memory that grew detached its old buffer: take a new view of memory.buffer`);
   }
   return new ArrayRecord(value, dtype, null, bufferOf(value), byteOffsetOf(value), length, kind);
 }

@@ -101,4 +101,5 @@ export const layerNormBackward = define('layerNormBackward', {
 });
 
 /** Every description, by public name. */
-export const OPS = { rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward };
+export const OPS = Object.freeze({ __proto__: null, rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward });
+export const OP_NAMES = Object.freeze(Object.keys(OPS));

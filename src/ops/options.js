@@ -33,13 +33,23 @@ export function describe(value) {
     return record === null ? 'a freed Tensor' : `${record.dtype} Tensor(${record.length})`;
   }
   try {
-    return isArray(value, () => 0) ? 'an Array' : 'an object';
+    if (isArray(value, () => 0)) return `Array(${value.length})`;
+    const name = value.constructor?.name;
+    return typeof name === 'string' && name !== '' ? name : 'object';
   } catch {
-    return 'a revoked Proxy';
+    return isRevoked(value) ? 'a revoked Proxy' : 'object';
   }
 }
 
 const revokedError = (fn, name) => () => new TypeError(`${fn}: ${name} is a revoked Proxy`);
+function isRevoked(value) {
+  try {
+    isArray(value, () => 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
 
 /**
  * A reader of the options named in `defaults` (the description's options):

@@ -4,7 +4,7 @@
 // order and before anything is written. The wasm API and the reference
 // both resolve here, so both throw the same error for the same mistake.
 
-import { freeze, isView, kindOf, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
+import { defineProperty, freeze, isView, kindOf, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { measure, newOutput, weightDtypeOf } from './arrays.js';
 import { castModeOption, dtypeOption, float32Option, optionReader, readShape, resolveDim } from './options.js';
 import { checkOverlaps } from './overlap.js';
@@ -57,6 +57,7 @@ export function define(name, spec) {
 
 /** One checked call: the kernel's terms, and a record per slot (null where none). */
 class Call {
+  fn; op; rows; dim; eps; dtype; weightDtype; castMode; weightOffset; mayAlias; records; given;
   constructor(fn, op) {
     this.fn = fn;
     this.op = op;
@@ -77,8 +78,8 @@ class Call {
 /**
  * Resolves `op` called as fn(a, b, c, d, e) (its parameters, then its
  * options). `memory`, the instance memory the call will run in (undefined
- * for the reference), adopts each record as it is measured: it refuses what
- * it cannot take and claims what lies in it (src/loader/memory.js).
+ * for the reference), adopts each record once all are checked: it refuses
+ * what it cannot take and claims what lies in it (src/loader/memory.js).
  */
 export function resolve(op, fn, values, memory) {
   const { slots, options: defaults } = op;
@@ -104,6 +105,8 @@ export function resolve(op, fn, values, memory) {
       // no weight or bias
     } else if (value === undefined && slot.nullable) {
       throw new TypeError(`${fn}: ${slot.name} must be a Float32Array or null (for no ${slot.name}), got undefined`);
+    } else if (value === undefined && slot.dir === INOUT) {
+      throw new TypeError(`${fn}: ${slot.name} must be an array of x's dtype, got undefined`);
     }
     if (value === null && slot.nullable) {
       if (slot.key === 'bias') bias = null;
@@ -111,7 +114,6 @@ export function resolve(op, fn, values, memory) {
     }
     const record = measure(fn, slot.name, value, dtype, slot.dtype === 'weight' ? 'weightDtype' : 'dtype');
     if (slot.per === ONCE && record.length === 0) throw new RangeError(`${fn}: ${slot.name} must not be empty (dim = 0)`);
-    if (memory !== undefined) memory.adopt(fn, slot.name, record);
     if (slot.key === 'weight') weight = record;
     if (slot.key === 'bias') bias = record;
     records[i] = record;
@@ -138,7 +140,6 @@ export function resolve(op, fn, values, memory) {
     if (value === undefined) continue;
     const record = measure(fn, slot.name, value, slot.dtype === 'storage' ? call.dtype : slot.dtype);
     requireLength(fn, slot.name, record, slot.per === STAT ? call.rows : length, slot.per === STAT ? 'the number of rows' : 'x.length');
-    if (memory !== undefined) memory.adopt(fn, slot.name, record);
     records[i] = record;
   }
   const { together } = op;
@@ -146,6 +147,11 @@ export function resolve(op, fn, values, memory) {
     throw new TypeError(`${fn}: ${slots[together[0]].name} and ${slots[together[1]].name} must be given together`);
   }
   call.mayAlias = checkOverlaps(fn, slots, records);
+  if (memory !== undefined) {
+    for (let i = 0; i < slots.length; i++) if (records[i] !== null) memory.adopt(fn, slots[i].name, records[i]);
+    // Views of one shared memory through several buffer objects: now known to be one memory.
+    if (call.mayAlias) call.mayAlias = checkOverlaps(fn, slots, records);
+  }
   for (let i = 0; i < slots.length; i++) call.given[slots[i].key] = records[i];
   return call;
 }
@@ -177,7 +183,7 @@ export function returnValue(call) {
   const grads = {};
   for (let i = 0; i < op.returns.length; i++) {
     const record = records[op.returnSlots[i]];
-    grads[op.returns[i]] = record === null ? null : record.value;
+    defineProperty(grads, op.returns[i], { value: record === null ? null : record.value, enumerable: true, writable: true, configurable: true });
   }
   return grads;
 }

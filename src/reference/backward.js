@@ -42,7 +42,7 @@ function backward(call, { dy, x, weight, mean: givenMean = null, rstd: givenRstd
       if (rows > 0) rmsNorm(x, null, { dim, eps, rstd });
     }
   }
-  const dx = new Float32Array(x.length);
+  const dx = new Float32Array(rows * dim);
   const dweight = weight === null ? null : new Float32Array(dim);
   const dbias = centred && call.given.bias !== null ? new Float32Array(dim) : null;
   for (let r = 0; r < rows; r++) {

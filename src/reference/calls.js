@@ -4,6 +4,7 @@
 // whole, in the description's slot order (so that where shared memory lets
 // two outputs alias, the same one wins as in the wasm modules).
 
+import { hasOwn } from '../loader/intrinsics.js';
 import { readIn, writeOut } from '../ops/arrays.js';
 import { makeResults, resolve, returnValue } from '../ops/resolve.js';
 
@@ -15,12 +16,12 @@ export function referenceFunction(op, compute) {
     [name](a, b, c, d, e) {
       const call = resolve(op, name, [a, b, c, d, e], undefined);
       const { records } = call;
-      const inputs = {};
-      for (let i = 0; i < slots.length; i++) inputs[slots[i].key] = records[i] !== null && slots[i].reads ? readIn(records[i]) : null;
+      const inputs = new op.Given(); // null-prototype: a missing key reads as undefined
+      for (let i = 0; i < slots.length; i++) if (records[i] !== null && slots[i].reads) inputs[slots[i].key] = readIn(records[i]);
       const results = compute(call, inputs);
       makeResults(call);
       for (let i = 0; i < slots.length; i++) {
-        const bits = results[slots[i].key];
+        const bits = hasOwn(results, slots[i].key) ? results[slots[i].key] : null;
         if (slots[i].writes && records[i] !== null && bits != null) writeOut(records[i], bits);
       }
       return returnValue(call);

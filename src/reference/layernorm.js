@@ -4,7 +4,7 @@
 // the wasm kernels. Why Math.fround per operation is exact float32: see
 // ./rmsnorm.js.
 
-import { abs, bufferOf, Float32Array, fround, sqrt } from '../loader/intrinsics.js';
+import { abs, Float32Array, fround, sqrt } from '../loader/intrinsics.js';
 import { layerNorm as LAYERNORM } from '../ops/descriptions.js';
 import { FLT_MAX } from '../ops/options.js';
 import { blockedSum } from './blocked-sum.js';
@@ -42,11 +42,12 @@ export const layerNorm = referenceFunction(LAYERNORM, (call, { x, weight, bias }
  * The backward pass recomputes its statistics here too. */
 export function layerNormRows(call, xs, w, b, wantMean, wantRstd) {
   const { rows, dim, eps } = call;
-  const y = new Float32Array(xs.length);
+  const y = new Float32Array(rows * dim);
   const mean = wantMean ? new Float32Array(rows) : null;
   const rstd = wantRstd ? new Float32Array(rows) : null;
   for (let r = 0; r < rows; r++) {
-    const row = new Float32Array(bufferOf(xs), 4 * r * dim, dim);
+    const row = []; // a plain array: its length is its own
+    for (let i = 0; i < dim; i++) row[i] = xs[r * dim + i];
     let scale = 1;
     let st = rowStatistics(row, eps, 1);
     if (!st.plainOk) {

@@ -116,12 +116,12 @@ function compute(call, { x, residual = null, weight }) {
   let source = x;
   if (residual !== null) {
     // Step 0: residual <- round(x + residual).
-    for (let i = 0; i < residual.length; i++) {
+    for (let i = 0; i < call.rows * call.dim; i++) {
       residual[i] = narrow(fround(widen(x, i, call.dtype) + widen(residual, i, call.dtype)), call.dtype);
     }
     source = residual;
   }
-  const out = call.dtype === 'float32' ? new Float32Array(source.length) : new Uint16Array(source.length);
+  const out = call.dtype === 'float32' ? new Float32Array(call.rows * call.dim) : new Uint16Array(call.rows * call.dim);
   const rstd = call.given.rstd === null ? null : new Float32Array(call.rows);
   normalizeRows(call, source, weight, out, rstd);
   return { residual, out, rstd };
