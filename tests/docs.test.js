@@ -16,6 +16,7 @@
 //        scripts, files and flags, and Debian packages (tests/docs/shell.js)
 //   text must be marked: the output of the block run before it, or not run
 // A block marked `not run` is still parsed (js: node --check) or compiled (c).
+/* global document -- in the callbacks handed to a page */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -26,7 +27,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import * as api from '../src/index.js';
-import { withChecks } from './docs/expect.js';
+import { expectShown, withChecks } from './docs/expect.js';
 import { fencedBlocks } from './docs/markdown.js';
 import { checkCommands, commandsOf } from './docs/shell.js';
 
@@ -137,6 +138,11 @@ for (const document of documents) {
           assert.equal(sameText(lastOutput), sameText(block.code), `${where}: what the block before printed`);
           return;
         }
+        if (kind === 'checked') {
+          const [file] = block.directive.arg.replace(/^by\s+/, '').split(/[\s,]/);
+          assert.ok(existsSync(join(repo, file)), `${where}: ${file}, which checks this block, exists`);
+          return;
+        }
         if (kind === 'file') {
           await writeFile(join(dir, block.directive.arg), `${block.code}\n`);
           if (block.lang === 'c') await compileC(block.directive.arg, dir);
@@ -216,5 +222,38 @@ test('web/serve.js on a port in use says so and how to pick another, with no sta
     assert.equal(result.stderr.trim(), `rmsnorm-wasm demo: port ${port} is already in use (another server, or a demo still running). Pick another port: make demo PORT=9000 (or node web/serve.js 9000; 0 picks a free one).`);
   } finally {
     taken.close();
+  }
+});
+
+// docs/models.md's Content-Security-Policy blocks, in Chromium: the policy it
+// gives lets init() compile and the quick start's row come out; the policy it
+// quotes rejects the compile with the message it shows.
+test('docs/models.md: Chromium compiles under the policy shown and rejects with the message shown without it', async () => {
+  const blocks = fencedBlocks(await readFile(join(repo, 'docs', 'models.md'), 'utf8')).filter((b) => b.directive?.kind === 'checked');
+  const policy = blocks.find((b) => b.code.startsWith('Content-Security-Policy: ')).code.slice('Content-Security-Policy: '.length).trim();
+  const shown = blocks.find((b) => b.code.startsWith('CompileError')).code.trim();
+  const withoutWasm = /"(script-src [^"]+)"/.exec(shown)[1];
+  const { launchBrowser, startDemoServer } = await import('./helpers/browser.js');
+  const demo = await startDemoServer();
+  const browser = await launchBrowser();
+  try {
+    const reportUnder = async (csp) => {
+      const page = await browser.newPage();
+      await page.route('**/csp.html', (route) => route.fulfill({
+        contentType: 'text/html', headers: { 'content-security-policy': csp },
+        body: '<!doctype html><title>csp</title><script type="module" src="/tests/docs/csp-page.js"></script>',
+      }));
+      await page.goto(demo.url('/csp.html'));
+      const report = JSON.parse(await page.waitForFunction(() => document.body?.dataset.report).then((h) => h.jsonValue()));
+      await page.close();
+      return report;
+    };
+    const allowed = await reportUnder(policy);
+    assert.equal(allowed.backend, 'simd');
+    expectShown(Float32Array.from(allowed.y), 'Float32Array [0.5477, -0.3651, 1.0954, -2.9212]', `under ${policy}`);
+    assert.deepEqual(await reportUnder(withoutWasm), { error: shown });
+  } finally {
+    await browser.close();
+    demo.server.close();
   }
 });

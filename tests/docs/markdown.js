@@ -3,6 +3,7 @@
 // between are allowed):
 //
 //   <!-- doctest: not run: REASON -->   parsed or compiled, not run (a CDN URL, the registry)
+//   <!-- doctest: checked: TEST ... --> checked by a test of its own (TEST, a file in tests/)
 //   <!-- doctest: file NAME -->         saved as NAME in the document's work directory
 //   <!-- doctest: run -->               a shell block whose commands run here
 //   <!-- doctest: output -->            what the block run before it printed
@@ -42,7 +43,7 @@ function directiveBefore(lines, fenceIndex) {
   const body = match[1].trim();
   const [kind] = body.split(/[\s:]/, 1);
   const arg = body.slice(kind.length).replace(/^:/, '').trim();
-  if (!['not', 'file', 'run', 'output', 'given'].includes(kind)) {
+  if (!['not', 'checked', 'file', 'run', 'output', 'given'].includes(kind)) {
     throw new Error(`line ${start + 1}: unknown doctest directive "${kind}"`);
   }
   if (kind === 'not') {
