@@ -93,7 +93,17 @@ async function runJs(block, where, dir) {
   return { stdout, checks };
 }
 
+/** A CDN URL of the package names this version and a file it ships. */
+async function checkCdnUrls(code) {
+  const pkg = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8'));
+  for (const [url, name, version, path] of code.matchAll(/https:\/\/[\w.-]+\/npm\/([\w-]+)@([\w.-]+)\/([\w./-]+)/g)) {
+    assert.equal(`${name}@${version}`, `${pkg.name}@${pkg.version}`, url);
+    assert.ok(existsSync(join(repo, path)), `${url}: the package has ${path}`);
+  }
+}
+
 async function parseJs(code, dir, line) {
+  await checkCdnUrls(code);
   // A block that shows two files (`// worker.js` after the main thread's code) is parsed as each.
   const parts = code.split(/^(?=\/\/ [\w.-]+\.js\s*$)/m);
   for (const [i, part] of parts.entries()) {
