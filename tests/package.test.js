@@ -98,21 +98,23 @@ test('the tarball holds exactly the whitelisted files', () => {
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
 const anchorOf = (heading) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
 
-test('every relative link in the packed README resolves inside the tarball, anchors included; the others are absolute', async () => {
+test('every relative link in the packed README and docs resolves inside the tarball, anchors included; the others are absolute', async () => {
   const installed = join(app, 'node_modules', 'rmsnorm-wasm');
-  const readme = await readFile(join(installed, 'README.md'), 'utf8');
-  const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]);
-  assert.ok(links.length >= 10, `${links.length} links`);
   const files = new Set(packed.files.map((f) => f.path));
-  for (const link of links) {
-    if (/^https:\/\//.test(link)) continue;
-    assert.doesNotMatch(link, /^[a-z]+:/, `${link}: absolute links are https`);
-    const [path, anchor] = link.split('#');
-    const target = path === '' ? 'README.md' : normalize(path).split(sep).join('/');
-    assert.ok(files.has(target), `${link}: ${target} is not in the tarball`);
-    if (anchor !== undefined) {
-      const headings = [...(await readFile(join(installed, target), 'utf8')).matchAll(/^#+ (.+)$/gm)].map((m) => anchorOf(m[1]));
-      assert.ok(headings.includes(anchor), `${link}: ${target} has no heading #${anchor}`);
+  for (const doc of ['README.md', ...DOCS]) {
+    const text = await readFile(join(installed, doc), 'utf8');
+    const links = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]);
+    if (doc === 'README.md') assert.ok(links.length >= 10, `${links.length} links`);
+    for (const link of links) {
+      if (/^https:\/\//.test(link)) continue;
+      assert.doesNotMatch(link, /^[a-z]+:/, `${doc}: ${link}: absolute links are https`);
+      const [path, anchor] = link.split('#');
+      const target = path === '' ? doc : normalize(join(dirname(doc), path)).split(sep).join('/');
+      assert.ok(files.has(target), `${doc}: ${link}: ${target} is not in the tarball`);
+      if (anchor !== undefined) {
+        const headings = [...(await readFile(join(installed, target), 'utf8')).matchAll(/^#+ (.+)$/gm)].map((m) => anchorOf(m[1]));
+        assert.ok(headings.includes(anchor), `${doc}: ${link}: ${target} has no heading #${anchor}`);
+      }
     }
   }
 });
