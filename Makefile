@@ -1,6 +1,7 @@
 # rmsnorm-wasm: build the two WebAssembly modules, test, serve the demo.
 #   make test   installs what is missing (Emscripten, npm packages), builds, runs every test
-#   make demo   installs, builds, and serves web/ on localhost
+#   make demo   installs what the demo needs (Emscripten, npm packages), builds, serves web/
+#               on localhost (make demo PORT=9000 for another port)
 #   make build  only the modules
 #   make bench  builds, then the benchmark against the peers (npm run bench)
 
@@ -58,30 +59,41 @@ define name_backend
 	printf '%b%s%s' "$$(printf '\\x00\\x%02x\\x%02x' $$((1 + $${#name} + $${#backend})) $${#name})" "$$name" "$$backend" >> $@
 endef
 
-.PHONY: all build deps test demo clean bench bench-native fuzz lint-c
+.PHONY: all build deps demo-deps test demo clean bench bench-native fuzz lint-c
 all: build
 build: $(EMBEDDED) $(C_LIBRARY)
 
-# Debian packages: Emscripten builds the modules; Chromium, Firefox ESR and
-# WebKitGTK (its WebDriver and MiniBrowser, on an Xvfb display) run the
-# browser tests (tests/helpers/engines.js); SIMDe lets the same SIMD128
-# source build for the host (native benchmark, sanitizers, fuzzing).
-deps: node_modules/.package-lock.json
+# Debian packages, in two sets. What the demo needs (make demo-deps):
+# Emscripten builds the modules, npm the page's packages (KaTeX). What the
+# tests need besides (make deps): Chromium, Firefox ESR and WebKitGTK (its
+# WebDriver and MiniBrowser, on an Xvfb display) run the browser tests
+# (tests/helpers/engines.js); Mesa's Vulkan drivers give the browsers a
+# software WebGPU adapter; SIMDe lets the same SIMD128 source build for the
+# host (native benchmark, sanitizers, fuzzing), with clang and its runtimes;
+# clang-format checks the C style. Each installs only what is missing.
+install_missing = if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; \
+	fi
+
+demo-deps: node_modules/.package-lock.json
 	@missing=""; \
 	command -v $(EMCC) >/dev/null || missing="$$missing emscripten"; \
+	$(install_missing)
+
+deps: demo-deps
+	@missing=""; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	[ -x /usr/bin/firefox-esr ] || missing="$$missing firefox-esr"; \
 	command -v WebKitWebDriver >/dev/null || missing="$$missing webkit2gtk-driver"; \
 	command -v Xvfb >/dev/null || missing="$$missing xvfb"; \
+	dpkg -s mesa-vulkan-drivers >/dev/null 2>&1 || missing="$$missing mesa-vulkan-drivers"; \
 	[ -f /usr/include/simde/wasm/simd128.h ] || missing="$$missing libsimde-dev"; \
 	command -v $(CC_NATIVE) >/dev/null || missing="$$missing clang"; \
 	command -v $(CLANG_FORMAT) >/dev/null || missing="$$missing clang-format"; \
 	command -v $(HOST_CC) >/dev/null || missing="$$missing clang-14"; \
 	dpkg -s libclang-rt-14-dev >/dev/null 2>&1 || missing="$$missing libclang-rt-14-dev"; \
-	if [ -n "$$missing" ]; then \
-	  echo "Installing Debian packages:$$missing"; \
-	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; \
-	fi
+	$(install_missing)
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -216,7 +228,7 @@ C_STYLED := $(shell find src tests \( -name '*.[ch]' -o -name '*.inc' \) -not -p
 lint-c:
 	$(CLANG_FORMAT) --dry-run -Werror $(C_STYLED)
 
-demo: deps build
+demo: demo-deps build
 	node web/serve.js $(PORT)
 
 clean:

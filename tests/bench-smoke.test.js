@@ -18,7 +18,7 @@ import { layerNorm64, rmsNorm64 } from './helpers/oracle.js';
 
 // Rows computed by our kernel source must match the reference's bits: what
 // each one computes, through the JS reference.
-const F32_ROWS = ['reference', 'scalar-zero-copy', 'scalar-copying', 'simd-zero-copy', 'simd-copying', 'simd-export', 'native'];
+const F32_ROWS = ['reference', 'scalar-zero-copy', 'scalar-copying', 'simd-zero-copy', 'simd-copying', 'simd-allocating', 'simd-export', 'native'];
 function referenceOf(id, shape, expected) {
   const { x, w, eps } = shape;
   if (F32_ROWS.includes(id)) return referenceRmsNorm(x, w, { eps });

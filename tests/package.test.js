@@ -4,9 +4,9 @@
 // dependencies, so installing the tarball needs no registry.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, sep } from 'node:path';
+import { dirname, join, normalize, sep } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -20,7 +20,9 @@ const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
 const { version } = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8'));
 
 // Exactly what users need: the JS, its types, the embedded modules, the C
-// library (tests/c-library.test.js), the docs.
+// library (tests/c-library.test.js), the docs (every docs/*.md: the README
+// links them).
+const DOCS = (await readdir(join(repo, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
 const WHITELIST = [
   'CHANGELOG.md',
   'LICENSE',
@@ -28,21 +30,29 @@ const WHITELIST = [
   'c/librmsnorm_wasm_scalar.a',
   'c/librmsnorm_wasm_simd.a',
   'c/rmsnorm_wasm.h',
+  ...DOCS,
   'package.json',
-  'src/api/args.js',
   'src/api/bind.js',
   'src/api/functions.js',
+  'src/api/run.js',
   'src/api/runtime.js',
   'src/index.d.ts',
   'src/index.js',
+  'src/loader/abi.js',
   'src/loader/intrinsics.js',
-  'src/loader/kernels.js',
   'src/loader/load.js',
+  'src/loader/memory.js',
   'src/loader/modules-imported.generated.js',
   'src/loader/modules.generated.js',
   'src/loader/tensor.js',
+  'src/ops/arrays.js',
+  'src/ops/descriptions.js',
+  'src/ops/options.js',
+  'src/ops/overlap.js',
+  'src/ops/resolve.js',
   'src/reference/backward.js',
   'src/reference/blocked-sum.js',
+  'src/reference/calls.js',
   'src/reference/float16.js',
   'src/reference/index.d.ts',
   'src/reference/index.js',
@@ -83,6 +93,38 @@ test('the tarball holds exactly the whitelisted files', () => {
     if (file.startsWith('c/')) assert.match(file, /^c\/(rmsnorm_wasm\.h|librmsnorm_wasm_(simd|scalar)\.a)$/, file);
     else assert.doesNotMatch(file, /(^|\/)(tests?|bench|web)\/|\.(c|h|wasm|test\.js)$/, file);
   }
+});
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
+const anchorOf = (heading) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+
+test('every relative link in the packed README and docs resolves inside the tarball, anchors included; the others are absolute', async () => {
+  const installed = join(app, 'node_modules', 'rmsnorm-wasm');
+  const files = new Set(packed.files.map((f) => f.path));
+  for (const doc of ['README.md', ...DOCS]) {
+    const text = await readFile(join(installed, doc), 'utf8');
+    const links = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]);
+    if (doc === 'README.md') assert.ok(links.length >= 10, `${links.length} links`);
+    for (const link of links) {
+      if (/^https:\/\//.test(link)) continue;
+      assert.doesNotMatch(link, /^[a-z]+:/, `${doc}: ${link}: absolute links are https`);
+      const [path, anchor] = link.split('#');
+      const target = path === '' ? doc : normalize(join(dirname(doc), path)).split(sep).join('/');
+      assert.ok(files.has(target), `${doc}: ${link}: ${target} is not in the tarball`);
+      if (anchor !== undefined) {
+        const headings = [...(await readFile(join(installed, target), 'utf8')).matchAll(/^#+ (.+)$/gm)].map((m) => anchorOf(m[1]));
+        assert.ok(headings.includes(anchor), `${doc}: ${link}: ${target} has no heading #${anchor}`);
+      }
+    }
+  }
+});
+
+test('package.json says where the repository, its home page and its issues are', async () => {
+  const pkg = JSON.parse(await readFile(join(app, 'node_modules', 'rmsnorm-wasm', 'package.json'), 'utf8'));
+  assert.match(pkg.repository.url, /^git\+https:\/\/github\.com\/[\w-]+\/rmsnorm-wasm\.git$/);
+  assert.match(pkg.homepage, /^https:\/\//);
+  assert.match(pkg.bugs.url, /^https:\/\/.+\/issues$/);
+  assert.equal(dirname(pkg.homepage.replace(/#readme$/, '/x')), pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, ''));
 });
 
 test('Node ESM imports the package and its reference, and computes the worked example', async () => {

@@ -1,6 +1,6 @@
 // The demo's static file server: serves the repository (the page in web/
 // imports the package straight from src/) on localhost only.
-// Usage: node web/serve.js [port]   (port 0 picks a free one)
+// Usage: node web/serve.js [port]   (port 0 picks a free one; make demo PORT=9000)
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
@@ -77,6 +77,17 @@ export function startServer(port = 8080, host = '127.0.0.1', root = repoRoot, op
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const port = Number(process.argv[2] ?? 8080);
-  const server = await startServer(port);
-  console.log(`rmsnorm-wasm demo: http://localhost:${server.address().port}/web/`);
+  try {
+    const server = await startServer(port);
+    console.log(`rmsnorm-wasm demo: http://localhost:${server.address().port}/web/`);
+  } catch (error) {
+    // What to do, not a stack trace: the usual case is a second `make demo`.
+    const why = {
+      EADDRINUSE: `port ${port} is already in use (another server, or a demo still running)`,
+      EACCES: `port ${port} needs privileges this user does not have`,
+    }[error.code];
+    if (!why) throw error;
+    console.error(`rmsnorm-wasm demo: ${why}. Pick another port: make demo PORT=9000 (or node web/serve.js 9000; 0 picks a free one).`);
+    process.exitCode = 1;
+  }
 }

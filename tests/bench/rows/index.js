@@ -1,7 +1,7 @@
 // Every row of the benchmark, in table order.
 import {
   llamacppFused, llamacppUnfused, memoryCopy, naiveJs, reference, scalarCopying, scalarZeroCopy,
-  simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdCopying, simdExport, simdLayerNorm, simdZeroCopy,
+  simdAddRmsNorm, simdAddThenRmsNorm, simdAllocating, simdBfloat16, simdCopying, simdExport, simdLayerNorm, simdZeroCopy,
 } from './portable.js';
 import { ortRmsNormalization, ortSimplifiedLayerNorm } from './onnxruntime.js';
 import { tfjs } from './tfjs.js';
@@ -9,7 +9,7 @@ import { native } from './native.js';
 
 export const ROWS = [
   naiveJs, reference,
-  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdExport,
+  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, simdExport,
   ortRmsNormalization, ortSimplifiedLayerNorm, tfjs, llamacppFused, llamacppUnfused,
   native, memoryCopy,
   simdBfloat16, simdAddRmsNorm, simdAddThenRmsNorm, simdLayerNorm,

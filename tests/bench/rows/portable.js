@@ -2,19 +2,19 @@
 // (tests/bench/page.js). The peers' rows (onnxruntime-web, TF.js) and the
 // native row need Node.
 import { naiveJs, reference } from './js.js';
-import { scalarCopying, scalarZeroCopy, simdCopying, simdExport, simdZeroCopy } from './wasm.js';
+import { scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdZeroCopy } from './wasm.js';
 import { llamacppFused, llamacppUnfused } from './llamacpp.js';
 import { memoryCopy } from './memory-copy.js';
 import { simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm } from './variants.js';
 
 export {
-  naiveJs, reference, scalarCopying, scalarZeroCopy, simdCopying, simdExport, simdZeroCopy,
+  naiveJs, reference, scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdZeroCopy,
   llamacppFused, llamacppUnfused, memoryCopy, simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm,
 };
 
 export const PORTABLE_ROWS = [
   naiveJs, reference,
-  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdExport,
+  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, simdExport,
   llamacppFused, llamacppUnfused, memoryCopy,
   simdBfloat16, simdAddRmsNorm, simdAddThenRmsNorm, simdLayerNorm,
 ];

@@ -54,6 +54,24 @@ function copying(backend) {
   };
 }
 
+// The quick start's form, `y = rmsNorm(x, w)`: the copying call, with a new
+// result array each call instead of a reused `out`.
+export const simdAllocating = {
+  id: 'simd-allocating',
+  name: 'SIMD wasm, copying API, a new result per call (no out)',
+  async setup({ x, w, eps }) {
+    const options = { eps };
+    let y;
+    return {
+      call: () => {
+        y = rmsNorm(x, w, options);
+      },
+      output: () => y,
+      prepare: () => init({ backend: 'simd' }),
+    };
+  },
+};
+
 const DTYPE_F32 = DTYPE.float32.code;
 const CAST_LLAMA = CAST_MODE.llama;
 
