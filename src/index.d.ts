@@ -317,8 +317,8 @@ export function layerNormBackward<
 
 /**
  * `length` values of `dtype` (default float32) in the active module's
- * WebAssembly memory: kernels given tensors read and write them in place,
- * with no copy. Free it with `tensor.free()`.
+ * WebAssembly memory, holding zeros: kernels given tensors read and write
+ * them in place, with no copy. Free it with `tensor.free()`.
  *
  * Throws a `TypeError` for a non-number length or an unknown dtype, a
  * `RangeError` for a length that is not a non-negative integer or does not
