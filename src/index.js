@@ -1,6 +1,8 @@
 // rmsnorm-wasm: RMSNorm for the web, in WebAssembly SIMD128.
-export {
-  init, compileModule, createKernels, rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, alloc,
-} from './api/runtime.js';
+import { defaultFunctions } from './api/runtime.js';
+
+export { init, compileModule, createKernels } from './api/runtime.js';
 export { bindMemory } from './api/bind.js';
 export { Tensor } from './loader/tensor.js';
+// The one list of the public functions' names (each described in src/ops/descriptions.js).
+export const { rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, alloc } = defaultFunctions;

@@ -125,6 +125,5 @@ export function activeKernels(fn) {
   return active;
 }
 
-export const {
-  rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, alloc,
-} = instanceFunctions(activeKernels);
+/** The top-level functions: those of the default instance, whichever init() chose. */
+export const defaultFunctions = instanceFunctions(activeKernels);
