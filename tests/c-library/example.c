@@ -364,6 +364,71 @@ static void error_cases(void) {
   end_case(RMSNORM_WASM_OK);
 }
 
+/* The status two arrays near the top of the address space must get, from
+ * distances below the top, where nothing wraps: an array whose first byte
+ * is `below` bytes under the top and which holds `bytes` bytes occupies the
+ * distances [below - bytes + 1, below]. 0 (OK) when the call is valid. */
+static rmsnorm_wasm_status top_model(uintptr_t a_below, uintptr_t a_bytes, uintptr_t b_below,
+                                     uintptr_t b_bytes) {
+  if (a_bytes > a_below || b_bytes > b_below) {
+    return RMSNORM_WASM_ERROR_RANGE;
+  }
+  const uintptr_t a_near = a_below - a_bytes + 1, b_near = b_below - b_bytes + 1;
+  const uintptr_t near = a_near > b_near ? a_near : b_near;
+  const uintptr_t far = a_below < b_below ? a_below : b_below;
+  return near <= far ? RMSNORM_WASM_ERROR_OVERLAP : RMSNORM_WASM_OK;
+}
+
+/* Two outputs of each entry point at every placement of a grid near the top
+ * of the address space: every placement the model refuses must get its
+ * status (the valid ones are not run: nothing is there). Prints how many
+ * placements were refused and how many got another status. */
+static void top_of_memory_cases(void) {
+  float x[64] = {0};
+  float stats[16] = {0};
+  unsigned refused = 0, wrong = 0;
+  for (int op = 0; op < 4; op++) {
+    for (uintptr_t a = 4; a <= 400; a += 4) {
+      for (uintptr_t b = 4; b <= 400; b += 4) {
+        /* op 0: rmsnorm's y (16 rows of 4) and rstd (16 floats); 1:
+         * layernorm's y and mean; 2: rmsnorm_backward's dx (1 row of 16) and
+         * dweight (16); 3: layernorm_backward's dweight and dbias (16 each). */
+        const uintptr_t a_bytes = op <= 1 ? 256 : 64, b_bytes = 64;
+        const rmsnorm_wasm_status expected = top_model(a, a_bytes, b, b_bytes);
+        if (expected == RMSNORM_WASM_OK) {
+          continue;
+        }
+        rmsnorm_wasm_status status;
+        switch (op) {
+          case 0:
+            status = rmsnorm_wasm_rmsnorm(x, NULL, NULL, near_top(a), near_top(b), 16, 4, 1e-6f,
+                                          RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                          RMSNORM_WASM_CAST_LLAMA, 0.0f);
+            break;
+          case 1:
+            status = rmsnorm_wasm_layernorm_f32(x, NULL, NULL, near_top(a), near_top(b), NULL, 16,
+                                                4, 1e-5f);
+            break;
+          case 2:
+            status = rmsnorm_wasm_rmsnorm_backward_f32(x, x + 16, x + 32, stats, near_top(a),
+                                                       near_top(b), 1, 16);
+            break;
+          default:
+            status = rmsnorm_wasm_layernorm_backward_f32(x, x + 16, x + 32, stats, stats, x + 48,
+                                                         near_top(a), near_top(b), 1, 16);
+            break;
+        }
+        refused++;
+        wrong += status != expected;
+      }
+    }
+  }
+  begin_case("topOfMemory");
+  print_number("refused", refused);
+  print_number("wrong", wrong);
+  end_case(RMSNORM_WASM_OK);
+}
+
 int main(void) {
   printf("[");
   f32_case(3, 37, 1e-6f, 1);
@@ -386,6 +451,7 @@ int main(void) {
   backward_case(0, 3, 45, 1e-6f);
   backward_case(1, 2, 260, 1e-5f);
   error_cases();
+  top_of_memory_cases();
   printf("]\n");
   return 0;
 }

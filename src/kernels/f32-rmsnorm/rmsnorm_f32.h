@@ -72,7 +72,9 @@
  * every NaN as one pattern, bfloat16 0x7FC0 and float16 0x7E00 (../float16.h).
  *
  * Aliasing: y may equal x (in place); any other overlap of y with x, the
- * residual or w is not allowed. No alignment is required.
+ * residual or w is not allowed, and rstd overlaps nothing. No alignment is
+ * required. Writes go row by row: row r's residual (the add), then rstd[r],
+ * then row r of y.
  */
 #ifndef RMSNORM_F32_H
 #define RMSNORM_F32_H
