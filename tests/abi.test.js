@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { ALLOCATOR_EXPORTS, CAST_MODE, CAST_MODES, DTYPE, DTYPES, KERNEL_EXPORTS } from '../src/loader/abi.js';
+import { ALLOCATOR_EXPORTS, CAST_MODE, CAST_MODES, DTYPE, DTYPES } from '../src/loader/abi.js';
+import { KERNEL_EXPORTS } from '../src/ops/descriptions.js';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));

@@ -7,18 +7,12 @@ import {
   BACKENDS, backendOf, compileBackend, instantiate, isWasmModule, notOurs, simdSupported,
 } from '../loader/load.js';
 import { Error, holds, Map, mapDelete, mapGet, mapSet, promiseThen, RangeError, TypeError } from '../loader/intrinsics.js';
-import { OPS } from '../ops/descriptions.js';
+import { KERNEL_EXPORTS } from '../ops/descriptions.js';
 import { describe, optionReader } from '../ops/options.js';
 import { allocFunction, kernelFunctions } from './functions.js';
 
 const readInstanceOptions = optionReader({ backend: 'auto', module: undefined });
 
-/** The kernel exports the descriptions call: a module must have them all. */
-const KERNELS = [];
-for (const name in OPS) {
-  const { exports } = OPS[name];
-  for (let i = 0; i < exports.length; i++) if (!holds(KERNELS, exports[i])) KERNELS[KERNELS.length] = exports[i];
-}
 
 /** 'auto' | 'simd' | 'scalar' checked, and 'auto' resolved for this engine. */
 export function resolveBackend(fn, name, requested) {
@@ -41,7 +35,7 @@ function resolveInstanceOptions(fn, options) {
     return { backend, module: compileBackend(backend), given: false };
   }
   if (!isWasmModule(module)) throw new TypeError(`${fn}: options.module must be a WebAssembly.Module, got ${describe(module)}`);
-  const reason = notOurs(module, KERNELS);
+  const reason = notOurs(module, KERNEL_EXPORTS);
   if (reason !== '') throw new TypeError(`${fn}: options.module is not an rmsnorm-wasm module (${reason}); get one from compileModule()`);
   const backend = backendOf(module);
   if (requested !== 'auto' && requested !== backend) {

@@ -1,6 +1,7 @@
 // The C ABI of the modules, as the JS layer sees it: written here once.
 // tests/abi.test.js holds every fact below to the C enums (src/kernels/,
-// src/abi/rmsnorm_wasm.h) and to the Makefile's export list.
+// src/abi/rmsnorm_wasm.h) and to the Makefile's export list (whose kernels
+// are the ones the descriptions call: src/ops/descriptions.js, KERNEL_EXPORTS).
 
 /** Each storage dtype: its code in the C enums and its bytes per value. */
 export const DTYPE = Object.freeze({
@@ -18,9 +19,6 @@ export const CAST_MODE = Object.freeze({ llama: 0, gemma: 1 });
 
 /** The cast-mode names, in code order. */
 export const CAST_MODES = Object.freeze(['llama', 'gemma']);
-
-/** The kernels each module exports (src/abi/exports.c). */
-export const KERNEL_EXPORTS = Object.freeze(['rmsnorm', 'layernorm_f32', 'rmsnorm_backward_f32', 'layernorm_backward_f32']);
 
 /** What a module with its own memory exports besides the kernels. */
 export const ALLOCATOR_EXPORTS = Object.freeze(['malloc', 'free']);

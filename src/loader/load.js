@@ -9,6 +9,7 @@ import {
   instanceExportsOf, mapDelete, mapGet, mapSet, Map, moduleExports, moduleImports, promiseThen, toStringTag, Uint32Array, Uint8Array,
   validate, WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
+import { ALLOCATOR_EXPORTS } from './abi.js';
 import { OwnMemory } from './memory.js';
 
 /** @typedef {'simd' | 'scalar'} Backend */
@@ -65,8 +66,9 @@ export function backendOf(module) {
 const ours = new WeakSet();
 
 // What a module of ours exports besides the kernels, and imports.
+// (Emscripten's own: the function table, the reactor's initializer, errno and the stack.)
 const OTHER_EXPORTS = [
-  ['memory', 'memory'], ['malloc', 'function'], ['free', 'function'], ['__indirect_function_table', 'table'],
+  ['memory', 'memory'], [ALLOCATOR_EXPORTS[0], 'function'], [ALLOCATOR_EXPORTS[1], 'function'], ['__indirect_function_table', 'table'],
   ['_initialize', 'function'], ['__errno_location', 'function'], ['stackSave', 'function'], ['stackRestore', 'function'],
   ['stackAlloc', 'function'],
 ];
@@ -92,8 +94,7 @@ export function notOurs(module, kernels) {
   };
   need('memory', 'memory');
   for (let k = 0; k < kernels.length; k++) need(kernels[k], 'function');
-  need('malloc', 'function');
-  need('free', 'function');
+  for (let k = 0; k < ALLOCATOR_EXPORTS.length; k++) need(ALLOCATOR_EXPORTS[k], 'function');
   if (missing !== '') return `it lacks ${missing}`;
   if (backendOf(module) === undefined) return 'it has no rmsnorm-wasm backend section';
   for (let i = 0; i < exports.length; i++) {

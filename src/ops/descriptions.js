@@ -103,3 +103,6 @@ export const layerNormBackward = define('layerNormBackward', {
 /** Every description, by public name. */
 export const OPS = Object.freeze({ __proto__: null, rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward });
 export const OP_NAMES = Object.freeze(Object.keys(OPS));
+
+/** The kernel exports the descriptions call, in first-use order: what a module must export (src/abi/exports.c). */
+export const KERNEL_EXPORTS = Object.freeze(OP_NAMES.flatMap((name) => OPS[name].exports).filter((e, i, all) => all.indexOf(e) === i));
