@@ -186,7 +186,8 @@ test('class 4: a lent region smaller than the whole staging is used in chunks th
 });
 
 /** A module that looks like ours from outside: the backend section and our export names, each function returning 1024. */
-function forgedModule(backend = 'simd') {
+const forgedModule = (backend) => new WebAssembly.Module(forgedBytes(backend));
+function forgedBytes(backend = 'simd') {
   const names = ['rmsnorm', 'layernorm_f32', 'rmsnorm_backward_f32', 'layernorm_backward_f32', 'malloc', 'free',
     '_initialize', '__errno_location', 'stackSave', 'stackRestore', 'stackAlloc'];
   const leb = (n) => { const out = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return out; };
@@ -203,9 +204,8 @@ function forgedModule(backend = 'simd') {
   const code = section(10, [...leb(names.length), ...names.flatMap(() => [...leb(body.length), ...body])]);
   const custom = section(0, [...str('rmsnorm-wasm.backend'), ...Buffer.from(backend)]);
   const importSection = section(2, [1, ...str('env'), ...str('emscripten_notify_memory_growth'), 0, 0]);
-  const bytes = new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, ...type, ...importSection, ...func, ...table, ...mem, ...exports,
+  return new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, ...type, ...importSection, ...func, ...table, ...mem, ...exports,
     ...code, ...custom]);
-  return new WebAssembly.Module(bytes);
 }
 
 test('class 6: a precompiled module is accepted only when proven ours, and a refused one leaves no state', async () => {
@@ -230,6 +230,17 @@ test('class 6: a precompiled module is accepted only when proven ours, and a ref
     a.array.set(x);
     assertSameBits(k.rmsNorm(a, null, { dim: 4, out: b }).array, expected, `${backend}: a module from another compile`);
   }
+  // A refused init leaves no trace: an init asked for before it, still loading, wins.
+  const script = `
+    const { init, rmsNorm } = await import(${JSON.stringify(new URL('../src/index.js', import.meta.url).href)});
+    const forged = new WebAssembly.Module(new Uint8Array(${JSON.stringify([...forgedBytes()])}));
+    const first = init({ backend: 'scalar' });
+    const refused = init({ module: forged }).then(() => 'accepted', (e) => e.name);
+    const wrong = init({ backend: 'gpu' }).then(() => 'accepted', (e) => e.name);
+    await first;
+    console.log(JSON.stringify({ refused: await refused, wrong: await wrong, y: [...rmsNorm(new Float32Array([2, -4, 6, -8]), null, { dim: 4 })] }));`;
+  const raced = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }));
+  assert.deepEqual(raced, { refused: 'TypeError', wrong: 'TypeError', y: [...reference.rmsNorm(new Float32Array([2, -4, 6, -8]), null, { dim: 4 })] });
   // A module with one export more or less than ours is refused by its shape.
   const extra = new WebAssembly.Module(new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
   await assert.rejects(createKernels({ module: extra }), { name: 'TypeError', message: /it lacks memory, rmsnorm/ });

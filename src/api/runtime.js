@@ -76,7 +76,9 @@ export async function createKernels(options) {
 // functions use. An instance of a caller's module is never cached here.
 const defaults = new Map(); // backend -> Promise<OwnMemory>
 let active = null;
-let latestRequest = 0;
+// The init() calls not refused, in the order asked, each with its instance
+// once it has one: the last of them wins.
+let standing = [];
 
 /**
  * Loads the kernels of the default instance: the SIMD128 module where the
@@ -88,8 +90,9 @@ let latestRequest = 0;
  * @returns {Promise<{backend: 'simd' | 'scalar'}>}
  */
 export async function init(options) {
-  const request = ++latestRequest;
   const { backend, module, given } = resolveInstanceOptions('init', options);
+  const request = { memory: null };
+  standing[standing.length] = request;
   let instance = given ? undefined : mapGet(defaults, backend);
   if (instance === undefined) {
     instance = instanceOf('init', module);
@@ -98,9 +101,27 @@ export async function init(options) {
       promiseThen(instance, undefined, () => mapDelete(defaults, backend)); // a failed load may be retried
     }
   }
-  const memory = await instance;
-  if (request === latestRequest) active = memory;
+  try {
+    request.memory = await instance;
+  } catch (error) {
+    // A refused request leaves no trace: an earlier one may win after all.
+    const rest = [];
+    for (let i = 0; i < standing.length; i++) if (standing[i] !== request) rest[rest.length] = standing[i];
+    standing = rest;
+    settle();
+    throw error;
+  }
+  settle();
   return { backend };
+}
+
+/** The last request standing becomes the default instance once it has one. */
+function settle() {
+  const last = standing[standing.length - 1];
+  if (last !== undefined && last.memory !== null) {
+    active = last.memory;
+    standing = [last];
+  }
 }
 
 /**
