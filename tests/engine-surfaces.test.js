@@ -363,6 +363,8 @@ test('class 8: a wrong type is a TypeError, a wrong value a RangeError, always n
   revoke();
   await assert.rejects(init(proxy), { name: 'TypeError', message: /^init: options is a revoked Proxy/ });
   await assert.rejects(createKernels(proxy), { name: 'TypeError', message: /^createKernels: options is a revoked Proxy/ });
+  await assert.rejects(createKernels({ module: { [Symbol.toStringTag]: 'WebAssembly.Module' } }),
+    { name: 'TypeError', message: /^createKernels: options\.module must be a WebAssembly\.Module, got Object/ });
   const memory = new WebAssembly.Memory({ initial: 2 });
   await assert.rejects(bindMemory(memory, proxy), { name: 'TypeError', message: /^bindMemory: options is a revoked Proxy/ });
   await assert.rejects(bindMemory(memory, { scratch: proxy }), { name: 'TypeError', message: /^bindMemory: options\.scratch is a revoked Proxy/ });

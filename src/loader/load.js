@@ -6,7 +6,7 @@
 import { simd as simdBase64, scalar as scalarBase64 } from './modules.generated.js';
 import {
   charCodeAt, compile, copyInto, floor, fround, isView, lengthOf, customSections, decodeBase64 as atob, Error, Float32Array, fromCharCode, instantiate as instantiateModule,
-  instanceExportsOf, mapDelete, mapGet, mapSet, Map, moduleExports, moduleImports, promiseThen, toStringTag, Uint32Array, Uint8Array,
+  instanceExportsOf, mapDelete, mapGet, mapSet, Map, moduleExports, moduleImports, promiseThen, Uint32Array, Uint8Array,
   validate, WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
 import { ALLOCATOR_EXPORTS } from './abi.js';
@@ -47,9 +47,15 @@ export function simdSupported() {
 // precompiled WebAssembly.Module says which build it is.
 const BACKEND_SECTION = 'rmsnorm-wasm.backend';
 
-/** Whether `value` is a WebAssembly.Module. Works across realms. */
+/** Whether `value` is a WebAssembly.Module (the built-in's own brand check:
+ * across realms, and whatever toStringTag an object claims). */
 export function isWasmModule(value) {
-  return toStringTag(value) === '[object WebAssembly.Module]';
+  try {
+    moduleExports(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The backend a compiled module was built as, or undefined if it names none of ours. */
