@@ -1,0 +1,241 @@
+// The device form of the WebGPU backend: kernels for a caller's GPUDevice
+// that take GPUBuffers (with byte offsets) and record one compute pass into
+// the caller's GPUCommandEncoder, so an engine puts the norm between its own
+// passes with no readback. Every argument is checked before anything is
+// recorded; a bad call records nothing.
+import { CAST_MODE, DTYPE, DTYPES, CAST_MODES } from '../loader/abi.js';
+import { PARAMS, rmsNormShader, WORKGROUP_SIZE } from './shader.js';
+
+const FLT_MAX = 3.4028234663852886e38;
+const MAX_GROUPS = 65535; // maxComputeWorkgroupsPerDimension's guaranteed value
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+const bitsOfFloat = (v) => {
+  f32[0] = v;
+  return u32[0];
+};
+
+// The roles of a call, in the order overlaps are checked and reported.
+// inPlaceOf: the role an output may be exactly (out over x).
+const ROLES = {
+  x: { writes: false },
+  residual: { writes: true },
+  weight: { writes: false },
+  out: { writes: true, inPlaceOf: 'x' },
+  rstd: { writes: true },
+};
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'object' || typeof value === 'function') return value.constructor?.name ?? 'an object';
+  return typeof value === 'string' ? `'${value}'` : String(value);
+}
+
+function isGpuBuffer(value) {
+  return typeof GPUBuffer !== 'undefined' && value instanceof GPUBuffer;
+}
+
+function oneOf(fn, name, value, allowed, fallback) {
+  if (value === undefined) return fallback;
+  if (!allowed.includes(value)) {
+    throw new TypeError(`${fn}: ${name} must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function float32Param(fn, name, value, fallback, nonNegative) {
+  if (value === undefined) return Math.fround(fallback);
+  if (typeof value !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(value)}`);
+  if (!(nonNegative ? value >= 0 && value <= FLT_MAX : Math.abs(value) <= FLT_MAX)) {
+    throw new RangeError(`${fn}: ${name} must be a finite float32${nonNegative ? ' >= 0' : ''}, got ${value}`);
+  }
+  return Math.fround(value);
+}
+
+function countParam(fn, name, value, min) {
+  if (typeof value !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(value)}`);
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new RangeError(`${fn}: ${name} must be ${min === 0 ? 'a non-negative' : 'a positive'} integer, got ${value}`);
+  }
+  return value;
+}
+
+/** A binding argument: a GPUBuffer or { buffer, offset }, checked for its
+ * usage, alignment and size: { name, buffer, start, end, dtype, writes }. */
+function measureBinding(fn, name, value, dtype, count, writes) {
+  const buffer = isGpuBuffer(value) ? value : value?.buffer;
+  if (!isGpuBuffer(buffer)) {
+    throw new TypeError(`${fn}: ${name} must be a GPUBuffer or { buffer: GPUBuffer, offset }, got ${describe(value)}`);
+  }
+  const offset = isGpuBuffer(value) || value.offset === undefined ? 0 : value.offset;
+  const at = isGpuBuffer(value) ? name : `${name}.offset`;
+  if (typeof offset !== 'number') throw new TypeError(`${fn}: ${at} must be a number, got ${describe(offset)}`);
+  const { bytes } = DTYPE[dtype];
+  if (!Number.isSafeInteger(offset) || offset < 0 || offset % bytes !== 0) {
+    throw new RangeError(`${fn}: ${at} must be a non-negative multiple of ${bytes} (the bytes of a ${dtype} value), got ${offset}`);
+  }
+  if ((buffer.usage & GPUBufferUsage.STORAGE) === 0) {
+    throw new RangeError(`${fn}: ${name} must be a buffer with GPUBufferUsage.STORAGE`);
+  }
+  if (buffer.mapState !== 'unmapped') {
+    throw new RangeError(`${fn}: ${name} must be unmapped, but its mapState is '${buffer.mapState}'`);
+  }
+  const end = offset + count * bytes;
+  if (end > buffer.size) {
+    throw new RangeError(`${fn}: ${name} needs ${count * bytes} bytes from offset ${offset}, but the buffer has ${buffer.size}`);
+  }
+  return { name, buffer, start: offset, end, dtype, writes };
+}
+
+/** The overlap rule of the wasm API (src/api/args.js): nothing written
+ * shares a byte with anything else of the call, except out exactly over x. */
+function checkOverlaps(fn, measured) {
+  const entries = Object.entries(measured);
+  for (let i = 0; i < entries.length; i++) {
+    for (let j = i + 1; j < entries.length; j++) {
+      const [roleA, a] = entries[i];
+      const [roleB, b] = entries[j];
+      if (!(a.writes || b.writes) || a.buffer !== b.buffer || a.start === a.end || b.start === b.end) continue;
+      if (!(a.start < b.end && b.start < a.end)) continue;
+      const [writer, other, writerRole, otherRole] = b.writes ? [b, a, roleB, roleA] : [a, b, roleA, roleB];
+      const inPlace = ROLES[writerRole].inPlaceOf === otherRole;
+      if (inPlace && a.start === b.start && a.end === b.end) continue;
+      throw new RangeError(inPlace
+        ? `${fn}: ${writer.name} must be ${other.name} itself or not overlap ${other.name}`
+        : `${fn}: ${writer.name} must not overlap ${other.name}`);
+    }
+  }
+}
+
+/**
+ * The bindings of a call: one per distinct GPUBuffer, over the whole range
+ * its roles use, starting at the offset alignment below the first byte.
+ * Returns { layout, bindings: [{ buffer, offset, size }], offsets: element
+ * offsets of each role inside its binding }.
+ */
+function bindingsOf(fn, device, measured, dtype, weightDtype) {
+  const align = device.limits.minStorageBufferOffsetAlignment;
+  const maxSize = device.limits.maxStorageBufferBindingSize;
+  const groups = [];
+  for (const [role, m] of Object.entries(measured)) {
+    let group = groups.find((g) => g.buffer === m.buffer);
+    if (!group) groups.push(group = { buffer: m.buffer, start: m.start, end: m.end, roles: [] });
+    group.start = Math.min(group.start, m.start);
+    group.end = Math.max(group.end, m.end);
+    group.roles.push(role);
+  }
+  const roles = {};
+  const offsets = {};
+  const layoutBindings = [];
+  const bindings = groups.map((g, index) => {
+    const offset = g.start - (g.start % align);
+    const end = Math.ceil(g.end / 4) * 4;
+    const names = g.roles.map((r) => measured[r].name).join(', ');
+    if (end > g.buffer.size) {
+      throw new RangeError(`${fn}: the buffer of ${names} is ${g.buffer.size} bytes; WebGPU binds whole 4-byte words, so it must extend to byte ${end}`);
+    }
+    if (end - offset > maxSize) {
+      throw new RangeError(`${fn}: ${names} span ${end - offset} bytes of one buffer, beyond the device's maxStorageBufferBindingSize (${maxSize})`);
+    }
+    let flavour = 'read';
+    for (const r of g.roles) {
+      const m = measured[r];
+      if (m.writes) flavour = m.dtype === 'float32' && flavour !== 'atomic' ? 'rw' : 'atomic';
+      roles[r] = { binding: index, dtype: m.dtype, writes: m.writes };
+      offsets[r] = (m.start - offset) / DTYPE[m.dtype].bytes;
+    }
+    layoutBindings.push({ flavour });
+    return { buffer: g.buffer, offset, size: end - offset };
+  });
+  // A float32 role in a binding another role writes as 16-bit halves is
+  // read and written atomically with it.
+  return { layout: { dtype, weightDtype, roles, bindings: layoutBindings }, bindings, offsets };
+}
+
+/**
+ * Kernels for `device`: `rmsNorm(encoder, buffers, params)` and
+ * `addRmsNorm(encoder, buffers, params)` record into `encoder`; see
+ * docs/webgpu.md and ./index.d.ts.
+ */
+export function createGpuKernels(device) {
+  if (typeof GPUDevice === 'undefined' || !(device instanceof GPUDevice)) {
+    throw new TypeError(`createGpuKernels: device must be a GPUDevice, got ${describe(device)}`);
+  }
+  const pipelines = new Map();
+
+  function pipelineFor(layout) {
+    const key = JSON.stringify(layout);
+    let pipeline = pipelines.get(key);
+    if (!pipeline) {
+      const module = device.createShaderModule({ code: rmsNormShader(layout), label: 'rmsnorm-wasm exact rmsNorm' });
+      pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+      pipelines.set(key, pipeline);
+    }
+    return pipeline;
+  }
+
+  function record(fn, encoder, buffers, params, withResidual) {
+    if (typeof GPUCommandEncoder === 'undefined' || !(encoder instanceof GPUCommandEncoder)) {
+      throw new TypeError(`${fn}: encoder must be a GPUCommandEncoder, got ${describe(encoder)}`);
+    }
+    if (buffers === null || typeof buffers !== 'object') throw new TypeError(`${fn}: buffers must be an object, got ${describe(buffers)}`);
+    if (params === null || typeof params !== 'object') throw new TypeError(`${fn}: params must be an object, got ${describe(params)}`);
+    const rows = countParam(fn, 'params.rows', params.rows, 0);
+    const dim = countParam(fn, 'params.dim', params.dim, 1);
+    const dtype = oneOf(fn, 'params.dtype', params.dtype, DTYPES, 'float32');
+    const hasWeight = buffers.weight != null;
+    if (!hasWeight && params.weightDtype !== undefined) throw new TypeError(`${fn}: params.weightDtype needs a weight, but buffers.weight is ${describe(buffers.weight)}`);
+    if (!hasWeight && params.weightOffset !== undefined) throw new TypeError(`${fn}: params.weightOffset needs a weight, but buffers.weight is ${describe(buffers.weight)}`);
+    const weightDtype = hasWeight ? oneOf(fn, 'params.weightDtype', params.weightDtype, DTYPES, dtype) : null;
+    const eps = float32Param(fn, 'params.eps', params.eps, 1e-6, true);
+    const castMode = oneOf(fn, 'params.castMode', params.castMode, CAST_MODES, 'llama');
+    const weightOffset = float32Param(fn, 'params.weightOffset', params.weightOffset, 0, false);
+    if (!Number.isSafeInteger(rows * dim)) throw new RangeError(`${fn}: params.rows * params.dim (${rows * dim}) is too large`);
+    if (buffers.out == null && buffers.rstd == null && !withResidual) {
+      throw new TypeError(`${fn}: buffers.out or buffers.rstd is required`);
+    }
+    const n = rows * dim;
+    const measured = { x: measureBinding(fn, 'buffers.x', buffers.x, dtype, n, false) };
+    if (withResidual) measured.residual = measureBinding(fn, 'buffers.residual', buffers.residual, dtype, n, true);
+    if (hasWeight) measured.weight = measureBinding(fn, 'buffers.weight', buffers.weight, weightDtype, dim, false);
+    if (buffers.out != null) measured.out = measureBinding(fn, 'buffers.out', buffers.out, dtype, n, true);
+    if (buffers.rstd != null) measured.rstd = measureBinding(fn, 'buffers.rstd', buffers.rstd, 'float32', rows, true);
+    checkOverlaps(fn, measured);
+    const { layout, bindings, offsets } = bindingsOf(fn, device, measured, dtype, weightDtype);
+    if (rows === 0) return;
+
+    const groupsX = Math.min(rows, MAX_GROUPS);
+    const groupsY = Math.ceil(rows / MAX_GROUPS);
+    if (groupsY > MAX_GROUPS) throw new RangeError(`${fn}: params.rows must be at most ${MAX_GROUPS ** 2}, got ${rows}`);
+    const values = {
+      rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), weight_offset: bitsOfFloat(weightOffset),
+      cast_gemma: CAST_MODE[castMode] === CAST_MODE.gemma ? 1 : 0, groups_x: groupsX,
+      x_off: offsets.x ?? 0, r_off: offsets.residual ?? 0, w_off: offsets.weight ?? 0, y_off: offsets.out ?? 0, s_off: offsets.rstd ?? 0,
+    };
+    const pipeline = pipelineFor(layout);
+    // A uniform buffer per call, filled at creation: calls recorded into
+    // one encoder each keep their own parameters.
+    const uniform = device.createBuffer({ size: PARAMS.length * 4, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
+    new Uint32Array(uniform.getMappedRange()).set(PARAMS.map((p) => values[p] ?? 0));
+    uniform.unmap();
+    const bindGroup = device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [{ binding: 0, resource: { buffer: uniform } },
+        ...bindings.map((b, i) => ({ binding: i + 1, resource: { buffer: b.buffer, offset: b.offset, size: b.size } }))],
+    });
+    const pass = encoder.beginComputePass({ label: `rmsnorm-wasm ${fn}` });
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bindGroup);
+    pass.dispatchWorkgroups(groupsX, groupsY);
+    pass.end();
+  }
+
+  return Object.freeze({
+    device,
+    workgroupSize: WORKGROUP_SIZE,
+    /** Records RMSNorm of buffers.x into buffers.out (and/or 1/rms into buffers.rstd). */
+    rmsNorm: (encoder, buffers, params) => record('rmsNorm', encoder, buffers, params, false),
+    /** Records residual <- round(x + residual), then RMSNorm of it into buffers.out / buffers.rstd. */
+    addRmsNorm: (encoder, buffers, params) => record('addRmsNorm', encoder, buffers, params, true),
+  });
+}
