@@ -4,7 +4,11 @@
 // passes with no readback. Every argument is checked before anything is
 // recorded; a bad call records nothing.
 import { CAST_MODE, DTYPE, DTYPES, CAST_MODES } from '../loader/abi.js';
-import { PARAMS, rmsNormShader, WORKGROUP_SIZE } from './shader.js';
+import { NO_WEIGHT, PARAMS, rmsNormShader, SLOTS, WORKGROUP_SIZE } from './shader.js';
+
+// Rows up to one block long are normalized an invocation a row: a workgroup
+// would spend them waiting at its barriers.
+const SERIAL_DIM = 256;
 
 const FLT_MAX = 3.4028234663852886e38;
 const MAX_GROUPS = 65535; // maxComputeWorkgroupsPerDimension's guaranteed value
@@ -108,48 +112,50 @@ function checkOverlaps(fn, measured) {
 }
 
 /**
- * The bindings of a call: one per distinct GPUBuffer, over the whole range
- * its roles use, starting at the offset alignment below the first byte.
- * Returns { layout, bindings: [{ buffer, offset, size }], offsets: element
- * offsets of each role inside its binding }.
+ * The bindings of a call: the roles in one GPUBuffer whose bound ranges
+ * (from the offset alignment below their first byte to the 4-byte word
+ * after their last) would overlap share one. Returns { slots: [{ buffer,
+ * offset, size }], roleSlot, roleOffset (in elements of the role's dtype,
+ * from its binding's start) }.
  */
-function bindingsOf(fn, device, measured, dtype, weightDtype) {
+function bindingsOf(fn, device, measured) {
   const align = device.limits.minStorageBufferOffsetAlignment;
   const maxSize = device.limits.maxStorageBufferBindingSize;
-  const groups = [];
-  for (const [role, m] of Object.entries(measured)) {
-    let group = groups.find((g) => g.buffer === m.buffer);
-    if (!group) groups.push(group = { buffer: m.buffer, start: m.start, end: m.end, roles: [] });
-    group.start = Math.min(group.start, m.start);
-    group.end = Math.max(group.end, m.end);
-    group.roles.push(role);
+  let groups = Object.entries(measured).map(([role, m]) => ({
+    buffer: m.buffer, start: m.start - (m.start % align), end: Math.ceil(m.end / 4) * 4, roles: [role],
+  }));
+  for (let merged = true; merged;) {
+    merged = false;
+    for (let i = 0; i < groups.length && !merged; i++) {
+      for (let j = i + 1; j < groups.length && !merged; j++) {
+        const [a, b] = [groups[i], groups[j]];
+        if (a.buffer === b.buffer && a.start < b.end && b.start < a.end) {
+          a.start = Math.min(a.start, b.start);
+          a.end = Math.max(a.end, b.end);
+          a.roles.push(...b.roles);
+          groups = groups.filter((g) => g !== b);
+          merged = true;
+        }
+      }
+    }
   }
-  const roles = {};
-  const offsets = {};
-  const layoutBindings = [];
-  const bindings = groups.map((g, index) => {
-    const offset = g.start - (g.start % align);
-    const end = Math.ceil(g.end / 4) * 4;
+  const roleSlot = {};
+  const roleOffset = {};
+  const slots = groups.map((g, slot) => {
     const names = g.roles.map((r) => measured[r].name).join(', ');
-    if (end > g.buffer.size) {
-      throw new RangeError(`${fn}: the buffer of ${names} is ${g.buffer.size} bytes; WebGPU binds whole 4-byte words, so it must extend to byte ${end}`);
+    if (g.end > g.buffer.size) {
+      throw new RangeError(`${fn}: the buffer of ${names} is ${g.buffer.size} bytes; WebGPU binds whole 4-byte words, so it must extend to byte ${g.end}`);
     }
-    if (end - offset > maxSize) {
-      throw new RangeError(`${fn}: ${names} span ${end - offset} bytes of one buffer, beyond the device's maxStorageBufferBindingSize (${maxSize})`);
+    if (g.end - g.start > maxSize) {
+      throw new RangeError(`${fn}: ${names} span ${g.end - g.start} bytes of one buffer, beyond the device's maxStorageBufferBindingSize (${maxSize})`);
     }
-    let flavour = 'read';
     for (const r of g.roles) {
-      const m = measured[r];
-      if (m.writes) flavour = m.dtype === 'float32' && flavour !== 'atomic' ? 'rw' : 'atomic';
-      roles[r] = { binding: index, dtype: m.dtype, writes: m.writes };
-      offsets[r] = (m.start - offset) / DTYPE[m.dtype].bytes;
+      roleSlot[r] = slot;
+      roleOffset[r] = (measured[r].start - g.start) / DTYPE[measured[r].dtype].bytes;
     }
-    layoutBindings.push({ flavour });
-    return { buffer: g.buffer, offset, size: end - offset };
+    return { buffer: g.buffer, offset: g.start, size: g.end - g.start };
   });
-  // A float32 role in a binding another role writes as 16-bit halves is
-  // read and written atomically with it.
-  return { layout: { dtype, weightDtype, roles, bindings: layoutBindings }, bindings, offsets };
+  return { slots, roleSlot, roleOffset };
 }
 
 /**
@@ -161,17 +167,19 @@ export function createGpuKernels(device) {
   if (typeof GPUDevice === 'undefined' || !(device instanceof GPUDevice)) {
     throw new TypeError(`createGpuKernels: device must be a GPUDevice, got ${describe(device)}`);
   }
-  const pipelines = new Map();
+  // Built on first use (seconds each on a software adapter): 'main', a
+  // workgroup a row; 'main_rows', an invocation a row, for rows of one block.
+  const pipelines = {};
+  let module = null;
+  let spare = null; // a small buffer for each binding a call leaves unused
 
-  function pipelineFor(layout) {
-    const key = JSON.stringify(layout);
-    let pipeline = pipelines.get(key);
-    if (!pipeline) {
-      const module = device.createShaderModule({ code: rmsNormShader(layout), label: 'rmsnorm-wasm exact rmsNorm' });
-      pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-      pipelines.set(key, pipeline);
+  function pipelineOf(entryPoint) {
+    if (module === null) {
+      module = device.createShaderModule({ code: rmsNormShader(), label: 'rmsnorm-wasm exact rmsNorm' });
+      spare = Array.from({ length: SLOTS }, () => device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }));
     }
-    return pipeline;
+    pipelines[entryPoint] ??= device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint } });
+    return pipelines[entryPoint];
   }
 
   function record(fn, encoder, buffers, params, withResidual) {
@@ -201,30 +209,36 @@ export function createGpuKernels(device) {
     if (buffers.out != null) measured.out = measureBinding(fn, 'buffers.out', buffers.out, dtype, n, true);
     if (buffers.rstd != null) measured.rstd = measureBinding(fn, 'buffers.rstd', buffers.rstd, 'float32', rows, true);
     checkOverlaps(fn, measured);
-    const { layout, bindings, offsets } = bindingsOf(fn, device, measured, dtype, weightDtype);
+    const { slots, roleSlot, roleOffset } = bindingsOf(fn, device, measured);
     if (rows === 0) return;
 
-    const groupsX = Math.min(rows, MAX_GROUPS);
-    const groupsY = Math.ceil(rows / MAX_GROUPS);
+    const perInvocation = dim <= SERIAL_DIM;
+    const groups = perInvocation ? Math.ceil(rows / WORKGROUP_SIZE) : rows;
+    const groupsX = Math.min(groups, MAX_GROUPS);
+    const groupsY = Math.ceil(groups / MAX_GROUPS);
     if (groupsY > MAX_GROUPS) throw new RangeError(`${fn}: params.rows must be at most ${MAX_GROUPS ** 2}, got ${rows}`);
     const values = {
       rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), weight_offset: bitsOfFloat(weightOffset),
       cast_gemma: CAST_MODE[castMode] === CAST_MODE.gemma ? 1 : 0, groups_x: groupsX,
-      x_off: offsets.x ?? 0, r_off: offsets.residual ?? 0, w_off: offsets.weight ?? 0, y_off: offsets.out ?? 0, s_off: offsets.rstd ?? 0,
+      dtype: DTYPE[dtype].code, weight_dtype: hasWeight ? DTYPE[weightDtype].code : NO_WEIGHT,
+      has_residual: withResidual ? 1 : 0, has_out: measured.out ? 1 : 0, has_rstd: measured.rstd ? 1 : 0,
+      x_slot: roleSlot.x, r_slot: roleSlot.residual ?? 0, w_slot: roleSlot.weight ?? 0, y_slot: roleSlot.out ?? 0, s_slot: roleSlot.rstd ?? 0,
+      x_off: roleOffset.x, r_off: roleOffset.residual ?? 0, w_off: roleOffset.weight ?? 0, y_off: roleOffset.out ?? 0, s_off: roleOffset.rstd ?? 0,
     };
-    const pipeline = pipelineFor(layout);
+    const pipe = pipelineOf(perInvocation ? 'main_rows' : 'main');
     // A uniform buffer per call, filled at creation: calls recorded into
     // one encoder each keep their own parameters.
     const uniform = device.createBuffer({ size: PARAMS.length * 4, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
     new Uint32Array(uniform.getMappedRange()).set(PARAMS.map((p) => values[p] ?? 0));
     uniform.unmap();
-    const bindGroup = device.createBindGroup({
-      layout: pipeline.getBindGroupLayout(0),
-      entries: [{ binding: 0, resource: { buffer: uniform } },
-        ...bindings.map((b, i) => ({ binding: i + 1, resource: { buffer: b.buffer, offset: b.offset, size: b.size } }))],
-    });
+    const entries = [{ binding: 0, resource: { buffer: uniform } }];
+    for (let k = 0; k < SLOTS; k++) {
+      const b = slots[k] ?? { buffer: spare[k], offset: 0, size: 16 };
+      entries.push({ binding: k + 1, resource: { buffer: b.buffer, offset: b.offset, size: b.size } });
+    }
+    const bindGroup = device.createBindGroup({ layout: pipe.getBindGroupLayout(0), entries });
     const pass = encoder.beginComputePass({ label: `rmsnorm-wasm ${fn}` });
-    pass.setPipeline(pipeline);
+    pass.setPipeline(pipe);
     pass.setBindGroup(0, bindGroup);
     pass.dispatchWorkgroups(groupsX, groupsY);
     pass.end();
@@ -232,7 +246,6 @@ export function createGpuKernels(device) {
 
   return Object.freeze({
     device,
-    workgroupSize: WORKGROUP_SIZE,
     /** Records RMSNorm of buffers.x into buffers.out (and/or 1/rms into buffers.rstd). */
     rmsNorm: (encoder, buffers, params) => record('rmsNorm', encoder, buffers, params, false),
     /** Records residual <- round(x + residual), then RMSNorm of it into buffers.out / buffers.rstd. */

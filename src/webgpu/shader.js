@@ -1,18 +1,21 @@
-// The WGSL of the RMSNorm kernels, generated for one binding layout: which
-// roles (x, residual, weight, out, rstd) a call has, their dtypes, and which
-// GPU binding each role lives in (roles in one GPUBuffer share a binding:
-// WebGPU forbids a writable binding overlapping any other in a dispatch).
+// The WGSL of the RMSNorm kernels: one shader for every call. Dtypes, which
+// roles (x, residual, weight, out, rstd) a call has and which binding each
+// lives in are uniforms, not variants: each pipeline costs seconds to build
+// on a software adapter, and a uniform branch costs next to nothing. Roles
+// in one GPUBuffer whose bound ranges would overlap share a binding (WebGPU
+// forbids a writable binding overlapping another in a dispatch); every
+// binding is read_write array<atomic<u32>>, so any role can live in any.
 //
 // The numbers are those of src/kernels/f32-rmsnorm/rmsnorm_f32.h, step by
 // step, in its summation order, with every float32 operation one call of
 // ./softfloat.js. One workgroup normalizes one row.
 //
-// Step 1's order on 256 invocations: invocation t of a pass owns lane
-// (t mod 16) of block (16 * pass + t / 16) and runs that lane's 16 (or fewer)
-// additions in index order; 16 invocations then fold one block each in the
-// contract's fixed tree, and invocation 0 adds the block sums pairwise with
-// a binary-counter stack (the tree that splits at the largest power of two
-// below n, as src/kernels/f32-rmsnorm/rows.h builds it).
+// Step 1's order on W invocations: invocation t of a pass owns lane
+// (t mod 16) of block (W / 16 * pass + t / 16) and runs that lane's 16 (or
+// fewer) additions in index order; W / 16 invocations then fold one block
+// each in the contract's fixed tree, and invocation 0 adds the block sums
+// pairwise with a binary-counter stack (the tree that splits at the largest
+// power of two below n, as src/kernels/f32-rmsnorm/rows.h builds it).
 //
 // 16-bit values are packed two to a u32 (lower address in the low half). A
 // word holding values of two rows, or of the row and a caller's neighbouring
@@ -21,165 +24,142 @@
 // inside the row are written whole by the one invocation that owns them.
 import { SOFTFLOAT_WGSL } from './softfloat.js';
 
-export const WORKGROUP_SIZE = 256;
+/** Invocations a workgroup: 16 lanes of 4 blocks at once. */
+export const WORKGROUP_SIZE = 64;
+const BLOCKS_AT_ONCE = WORKGROUP_SIZE / 16;
+
+/** The bindings after the uniform block: one per distinct buffer range. */
+export const SLOTS = 5;
+
+/** Dtype codes of the uniforms (src/loader/abi.js's DTYPE codes); NONE: no weight. */
+export const NO_WEIGHT = 3;
 
 /** The uniform block, in u32 slots (its WGSL struct is written from this list). */
 export const PARAMS = ['rows', 'dim', 'dim_f32', 'eps', 'weight_offset', 'cast_gemma', 'groups_x',
-  'x_off', 'r_off', 'w_off', 'y_off', 's_off', 'pad0', 'pad1', 'pad2', 'pad3'];
+  'dtype', 'weight_dtype', 'has_residual', 'has_out', 'has_rstd',
+  'x_slot', 'r_slot', 'w_slot', 'y_slot', 's_slot',
+  'x_off', 'r_off', 'w_off', 'y_off', 's_off', 'pad0', 'pad1'];
 
-const WIDEN = { float32: (v) => v, bfloat16: (v) => `bf16_to_f32(${v})`, float16: (v) => `f16_to_f32(${v})` };
-const NARROW = { float32: (v) => v, bfloat16: (v) => `f32_to_bf16(${v})`, float16: (v) => `f32_to_f16(${v})` };
+const slotCases = (body) => Array.from({ length: SLOTS }, (_, k) => `    case ${k}u: { ${body(`b${k}`)} }`).join('\n');
 
-function bindingDecl(binding, index) {
-  const access = binding.flavour === 'read' ? 'read' : 'read_write';
-  const element = binding.flavour === 'atomic' ? 'atomic<u32>' : 'u32';
-  return `@group(0) @binding(${index + 1}) var<storage, ${access}> b${index}: array<${element}>;`;
-}
-
-/** Load and store functions of one role: `ld_R(g)` gives the storage bits
- * of element g of the role's binding; stores write storage bits. */
-function roleAccess(name, role, binding) {
-  const b = `b${role.binding}`;
-  const atomic = binding.flavour === 'atomic';
-  const word = (i) => (atomic ? `atomicLoad(&${b}[${i}])` : `${b}[${i}]`);
-  const lines = [];
-  if (role.dtype === 'float32') {
-    lines.push(`fn ld_${name}(g: u32) -> u32 { return ${word('g')}; }`);
-    if (role.writes) {
-      lines.push(atomic
-        ? `fn st_${name}(g: u32, v: u32) { atomicStore(&${b}[g], v); }`
-        : `fn st_${name}(g: u32, v: u32) { ${b}[g] = v; }`);
-    }
-  } else {
-    lines.push(`fn ld_${name}(g: u32) -> u32 { return (${word('g >> 1u')} >> ((g & 1u) * 16u)) & 0xffffu; }`);
-    if (role.writes) {
-      // Half g & 1 of word g >> 1, the other half left as it is.
-      lines.push(`fn st_${name}(g: u32, v: u32) {
-  let shift = (g & 1u) * 16u;
-  atomicAnd(&${b}[g >> 1u], ~(0xffffu << shift));
-  atomicOr(&${b}[g >> 1u], v << shift);
-}`);
-      // Elements g and g + 1, whole word when g is even.
-      lines.push(`fn st2_${name}(g: u32, v0: u32, v1: u32) {
-  if ((g & 1u) == 0u) { atomicStore(&${b}[g >> 1u], v0 | (v1 << 16u)); } else { st_${name}(g, v0); st_${name}(g + 1u, v1); }
-}`);
-    }
+const ACCESS = `
+fn word_ld(slot: u32, i: u32) -> u32 {
+  switch slot {
+${slotCases((b) => `return atomicLoad(&${b}[i]);`)}
+    default: { return 0u; }
   }
-  return lines.join('\n');
 }
+fn word_st(slot: u32, i: u32, v: u32) {
+  switch slot {
+${slotCases((b) => `atomicStore(&${b}[i], v);`)}
+    default: {}
+  }
+}
+// Half (g & 1) of word g >> 1 set to v, the other half left as it is.
+fn half_st(slot: u32, g: u32, v: u32) {
+  let shift = (g & 1u) * 16u;
+  let i = g >> 1u;
+  let keep = ~(0xffffu << shift);
+  switch slot {
+${slotCases((b) => `atomicAnd(&${b}[i], keep); atomicOr(&${b}[i], v << shift);`)}
+    default: {}
+  }
+}
+// The storage bits of element g of a role of dtype code dt.
+fn ld(slot: u32, g: u32, dt: u32) -> u32 {
+  if (dt == 0u) { return word_ld(slot, g); }
+  return (word_ld(slot, g >> 1u) >> ((g & 1u) * 16u)) & 0xffffu;
+}
+fn st(slot: u32, g: u32, dt: u32, v: u32) {
+  if (dt == 0u) { word_st(slot, g, v); } else { half_st(slot, g, v); }
+}
+// Elements g and g + 1 of a 16-bit role: one whole word when g is even.
+fn st2(slot: u32, g: u32, v0: u32, v1: u32) {
+  if ((g & 1u) == 0u) { word_st(slot, g >> 1u, v0 | (v1 << 16u)); } else { half_st(slot, g, v0); half_st(slot, g + 1u, v1); }
+}
+fn widen(bits: u32, dt: u32) -> u32 {
+  if (dt == 1u) { return bf16_to_f32(bits); }
+  if (dt == 2u) { return f16_to_f32(bits); }
+  return bits;
+}
+fn narrow(v: u32, dt: u32) -> u32 {
+  if (dt == 1u) { return f32_to_bf16(v); }
+  if (dt == 2u) { return f32_to_f16(v); }
+  return v;
+}
+`;
 
-/**
- * The shader for `layout`: { dtype, weightDtype (null: no weight),
- * residual, out, rstd (booleans: the role is present), roles: { x, residual,
- * weight, out, rstd } each { binding, dtype, writes }, bindings: [{ flavour:
- * 'read' | 'rw' | 'atomic' }] }.
- */
-export function rmsNormShader(layout) {
-  const { dtype, weightDtype, roles, bindings } = layout;
-  const widen = WIDEN[dtype];
-  const narrow = NARROW[dtype];
-  const decls = bindings.map(bindingDecl).join('\n');
-  const access = Object.entries(roles).map(([name, role]) => roleAccess(name, role, bindings[role.binding])).join('\n');
-  const sixteen = dtype !== 'float32';
-
-  // The storage bits of row element i of the row normalized: x's, or
-  // round(x + residual) for addRmsNorm (step 0), recomputed where needed
-  // rather than read back, so that no pass waits for another's stores.
-  const srcBits = roles.residual
-    ? `${narrow(`f32_add(${widen('ld_x(xb + i)')}, ${widen('ld_residual(rb + i)')})`)}`
-    : 'ld_x(xb + i)';
-
-  const weightTerm = weightDtype === null ? '' : `
-    var wv = ${WIDEN[weightDtype]('ld_weight(P.w_off + i)')};
-    if ((P.weight_offset & F32_ABS) != 0u) { wv = f32_add(P.weight_offset, wv); }
-    if (P.cast_gemma == 0u) { v = ${widen(narrow('v'))}; }
-    v = f32_mul(v, wv);`;
-
-  const storePass = !roles.out && !roles.residual ? '' : sixteen ? `
-  // Step 4 on word-aligned pairs of the output (or of the residual).
-  let first = (${roles.out ? 'P.y_off' : 'P.r_off'} + rowStart) & 1u; // row index of the first word's upper half
-  let pairs = (P.dim + first + 1u) / 2u;
-  for (var c = tid; c < pairs; c = c + ${WORKGROUP_SIZE}u) {
-    let i0 = 2u * c; // row index + first
-    var ys = vec2<u32>(0u, 0u);
-    var rs = vec2<u32>(0u, 0u);
-    for (var h = 0u; h < 2u; h = h + 1u) {
-      let k = i0 + h;
-      if (k < first || k - first >= P.dim) { continue; }
-      let i = k - first;
-      let bits = ${srcBits};
-      rs[h] = bits;
-${roles.out ? '      ys[h] = out_value(bits, i, inv, scale);' : ''}
-    }
-    let lo = i0 < first; // the pair starts before the row
-    let hi = i0 + 1u - first >= P.dim; // the pair ends after it
-    let i = i0 + select(0u, 1u, lo) - first;
-    if (!lo && !hi) {
-${roles.out ? '      st2_out(P.y_off + rowStart + i, ys[0], ys[1]);' : ''}
-${roles.residual ? '      st2_residual(P.r_off + rowStart + i, rs[0], rs[1]);' : ''}
-    } else {
-      let h = select(0u, 1u, lo);
-${roles.out ? '      st_out(P.y_off + rowStart + i, ys[h]);' : ''}
-${roles.residual ? '      st_residual(P.r_off + rowStart + i, rs[h]);' : ''}
-    }
-  }` : `
-  for (var i = tid; i < P.dim; i = i + ${WORKGROUP_SIZE}u) {
-    let bits = ${srcBits};
-${roles.residual ? '    st_residual(P.r_off + rowStart + i, bits);' : ''}
-${roles.out ? '    st_out(P.y_off + rowStart + i, out_value(bits, i, inv, scale));' : ''}
-  }`;
-
+/** The shader (one for every call). */
+export function rmsNormShader() {
+  const decls = Array.from({ length: SLOTS },
+    (_, k) => `@group(0) @binding(${k + 1}) var<storage, read_write> b${k}: array<atomic<u32>>;`).join('\n');
   return `${SOFTFLOAT_WGSL}
 struct Params { ${PARAMS.map((p) => `${p}: u32`).join(', ')} }
 @group(0) @binding(0) var<uniform> P: Params;
 ${decls}
-${access}
-
+${ACCESS}
 const TINY_SUM: u32 = 0x1f800000u; // 2^-64
 const FLT_MAX: u32 = 0x7f7fffffu;
+const W: u32 = ${WORKGROUP_SIZE}u;
+const BLOCKS_AT_ONCE: u32 = ${BLOCKS_AT_ONCE}u;
+
+// The contract's block fold as 15 additions on t[0..31): t[16 + k] =
+// t[FOLD_A[k]] + t[FOLD_B[k]]. Lanes are t[0..16); v_j is t[18 + 3j]
+// = (L_j + L_{j+4}) + (L_{j+8} + L_{j+12}); the block, t[30], is
+// (v_0 + v_2) + (v_1 + v_3). One call site keeps the shader small.
+const FOLD_A = array<u32, 15>(0u, 8u, 16u, 1u, 9u, 19u, 2u, 10u, 22u, 3u, 11u, 25u, 18u, 21u, 28u);
+const FOLD_B = array<u32, 15>(4u, 12u, 17u, 5u, 13u, 20u, 6u, 14u, 23u, 7u, 15u, 26u, 24u, 27u, 29u);
 
 var<workgroup> lanes: array<u32, ${WORKGROUP_SIZE}>;
-var<workgroup> block_sums: array<u32, 16>;
+var<workgroup> block_sums: array<u32, ${BLOCKS_AT_ONCE}>;
 var<workgroup> stats: vec2<u32>; // the sum of squares and inv, from invocation 0
 var<workgroup> max_abs: atomic<u32>;
 var<workgroup> top_abs: u32;
 
-fn src_bits(xb: u32, rb: u32, i: u32) -> u32 { return ${srcBits}; }
+// The storage bits of row element i of the row normalized: x's, or
+// round(x + residual) for addRmsNorm (step 0), recomputed where needed
+// rather than read back, so that no pass waits for another's stores.
+fn src_bits(xb: u32, rb: u32, i: u32) -> u32 {
+  let x = ld(P.x_slot, xb + i, P.dtype);
+  if (P.has_residual == 0u) { return x; }
+  let r = ld(P.r_slot, rb + i, P.dtype);
+  return narrow(f32_add(widen(x, P.dtype), widen(r, P.dtype)), P.dtype);
+}
 
 // Steps 1 to 3 on x_i * scale: (S, inv), the same in every invocation.
 fn row_stats(xb: u32, rb: u32, scale: u32, eps: u32, tid: u32) -> vec2<u32> {
   let blocks = (P.dim + 255u) / 256u;
-  let passes = (blocks + 15u) / 16u;
+  let passes = (blocks + BLOCKS_AT_ONCE - 1u) / BLOCKS_AT_ONCE;
   var stack: array<u32, 32>; // invocation 0's pending block sums
   var sizes: array<u32, 32>; // and how many blocks each covers
   var depth = 0u;
   for (var p = 0u; p < passes; p = p + 1u) {
-    let block = p * 16u + (tid >> 4u);
+    let block = p * BLOCKS_AT_ONCE + (tid >> 4u);
     var acc = 0u;
     if (block < blocks) {
       let end = min(P.dim, block * 256u + 256u);
       for (var i = block * 256u + (tid & 15u); i < end; i = i + 16u) {
-        var v = ${widen('src_bits(xb, rb, i)')};
+        var v = widen(src_bits(xb, rb, i), P.dtype);
         if (scale != F32_ONE) { v = f32_mul(v, scale); }
         acc = f32_add(acc, f32_mul(v, v));
       }
     }
     lanes[tid] = acc;
     workgroupBarrier();
-    if (tid < 16u) {
-      let l = tid * 16u;
-      let v0 = f32_add(f32_add(lanes[l], lanes[l + 4u]), f32_add(lanes[l + 8u], lanes[l + 12u]));
-      let v1 = f32_add(f32_add(lanes[l + 1u], lanes[l + 5u]), f32_add(lanes[l + 9u], lanes[l + 13u]));
-      let v2 = f32_add(f32_add(lanes[l + 2u], lanes[l + 6u]), f32_add(lanes[l + 10u], lanes[l + 14u]));
-      let v3 = f32_add(f32_add(lanes[l + 3u], lanes[l + 7u]), f32_add(lanes[l + 11u], lanes[l + 15u]));
-      block_sums[tid] = f32_add(f32_add(v0, v2), f32_add(v1, v3));
+    if (tid < BLOCKS_AT_ONCE) {
+      var t: array<u32, 31>;
+      for (var k = 0u; k < 16u; k = k + 1u) { t[k] = lanes[tid * 16u + k]; }
+      for (var k = 0u; k < 15u; k = k + 1u) { t[16u + k] = f32_add(t[FOLD_A[k]], t[FOLD_B[k]]); }
+      block_sums[tid] = t[30];
     }
     workgroupBarrier();
     if (tid == 0u) {
-      for (var k = 0u; k < 16u && p * 16u + k < blocks; k = k + 1u) {
+      for (var k = 0u; k < BLOCKS_AT_ONCE && p * BLOCKS_AT_ONCE + k < blocks; k = k + 1u) {
         var s = block_sums[k];
         var n = 1u;
-        while (depth > 0u && sizes[depth - 1u] == n) {
+        loop {
+          // Merge while the top of the stack covers as many blocks.
+          if (depth == 0u || sizes[depth - 1u] != n) { break; }
           depth = depth - 1u;
           s = f32_add(stack[depth], s);
           n = n * 2u;
@@ -205,10 +185,61 @@ fn row_stats(xb: u32, rb: u32, scale: u32, eps: u32, tid: u32) -> vec2<u32> {
 
 // Step 4 for row element i, from its storage bits.
 fn out_value(bits: u32, i: u32, inv: u32, scale: u32) -> u32 {
-  var x = ${widen('bits')};
+  var x = widen(bits, P.dtype);
   if (scale != F32_ONE) { x = f32_mul(x, scale); }
-  var v = f32_mul(x, inv);${weightTerm}
-  return ${narrow('v')};
+  var v = f32_mul(x, inv);
+  if (P.weight_dtype != ${NO_WEIGHT}u) {
+    var w = widen(ld(P.w_slot, P.w_off + i, P.weight_dtype), P.weight_dtype);
+    if ((P.weight_offset & F32_ABS) != 0u) { w = f32_add(P.weight_offset, w); }
+    if (P.cast_gemma == 0u) { v = widen(narrow(v, P.dtype), P.dtype); }
+    v = f32_mul(v, w);
+  }
+  return narrow(v, P.dtype);
+}
+
+// Steps 4 and 5 for a row, its elements (pairs, for 16-bit storage) shared
+// out from first_lane by stride among the invocations writing it.
+fn finish_row(row: u32, inv: u32, scale: u32, first_lane: u32, stride: u32) {
+  let rowStart = row * P.dim;
+  let xb = P.x_off + rowStart;
+  let rb = P.r_off + rowStart;
+  if (P.has_rstd != 0u && first_lane == 0u) { st(P.s_slot, P.s_off + row, 0u, f32_mul(inv, scale)); }
+  if (P.has_out == 0u && P.has_residual == 0u) { return; }
+  if (P.dtype == 0u) {
+    for (var i = first_lane; i < P.dim; i = i + stride) {
+      let bits = src_bits(xb, rb, i);
+      if (P.has_residual != 0u) { word_st(P.r_slot, rb + i, bits); }
+      if (P.has_out != 0u) { word_st(P.y_slot, P.y_off + rowStart + i, out_value(bits, i, inv, scale)); }
+    }
+    return;
+  }
+  // 16-bit: step 4 on word-aligned pairs of the output (or of the residual).
+  let first = (select(rb, P.y_off + rowStart, P.has_out != 0u)) & 1u; // 1: the row starts in a word's upper half
+  let pairs = (P.dim + first + 1u) / 2u;
+  for (var c = first_lane; c < pairs; c = c + stride) {
+    let i0 = 2u * c; // row index + first
+    var ys = vec2<u32>(0u, 0u);
+    var rs = vec2<u32>(0u, 0u);
+    for (var h = 0u; h < 2u; h = h + 1u) {
+      let k = i0 + h;
+      if (k < first || k - first >= P.dim) { continue; }
+      let i = k - first;
+      let bits = src_bits(xb, rb, i);
+      rs[h] = bits;
+      if (P.has_out != 0u) { ys[h] = out_value(bits, i, inv, scale); }
+    }
+    let lo = i0 < first; // the pair starts before the row
+    let hi = i0 + 1u - first >= P.dim; // the pair ends after it
+    let i = i0 + select(0u, 1u, lo) - first;
+    if (!lo && !hi) {
+      if (P.has_out != 0u) { st2(P.y_slot, P.y_off + rowStart + i, ys[0], ys[1]); }
+      if (P.has_residual != 0u) { st2(P.r_slot, rb + i, rs[0], rs[1]); }
+    } else {
+      let h = select(0u, 1u, lo);
+      if (P.has_out != 0u) { half_st(P.y_slot, P.y_off + rowStart + i, ys[h]); }
+      if (P.has_residual != 0u) { half_st(P.r_slot, rb + i, rs[h]); }
+    }
+  }
 }
 
 @compute @workgroup_size(${WORKGROUP_SIZE})
@@ -218,34 +249,101 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let rowStart = row * P.dim;
   let xb = P.x_off + rowStart;
   let rb = P.r_off + rowStart;
-  let plain = row_stats(xb, rb, F32_ONE, P.eps, tid);
-  var inv = plain.y;
+  var inv = 0u;
   var scale = F32_ONE;
-  if (!(plain.x >= TINY_SUM && plain.x <= FLT_MAX && inv != 0u)) {
-    // The rescue path: redo the row on x * 2^k, 2^k bringing max|x| into
-    // [1, 2), if the row is finite and not all zeros.
+  var eps = P.eps;
+  // Once plainly; a second time on x * 2^k (the rescue path) when the sum
+  // of squares or ms + eps left the safe range and the row is finite and
+  // not all zeros, 2^k bringing max|x| into [1, 2).
+  for (var attempt = 0u; attempt < 2u; attempt = attempt + 1u) {
+    let s = row_stats(xb, rb, scale, eps, tid);
+    inv = s.y;
+    if (attempt == 1u) { break; }
+    if (s.x >= TINY_SUM && s.x <= FLT_MAX && s.y != 0u) { break; }
     if (tid == 0u) { atomicStore(&max_abs, 0u); }
     workgroupBarrier();
     var m = 0u;
-    for (var i = tid; i < P.dim; i = i + ${WORKGROUP_SIZE}u) {
-      m = max(m, ${widen('src_bits(xb, rb, i)')} & F32_ABS);
+    for (var i = tid; i < P.dim; i = i + W) {
+      m = max(m, widen(src_bits(xb, rb, i), P.dtype) & F32_ABS);
     }
     atomicMax(&max_abs, m);
     workgroupBarrier();
     if (tid == 0u) { top_abs = atomicLoad(&max_abs); }
     let top = workgroupUniformLoad(&top_abs);
+    if (top == 0u || top >= F32_INF) { break; }
+    let k = clamp(127 - i32(top >> 23u), -126, 126); // subnormals: exponent field 0
+    let s2 = u32(k + 127) << 23u;
+    let epsScaled = f32_mul(f32_mul(P.eps, s2), s2);
+    if (epsScaled > FLT_MAX) { break; }
+    scale = s2;
+    eps = epsScaled;
+  }
+  finish_row(row, inv, scale, tid, W);
+}
+
+// Steps 1 to 3 for a whole row in one invocation, in the same order: the
+// 16 lanes of each block in registers, no barriers (for rows of one block,
+// where a workgroup would mostly wait at them).
+fn row_stats_serial(xb: u32, rb: u32, scale: u32, eps: u32) -> vec2<u32> {
+  let blocks = (P.dim + 255u) / 256u;
+  var stack: array<u32, 32>;
+  var sizes: array<u32, 32>;
+  var depth = 0u;
+  for (var block = 0u; block < blocks; block = block + 1u) {
+    var t: array<u32, 31>;
+    for (var k = 0u; k < 16u; k = k + 1u) { t[k] = 0u; }
+    let end = min(P.dim, block * 256u + 256u);
+    for (var i = block * 256u; i < end; i = i + 1u) {
+      var v = widen(src_bits(xb, rb, i), P.dtype);
+      if (scale != F32_ONE) { v = f32_mul(v, scale); }
+      t[i & 15u] = f32_add(t[i & 15u], f32_mul(v, v));
+    }
+    for (var k = 0u; k < 15u; k = k + 1u) { t[16u + k] = f32_add(t[FOLD_A[k]], t[FOLD_B[k]]); }
+    var s = t[30];
+    var n = 1u;
+    loop {
+      if (depth == 0u || sizes[depth - 1u] != n) { break; }
+      depth = depth - 1u;
+      s = f32_add(stack[depth], s);
+      n = n * 2u;
+    }
+    stack[depth] = s;
+    sizes[depth] = n;
+    depth = depth + 1u;
+  }
+  depth = depth - 1u;
+  var total = stack[depth];
+  while (depth > 0u) {
+    depth = depth - 1u;
+    total = f32_add(stack[depth], total);
+  }
+  let ms = f32_div(total, P.dim_f32);
+  return vec2<u32>(total, f32_div(F32_ONE, f32_sqrt(f32_add(ms, eps))));
+}
+
+@compute @workgroup_size(${WORKGROUP_SIZE})
+fn main_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let row = gid.x + gid.y * P.groups_x * W;
+  if (row >= P.rows) { return; }
+  let rowStart = row * P.dim;
+  let xb = P.x_off + rowStart;
+  let rb = P.r_off + rowStart;
+  var s = row_stats_serial(xb, rb, F32_ONE, P.eps);
+  var scale = F32_ONE;
+  if (!(s.x >= TINY_SUM && s.x <= FLT_MAX && s.y != 0u)) {
+    var top = 0u;
+    for (var i = 0u; i < P.dim; i = i + 1u) { top = max(top, widen(src_bits(xb, rb, i), P.dtype) & F32_ABS); }
     if (top != 0u && top < F32_INF) {
-      let k = clamp(127 - i32(top >> 23u), -126, 126); // subnormals: exponent field 0
-      let s = u32(k + 127) << 23u;
-      let epsScaled = f32_mul(f32_mul(P.eps, s), s);
+      let k = clamp(127 - i32(top >> 23u), -126, 126);
+      let s2 = u32(k + 127) << 23u;
+      let epsScaled = f32_mul(f32_mul(P.eps, s2), s2);
       if (epsScaled <= FLT_MAX) {
-        inv = row_stats(xb, rb, s, epsScaled, tid).y;
-        scale = s;
+        s = row_stats_serial(xb, rb, s2, epsScaled);
+        scale = s2;
       }
     }
   }
-${roles.rstd ? '  if (tid == 0u) { st_rstd(P.s_off + row, f32_mul(inv, scale)); }' : ''}
-${storePass}
+  finish_row(row, s.y, scale, 0u, 1u);
 }
 `;
 }

@@ -11,7 +11,9 @@ import puppeteer from 'puppeteer-core';
 import { chromium } from 'playwright-core';
 import { watchProblems } from './browser.js';
 
-export const GPU_ENGINES = ['chromium', 'firefox'];
+const wanted = process.env.RMSNORM_ENGINES?.split(',');
+/** The engines with WebGPU; `RMSNORM_ENGINES=firefox` narrows the list, as for tests/helpers/engines.js. */
+export const GPU_ENGINES = ['chromium', 'firefox'].filter((name) => !wanted || wanted.includes(name));
 
 function pageExpression(fn, arg) {
   return `(async () => {

@@ -17,14 +17,27 @@ export function fromBase64(text, kind) {
   return kind === 'float32' ? new Float32Array(bytes.buffer) : new Uint16Array(bytes.buffer);
 }
 
-/** A device on the default adapter, with the adapter's description. */
-export async function openDevice() {
+let opened = null;
+
+/** The page's device on the default adapter (one for every call: each new
+ * device would build its pipelines again), with the adapter's description
+ * and the backend's kernels for it. */
+export function openDevice() {
+  opened ??= requestDevice();
+  return opened;
+}
+
+async function requestDevice() {
   if (!navigator.gpu) throw new Error('navigator.gpu is undefined: this engine has no WebGPU');
   const adapter = await navigator.gpu.requestAdapter();
   if (!adapter) throw new Error('navigator.gpu.requestAdapter() gave no adapter');
   const device = await adapter.requestDevice();
   const info = adapter.info ?? {};
-  return { device, adapter: [info.vendor, info.architecture, info.device, info.description].filter(Boolean).join(' ') || 'unnamed adapter' };
+  const kernels = createGpuKernels(device);
+  return {
+    device, kernels, arrays: createArrayKernels(kernels),
+    adapter: [info.vendor, info.architecture, info.device, info.description].filter(Boolean).join(' ') || 'unnamed adapter',
+  };
 }
 
 /**
@@ -33,16 +46,18 @@ export async function openDevice() {
  * { out, residual, rstd } as base64, or { error } for a GPU validation error.
  */
 export async function runCalls(calls) {
-  const { device, adapter } = await openDevice();
-  const arrays = createArrayKernels(createGpuKernels(device));
-  const results = [];
-  for (const call of calls) {
+  const { device, adapter, arrays } = await openDevice();
+  // Every call at once (each its own submit and readback): the waits for
+  // the GPU overlap. A validation error fails the batch.
+  const errors = [];
+  const onError = (event) => errors.push(event.error.message);
+  device.addEventListener('uncapturederror', onError);
+  const results = await Promise.all(calls.map(async (call) => {
     const x = fromBase64(call.x, call.kinds.x);
     const weight = call.weight === null ? null : fromBase64(call.weight, call.kinds.weight);
     const options = { ...call.options };
     if (options.rstd !== undefined) options.rstd = new Float32Array(options.rstd);
     if (options.out === 'x') options.out = x;
-    device.pushErrorScope('validation');
     let out;
     let residual;
     if (call.fn === 'addRmsNorm') {
@@ -51,17 +66,54 @@ export async function runCalls(calls) {
     } else {
       out = await arrays.rmsNorm(x, weight, options);
     }
-    const error = await device.popErrorScope();
-    if (error) {
-      results.push({ error: error.message });
-      continue;
-    }
-    results.push({
+    return {
       out: toBase64(out),
       residual: residual && toBase64(residual),
       rstd: options.rstd && toBase64(options.rstd),
-    });
+    };
+  }));
+  await device.queue.onSubmittedWorkDone();
+  device.removeEventListener('uncapturederror', onError);
+  return { adapter, errors, results };
+}
+
+/**
+ * The device form on caller buffers: each group of roles (['x', 'out'], ...)
+ * gets a GPUBuffer holding a copy of `arena` (base64), each role its byte
+ * offset in it; records `fn` with `params` into an encoder and returns each
+ * buffer's bytes afterwards (base64), or { error } for a validation error.
+ */
+export async function runOnBuffers({ fn, arena, groups, offsets, params }) {
+  const { device, kernels: gpu } = await openDevice();
+  const bytes = fromBase64(arena, 'uint16');
+  const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC;
+  const made = groups.map(() => {
+    const buffer = device.createBuffer({ size: bytes.byteLength, usage, mappedAtCreation: true });
+    new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(bytes.buffer));
+    buffer.unmap();
+    return buffer;
+  });
+  const buffers = {};
+  groups.forEach((roles, g) => {
+    for (const role of roles) buffers[role] = { buffer: made[g], offset: offsets[role] };
+  });
+  device.pushErrorScope('validation');
+  const encoder = device.createCommandEncoder();
+  gpu[fn](encoder, buffers, params);
+  const reads = made.map((buffer) => {
+    const read = device.createBuffer({ size: bytes.byteLength, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    encoder.copyBufferToBuffer(buffer, 0, read, 0, bytes.byteLength);
+    return read;
+  });
+  device.queue.submit([encoder.finish()]);
+  const error = await device.popErrorScope();
+  if (error) return { error: error.message };
+  const result = [];
+  for (const read of reads) {
+    await read.mapAsync(GPUMapMode.READ);
+    result.push(toBase64(new Uint8Array(read.getMappedRange().slice(0))));
+    read.destroy();
   }
-  device.destroy();
-  return { adapter, results };
+  for (const buffer of made) buffer.destroy();
+  return { buffers: result };
 }
