@@ -165,6 +165,69 @@ const BUFFER_CASES = [
     groups: [['x', 'out', 'weight']], offsets: { x: 2, out: 2, weight: 100 } },
 ];
 
+
+// ---- Argument checks -----------------------------------------------------------
+
+// The device form's mistakes (tests/helpers/webgpu-page.js, deviceMistakes)
+// and the error each must raise.
+const DEVICE_MISTAKES = {
+  'encoder not an encoder': 'TypeError: rmsNorm: encoder must be a GPUCommandEncoder, got Object',
+  'x a typed array': 'TypeError: rmsNorm: buffers.x must be a GPUBuffer or { buffer: GPUBuffer, offset }, got Float32Array',
+  'x offset not a multiple of 4': 'RangeError: rmsNorm: buffers.x.offset must be a non-negative multiple of 4 (the bytes of a float32 value), got 2',
+  'x offset not a number': "TypeError: rmsNorm: buffers.x.offset must be a number, got '0'",
+  'x without STORAGE usage': 'RangeError: rmsNorm: buffers.x must be a buffer with GPUBufferUsage.STORAGE',
+  'out too small from its offset': 'RangeError: rmsNorm: buffers.out needs 256 bytes from offset 8, but the buffer has 256',
+  'out over the weight': 'RangeError: rmsNorm: buffers.out must not overlap buffers.weight',
+  'out partly over x': 'RangeError: rmsNorm: buffers.rstd must not overlap buffers.x',
+  'rstd over x': 'RangeError: rmsNorm: buffers.rstd must not overlap buffers.x',
+  'weight mapped': "RangeError: rmsNorm: buffers.weight must be unmapped, but its mapState is 'mapped'",
+  'rows negative': 'RangeError: rmsNorm: params.rows must be a non-negative integer, got -1',
+  'dim zero': 'RangeError: rmsNorm: params.dim must be a positive integer, got 0',
+  'dim a string': "TypeError: rmsNorm: params.dim must be a number, got '16'",
+  'eps NaN': 'RangeError: rmsNorm: params.eps must be a finite float32 >= 0, got NaN',
+  'eps negative': 'RangeError: rmsNorm: params.eps must be a finite float32 >= 0, got -1',
+  'dtype unknown': "TypeError: rmsNorm: params.dtype must be 'float32' or 'bfloat16' or 'float16', got 'half'",
+  'castMode unknown': "TypeError: rmsNorm: params.castMode must be 'llama' or 'gemma', got 'mistral'",
+  'weightOffset infinite': 'RangeError: rmsNorm: params.weightOffset must be a finite float32, got Infinity',
+  'weightDtype without weight': 'TypeError: rmsNorm: params.weightDtype needs a weight, but buffers.weight is null',
+  'neither out nor rstd': 'TypeError: rmsNorm: buffers.out or buffers.rstd is required',
+  'addRmsNorm without residual': 'TypeError: addRmsNorm: buffers.residual must be a GPUBuffer or { buffer: GPUBuffer, offset }, got undefined',
+  'addRmsNorm out over the residual': 'RangeError: addRmsNorm: buffers.out must not overlap buffers.residual',
+  'addRmsNorm residual over x': 'RangeError: addRmsNorm: buffers.residual must not overlap buffers.x',
+  'params missing': 'TypeError: rmsNorm: params must be an object, got undefined',
+};
+
+// The array form's mistakes, as plain data ([kind, length] for an array,
+// 'undefined' for undefined): each must raise what the reference (the wasm
+// API's checks) raises in Node. The one engine difference: where the engine
+// has Float16Array, the weight's message offers it too.
+const ARRAY_MISTAKES = [
+  { fn: 'rmsNorm', args: [['Float32Array', 10], ['Float32Array', 3]] },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Float32Array', 4]], options: { eps: -1 } },
+  { fn: 'rmsNorm', args: [[1, 2, 3], null], options: { dim: 3 } },
+  { fn: 'rmsNorm', args: [['Float32Array', 8]] },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Float32Array', 4]], options: { castMode: 'mistral' } },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Float32Array', 4]], options: { out: ['Float32Array', 7] } },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Float32Array', 4]], options: { rstd: ['Float32Array', 3] } },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Float32Array', 4]], options: { dtype: 'bfloat16' } },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Uint16Array', 4]] },
+  { fn: 'rmsNorm', args: [['Uint16Array', 8], ['Uint16Array', 4]], options: { dtype: 'float16', weightOffset: 1e39 } },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Float32Array', 4]], options: { bogus: 1 } },
+  { fn: 'addRmsNorm', args: [['Float32Array', 8], 'undefined', ['Float32Array', 4]] },
+  { fn: 'addRmsNorm', args: [['Float32Array', 8], ['Float32Array', 4], ['Float32Array', 4]] },
+];
+
+function referenceError(spec) {
+  const make = (a) => (a === 'undefined' ? undefined : Array.isArray(a) && typeof a[0] === 'string' ? new globalThis[a[0]](a[1]).fill(a[0] === 'Float32Array' ? 0.5 : 0x3c00) : a);
+  const options = spec.options && Object.fromEntries(Object.entries(spec.options).map(([k, v]) => [k, make(v)]));
+  try {
+    reference[spec.fn](...spec.args.map(make), options);
+    return null;
+  } catch (error) {
+    return `${error.constructor.name}: ${error.message}`;
+  }
+}
+
 const server = await startTestServer();
 after(() => server.close());
 
@@ -228,6 +291,20 @@ for (const name of GPU_ENGINES) {
           assert.equal(bad, -1, `${c.what}: buffer ${g} differs from byte ${bad}`);
         });
       }
+    });
+
+    test('device form: every mistake a TypeError or RangeError naming the argument, and nothing recorded', async () => {
+      const { results, untouched } = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).deviceMistakes());
+      assert.deepEqual(Object.fromEntries(results.map((r) => [r.name, r.error])), DEVICE_MISTAKES);
+      assert.ok(untouched, 'a bad call wrote to buffers.out');
+    });
+
+    test("array form: the wasm API's errors for the same mistakes", async () => {
+      const got = (await page.evaluate(async (specs) => (await import('/tests/helpers/webgpu-page.js')).arrayMistakes(specs), ARRAY_MISTAKES))
+        .map((e) => e?.replace('a Uint16Array or Float16Array of 16-bit values', 'a Uint16Array of 16-bit values'));
+      const want = ARRAY_MISTAKES.map(referenceError);
+      assert.ok(want.every((e) => e !== null), 'every spec is a mistake');
+      assert.deepEqual(got, want);
     });
   });
 }

@@ -117,3 +117,91 @@ export async function runOnBuffers({ fn, arena, groups, offsets, params }) {
   for (const buffer of made) buffer.destroy();
   return { buffers: result };
 }
+
+/**
+ * Each mistake of `mistakes` (names of BAD_CALLS) made on the device form,
+ * each into its own encoder, then every encoder submitted: returns
+ * [{ name, error: 'TypeError: message' or null }] and whether the output
+ * buffer kept its bytes (nothing was recorded).
+ */
+export async function deviceMistakes() {
+  const { device, kernels } = await openDevice();
+  const S = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+  const buffer = (size, usage = S) => device.createBuffer({ size, usage });
+  const x = buffer(256);
+  const weight = buffer(64);
+  const out = buffer(256);
+  const rstd = buffer(16);
+  const residual = buffer(256);
+  const mapped = device.createBuffer({ size: 64, usage: GPUBufferUsage.STORAGE, mappedAtCreation: true });
+  const sentinel = new Uint8Array(256).fill(0xa5);
+  device.queue.writeBuffer(out, 0, sentinel);
+  const good = { x, weight, out, rstd };
+  const params = { rows: 4, dim: 16 };
+  const calls = {
+    'encoder not an encoder': (e) => kernels.rmsNorm({}, good, params),
+    'x a typed array': (e) => kernels.rmsNorm(e, { ...good, x: new Float32Array(64) }, params),
+    'x offset not a multiple of 4': (e) => kernels.rmsNorm(e, { ...good, x: { buffer: x, offset: 2 } }, params),
+    'x offset not a number': (e) => kernels.rmsNorm(e, { ...good, x: { buffer: x, offset: '0' } }, params),
+    'x without STORAGE usage': (e) => kernels.rmsNorm(e, { ...good, x: buffer(256, GPUBufferUsage.COPY_DST) }, params),
+    'out too small from its offset': (e) => kernels.rmsNorm(e, { ...good, out: { buffer: out, offset: 8 } }, params),
+    'out over the weight': (e) => kernels.rmsNorm(e, { ...good, weight: { buffer: out, offset: 0 } }, params),
+    'out partly over x': (e) => kernels.rmsNorm(e, { ...good, x: { buffer: residual, offset: 0 }, out: { buffer: residual, offset: 0 }, rstd: { buffer: residual, offset: 8 } }, { rows: 2, dim: 16 }),
+    'rstd over x': (e) => kernels.rmsNorm(e, { ...good, rstd: { buffer: x, offset: 0 } }, params),
+    'weight mapped': (e) => kernels.rmsNorm(e, { ...good, weight: mapped }, params),
+    'rows negative': (e) => kernels.rmsNorm(e, good, { rows: -1, dim: 16 }),
+    'dim zero': (e) => kernels.rmsNorm(e, good, { rows: 4, dim: 0 }),
+    'dim a string': (e) => kernels.rmsNorm(e, good, { rows: 4, dim: '16' }),
+    'eps NaN': (e) => kernels.rmsNorm(e, good, { ...params, eps: NaN }),
+    'eps negative': (e) => kernels.rmsNorm(e, good, { ...params, eps: -1 }),
+    'dtype unknown': (e) => kernels.rmsNorm(e, good, { ...params, dtype: 'half' }),
+    'castMode unknown': (e) => kernels.rmsNorm(e, good, { ...params, castMode: 'mistral' }),
+    'weightOffset infinite': (e) => kernels.rmsNorm(e, good, { ...params, weightOffset: Infinity }),
+    'weightDtype without weight': (e) => kernels.rmsNorm(e, { ...good, weight: null }, { ...params, weightDtype: 'float32' }),
+    'neither out nor rstd': (e) => kernels.rmsNorm(e, { x, weight }, params),
+    'addRmsNorm without residual': (e) => kernels.addRmsNorm(e, good, params),
+    'addRmsNorm out over the residual': (e) => kernels.addRmsNorm(e, { ...good, residual: out }, params),
+    'addRmsNorm residual over x': (e) => kernels.addRmsNorm(e, { ...good, residual: x }, params),
+    'params missing': (e) => kernels.rmsNorm(e, good),
+  };
+  const results = [];
+  const encoders = [];
+  for (const [name, call] of Object.entries(calls)) {
+    const encoder = device.createCommandEncoder();
+    encoders.push(encoder);
+    try {
+      call(encoder);
+      results.push({ name, error: null });
+    } catch (error) {
+      results.push({ name, error: `${error.constructor.name}: ${error.message}` });
+    }
+  }
+  device.queue.submit(encoders.map((e) => e.finish()));
+  const read = buffer(256, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+  const copy = device.createCommandEncoder();
+  copy.copyBufferToBuffer(out, 0, read, 0, 256);
+  device.queue.submit([copy.finish()]);
+  await read.mapAsync(GPUMapMode.READ);
+  const untouched = new Uint8Array(read.getMappedRange()).every((v) => v === 0xa5);
+  for (const b of [x, weight, out, rstd, residual, mapped, read]) b.destroy();
+  return { results, untouched };
+}
+
+/** The array form's error for each spec (see tests/webgpu.test.js), built
+ * from plain data: [kind, length] arrays, null, or absent. */
+export async function arrayMistakes(specs) {
+  const { arrays } = await openDevice();
+  const make = (a) => (a === 'undefined' ? undefined : Array.isArray(a) && typeof a[0] === 'string' ? new globalThis[a[0]](a[1]).fill(a[0] === 'Float32Array' ? 0.5 : 0x3c00) : a);
+  const out = [];
+  for (const spec of specs) {
+    const options = spec.options && Object.fromEntries(Object.entries(spec.options).map(([k, v]) => [k, make(v)]));
+    const args = spec.args.map(make);
+    try {
+      await arrays[spec.fn](...args, options);
+      out.push(null);
+    } catch (error) {
+      out.push(`${error.constructor.name}: ${error.message}`);
+    }
+  }
+  return out;
+}
