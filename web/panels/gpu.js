@@ -2,7 +2,8 @@
 // the exact WebGPU kernel (rmsnorm-wasm/webgpu) and a native-float WGSL
 // kernel (tree reduction, inverseSqrt: what GPU engines do), showing which
 // outputs differ from the wasm kernel's bits. Shown only where the browser
-// has WebGPU and an adapter; it builds nothing until asked.
+// has WebGPU (navigator.gpu); it asks for an adapter, and builds anything,
+// only when asked to run (Chromium warns on the console when it has none).
 
 import { rmsNorm } from '../../src/index.js';
 import { createArrayKernels, createGpuKernels } from '../../src/webgpu/index.js';
@@ -51,8 +52,7 @@ async function nativeOnGpu(device, native, x, w) {
 }
 
 export async function mountGpu(section) {
-  const adapter = navigator.gpu ? await navigator.gpu.requestAdapter() : null;
-  if (adapter === null) return; // no WebGPU here: the panel stays hidden
+  if (!navigator.gpu) return; // no WebGPU here: the panel stays hidden
   section.hidden = false;
   const button = find(section, '#gpu-run');
   const table = find(section, '#gpu-table');
@@ -62,6 +62,8 @@ export async function mountGpu(section) {
 
   async function run() {
     if (kernels === null) {
+      const adapter = await navigator.gpu.requestAdapter();
+      if (adapter === null) throw new Error('this browser has WebGPU but gives no adapter (a GPU or a software one)');
       const device = await adapter.requestDevice();
       kernels = { arrays: createArrayKernels(createGpuKernels(device)), native: createNativeRmsNorm(device), device };
     }

@@ -1,5 +1,5 @@
 // The GPU rows of the bench, measured in a page on one adapter, side by
-// side in interleaved rounds: the exact kernel (src/webgpu), a native-float
+// side in interleaved rounds (16 calls a sample): the exact kernel (src/webgpu), a native-float
 // WGSL kernel (src/webgpu/native.js: tree reduction and inverseSqrt, what
 // the peers do), and onnxruntime-web's WebGPU backend running
 // SimplifiedLayerNormalization. Each is timed on data already on the GPU,
@@ -10,6 +10,7 @@ import { createNativeRmsNorm } from '../../../src/webgpu/native.js';
 import { rmsNorm } from '../../../src/reference/index.js';
 import { normModel } from '../onnx-model.js';
 
+const REPEAT = 16;
 const S = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
 function upload(device, array) {
@@ -79,9 +80,11 @@ export async function measureGpu({ shapes, rounds = 7, minSeconds = 0.05 }) {
       scale: ort.Tensor.fromGpuBuffer(wb, { dataType: 'float32', dims: [dim] }),
     };
     let ortY = null;
+    // REPEAT calls a sample, then one wait for the queue: a single call's
+    // time would be mostly the wait's latency (milliseconds in Firefox).
     const record = (kernel) => async () => {
       const encoder = device.createCommandEncoder();
-      kernel(encoder);
+      for (let k = 0; k < REPEAT; k++) kernel(encoder);
       device.queue.submit([encoder.finish()]);
       await device.queue.onSubmittedWorkDone();
     };
@@ -94,8 +97,10 @@ export async function measureGpu({ shapes, rounds = 7, minSeconds = 0.05 }) {
         output: () => readBack(device, yb, x.length) },
       { id: 'ort-webgpu', name: `onnxruntime-web ${ort.env.versions.web} WebGPU, SimplifiedLayerNormalization`,
         call: async () => {
-          ortY?.dispose();
-          ortY = (await session.run(feeds)).Y;
+          for (let k = 0; k < REPEAT; k++) {
+            ortY?.dispose();
+            ortY = (await session.run(feeds)).Y;
+          }
           await device.queue.onSubmittedWorkDone();
         },
         output: async () => new Float32Array(await ortY.getData()) },
@@ -117,7 +122,7 @@ export async function measureGpu({ shapes, rounds = 7, minSeconds = 0.05 }) {
           calls++;
           now = performance.now();
         }
-        seconds[k].push((now - start) / 1000 / calls);
+        seconds[k].push((now - start) / 1000 / calls / REPEAT);
       }
     }
     out.push({
