@@ -3,6 +3,7 @@
 // the native-float GPU kernel, and reports no differing output for the exact
 // kernel, with a clean console. (Where there is no WebGPU it stays hidden:
 // tests/demo.test.js runs the page in Chromium without WebGPU.)
+/* global document -- in the callbacks page.evaluate() runs in the page */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { startTestServer } from './helpers/engines.js';

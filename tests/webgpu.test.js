@@ -13,7 +13,7 @@ import * as reference from '../src/reference/index.js';
 import { numberToBfloat16, numberToFloat16, float16ToNumber } from '../src/reference/float16.js';
 import { prng } from '../web/lib/random.js';
 import { engineNamed, startTestServer } from './helpers/engines.js';
-import { gpuCalls, makeCall, portableCalls } from './helpers/webgpu-cases.js';
+import { gpuCalls, portableCalls } from './helpers/webgpu-cases.js';
 import { GPU_ENGINES, launchGpuBrowser } from './helpers/webgpu-engines.js';
 
 const PAGE = '/tests/pages/webgpu.html';
@@ -104,8 +104,6 @@ const isNaN32 = (bits) => (bits & 0x7fffffff) > 0x7f800000;
 
 
 // ---- The device form on caller buffers ---------------------------------------
-
-const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
 
 /** Values of `dtype` as bytes: float32 values or 16-bit patterns. */
 function valuesOf(rand, n, dtype, sigma) {

@@ -44,8 +44,8 @@ type Values = Float32Array | Uint16Array;
 
 export interface ArrayKernels {
   /** rmsNorm of 'rmsnorm-wasm' on the GPU: same arguments, options, result and errors (as a rejection). */
-  rmsNorm(x: Values, weight: Values | null, options?: RmsNormOptions): Promise<Values>;
-  addRmsNorm(x: Values, residual: Values, weight: Values | null, options?: RmsNormOptions): Promise<Values>;
+  rmsNorm(x: Values, weight: Values | null, options?: RmsNormOptions<GpuDtype>): Promise<Values>;
+  addRmsNorm(x: Values, residual: Values, weight: Values | null, options?: RmsNormOptions<GpuDtype>): Promise<Values>;
 }
 
 export function createGpuKernels(device: GPUDevice): GpuKernels;

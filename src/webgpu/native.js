@@ -1,5 +1,6 @@
-// The peers' method, for comparison only (the bench, the tutorial): RMSNorm
-// in native WGSL float32 as GPU engines write it, a workgroup tree
+// The peers' method, for comparison only (the bench, the tutorial; not in
+// the npm package): RMSNorm in native WGSL float32 as GPU engines write it,
+// a workgroup tree
 // reduction of x * x and inverseSqrt. WGSL lets every one of these
 // operations round either way, flush subnormals, and reassociate, so its
 // bits are the adapter's; it is not part of the contract and has no checks.

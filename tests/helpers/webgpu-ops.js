@@ -1,6 +1,7 @@
 // Runs the soft-float's single operations (src/webgpu/softfloat.js) on the
 // GPU over arrays of bit patterns, in the page: the test compares each
 // result with Math.fround in Node.
+/* global GPUBufferUsage, GPUMapMode -- this module runs in the page */
 import { SOFTFLOAT_WGSL } from '../../src/webgpu/softfloat.js';
 
 /** The names of the operations, in the shader's op-code order. */

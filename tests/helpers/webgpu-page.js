@@ -1,6 +1,7 @@
 // The page side of the WebGPU tests and the tutorial's checks: runs calls
 // sent from Node (inputs as base64 bits) through the array form of the
 // backend and sends the outputs back the same way.
+/* global GPUBufferUsage, GPUMapMode -- this module runs in the page */
 import { createArrayKernels, createGpuKernels } from '../../src/webgpu/index.js';
 
 export function toBase64(view) {
@@ -139,7 +140,7 @@ export async function deviceMistakes() {
   const good = { x, weight, out, rstd };
   const params = { rows: 4, dim: 16 };
   const calls = {
-    'encoder not an encoder': (e) => kernels.rmsNorm({}, good, params),
+    'encoder not an encoder': () => kernels.rmsNorm({}, good, params),
     'x a typed array': (e) => kernels.rmsNorm(e, { ...good, x: new Float32Array(64) }, params),
     'x offset not a multiple of 4': (e) => kernels.rmsNorm(e, { ...good, x: { buffer: x, offset: 2 } }, params),
     'x offset not a number': (e) => kernels.rmsNorm(e, { ...good, x: { buffer: x, offset: '0' } }, params),

@@ -5,6 +5,7 @@
 // SimplifiedLayerNormalization. Each is timed on data already on the GPU,
 // from submit to the queue's completion, and its output read back once and
 // compared with the JS reference, value by value.
+/* global GPUBufferUsage, GPUMapMode -- this module runs in the page */
 import { createGpuKernels } from '../../../src/webgpu/index.js';
 import { createNativeRmsNorm } from '../../../src/webgpu/native.js';
 import { rmsNorm } from '../../../src/reference/index.js';
