@@ -304,6 +304,15 @@ for (const name of GPU_ENGINES) {
       assert.ok(want.every((e) => e !== null), 'every spec is a mistake');
       assert.deepEqual(got, want);
     });
+
+    test('the GPU bench rows run on a small shape: three rows timed, the exact one with no differing output', async () => {
+      const { shapes } = await page.evaluate(async (arg) => (await import('/tests/bench/rows/webgpu-page.js')).measureGpu(arg),
+        { shapes: [[3, 300]], rounds: 1, minSeconds: 0 });
+      const results = shapes[0].results;
+      assert.deepEqual(results.map((r) => r.id), ['webgpu-exact', 'webgpu-native', 'ort-webgpu']);
+      for (const r of results) assert.ok(r.seconds.every((t) => t > 0), `${r.id} timed`);
+      assert.equal(results[0].differing, 0);
+    });
   });
 }
 

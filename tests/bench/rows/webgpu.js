@@ -3,6 +3,7 @@
 // exact kernel's (median of per-round ratios) and how many of its outputs
 // differ from the reference. Software adapters run on the CPU: ratios
 // only, no absolute times (docs/webgpu.md).
+import { fileURLToPath } from 'node:url';
 import { startTestServer } from '../../helpers/engines.js';
 import { launchGpuBrowser } from '../../helpers/webgpu-engines.js';
 
@@ -39,7 +40,7 @@ export async function runGpuBench(engine, { shapes = GPU_SHAPES, rounds = 7, log
   }
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/^.*\/tests\//, '/tests/'))) {
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
   for (const engine of (process.argv[2] ?? 'chromium,firefox').split(',')) {
     const { table } = await runGpuBench(engine, { log: (l) => process.stderr.write(`${l}\n`) });
     console.log(`${table}\n`);
