@@ -159,6 +159,11 @@ const BUFFER_CASES = [
     groups: [['x'], ['residual'], ['out'], ['rstd', 'weight']], offsets: { x: 4, residual: 2412, out: 4868, rstd: 7300, weight: 7316 }, size: 12288 },
   { what: 'float32 rstd only', fn: 'rmsNorm', dtype: 'float32', rows: 6, dim: 33,
     groups: [['x', 'rstd']], offsets: { x: 260, rstd: 8 }, size: 2048 },
+  { what: 'bfloat16 addRmsNorm, rows of 301 (a workgroup a row), odd offsets in one buffer', fn: 'addRmsNorm', dtype: 'bfloat16',
+    weightDtype: 'float16', rows: 3, dim: 301, groups: [['x', 'residual', 'out', 'weight', 'rstd']],
+    offsets: { x: 2, residual: 1810, out: 3620, weight: 5430, rstd: 6040 }, params: { castMode: 'gemma', weightOffset: 1 }, size: 8192 },
+  { what: 'float16 in place, rows of 1000 at offset 6', fn: 'rmsNorm', dtype: 'float16', rows: 3, dim: 1000,
+    groups: [['x', 'out'], ['weight', 'rstd']], offsets: { x: 6, out: 6, weight: 8002, rstd: 10004 }, size: 12288 },
   { what: 'rows = 0 writes nothing', fn: 'rmsNorm', dtype: 'float16', rows: 0, dim: 9,
     groups: [['x', 'out', 'weight']], offsets: { x: 2, out: 2, weight: 100 } },
 ];
