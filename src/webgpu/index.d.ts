@@ -1,5 +1,5 @@
 // Types of rmsnorm-wasm/webgpu (docs/webgpu.md).
-import type { RmsNormOptions } from '../index.js';
+import type { Dtype, NormResult, OptionsArg, Storage, WeightOf } from '../index.js';
 
 /** A GPUBuffer, or a byte offset in one (a multiple of the dtype's bytes; no other alignment). */
 export type GpuBinding = GPUBuffer | { buffer: GPUBuffer; offset?: number };
@@ -40,12 +40,12 @@ export interface GpuKernels {
   addRmsNorm(encoder: GPUCommandEncoder, buffers: GpuAddRmsNormBuffers, params: GpuRmsNormParams): void;
 }
 
-type Values = Float32Array | Uint16Array;
-
+/** The wasm API's rmsNorm and addRmsNorm (same arguments, options, results and errors) on the GPU, as promises. */
 export interface ArrayKernels {
-  /** rmsNorm of 'rmsnorm-wasm' on the GPU: same arguments, options, result and errors (as a rejection). */
-  rmsNorm(x: Values, weight: Values | null, options?: RmsNormOptions<GpuDtype>): Promise<Values>;
-  addRmsNorm(x: Values, residual: Values, weight: Values | null, options?: RmsNormOptions<GpuDtype>): Promise<Values>;
+  rmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
+    x: Storage<D>, weight: NoInfer<WeightOf<D>> | null, ...options: OptionsArg<D, O>): Promise<NormResult<D, O>>;
+  addRmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
+    x: Storage<D>, residual: Storage<D>, weight: NoInfer<WeightOf<D>> | null, ...options: OptionsArg<D, O>): Promise<NormResult<D, O>>;
 }
 
 export function createGpuKernels(device: GPUDevice): GpuKernels;
