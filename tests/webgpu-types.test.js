@@ -24,7 +24,9 @@ gpu.addRmsNorm(encoder, { x: buffer, residual: { buffer, offset: 64 }, rstd: { b
 const arrays = createArrayKernels(gpu);
 const y32: Promise<Float32Array> = arrays.rmsNorm(new Float32Array(4), null, { dim: 4 });
 const y16 = arrays.addRmsNorm(new Uint16Array(4), new Uint16Array(4), null, { dim: 4, dtype: 'bfloat16' });
-void y32; void y16;
+const ln: Promise<Float32Array> = arrays.layerNorm(new Float32Array(4), null, new Float32Array(4));
+gpu.layerNorm(encoder, { x: buffer, mean: { buffer, offset: 16 } }, { rows: 1, dim: 4, eps: 1e-5 });
+void y32; void y16; void ln;
 // @ts-expect-error 16-bit storage must name its dtype
 arrays.rmsNorm(new Uint16Array(4), null, { dim: 4 });
 // @ts-expect-error params.rows is required

@@ -51,6 +51,7 @@ async function runAndCompare(page, cases) {
       const c = batch[i];
       const parts = [['out', result.out, c.expected.out, c.dtype], ['rstd', result.rstd, c.expected.rstd, 'float32']];
       if (c.expected.residual) parts.push(['residual', result.residual, c.expected.residual, c.dtype]);
+      if (c.expected.mean) parts.push(['mean', result.mean, c.expected.mean, 'float32']);
       for (const [part, text, expected, dtype] of parts) {
         values += expected.length;
         const diff = differences(text, expected, dtype);
@@ -198,6 +199,9 @@ const DEVICE_MISTAKES = {
   'addRmsNorm out over the residual': 'RangeError: addRmsNorm: buffers.out must not overlap buffers.residual',
   'addRmsNorm residual over x': 'RangeError: addRmsNorm: buffers.residual must not overlap buffers.x',
   'params missing': 'TypeError: rmsNorm: params must be an object, got undefined',
+  'layerNorm mean over out': 'RangeError: layerNorm: buffers.mean must not overlap buffers.out',
+  'layerNorm bias a number': 'TypeError: layerNorm: buffers.bias must be a GPUBuffer or { buffer: GPUBuffer, offset }, got 3',
+  'layerNorm nothing to write': 'TypeError: layerNorm: buffers.out, buffers.mean or buffers.rstd is required',
 };
 
 // The array form's mistakes, as plain data ([kind, length] for an array,
@@ -218,6 +222,9 @@ const ARRAY_MISTAKES = [
   { fn: 'rmsNorm', args: [['Float32Array', 8], ['Float32Array', 4]], options: { bogus: 1 } },
   { fn: 'addRmsNorm', args: [['Float32Array', 8], 'undefined', ['Float32Array', 4]] },
   { fn: 'addRmsNorm', args: [['Float32Array', 8], ['Float32Array', 4], ['Float32Array', 4]] },
+  { fn: 'layerNorm', args: [['Float32Array', 8], ['Float32Array', 4], ['Float32Array', 3]] },
+  { fn: 'layerNorm', args: [['Float32Array', 8], null, null], options: { dim: 4, mean: ['Float32Array', 1] } },
+  { fn: 'layerNorm', args: [['Uint16Array', 8], null, null], options: { dim: 4 } },
 ];
 
 function referenceError(spec) {
@@ -270,7 +277,7 @@ for (const name of GPU_ENGINES) {
       t.diagnostic(`${Object.keys(OPS).length} operations x 65536 operand pairs, all exact`);
     });
 
-    test('the portable bit-exactness suite: every rmsNorm and addRmsNorm call bit for bit', async (t) => {
+    test('the portable bit-exactness suite: every rmsNorm, addRmsNorm and layerNorm call bit for bit', async (t) => {
       const cases = portableCalls();
       const { mismatches, values, adapter } = await runAndCompare(page, cases);
       t.diagnostic(`${browser.version}, adapter: ${adapter}; ${cases.length} calls, ${values} values`);

@@ -3,7 +3,7 @@
 // (the same checks: src/api/args.js), computed by the device kernels and read
 // back; each returns a promise of what the wasm function returns.
 import {
-  bitsOf, copyInto, newOutput, readRmsNormOptions, resolveRmsNorm,
+  bitsOf, copyInto, newOutput, readRmsNormOptions, resolveLayerNorm, resolveRmsNorm,
 } from '../api/args.js';
 
 const { STORAGE, COPY_SRC, COPY_DST } = globalThis.GPUBufferUsage ?? {};
@@ -79,7 +79,46 @@ export function createArrayKernels(kernels) {
     }
   }
 
+  async function runLayerNorm(call) {
+    const { rows, dim } = call;
+    const created = [];
+    const keep = (b) => (created.push(b), b);
+    const n = rows * dim;
+    const buffers = {
+      x: keep(upload(device, call.x)),
+      weight: call.weight === null ? null : keep(upload(device, call.weight)),
+      bias: call.bias === null ? null : keep(upload(device, call.bias)),
+      out: keep(storage(device, n * 4)),
+      mean: call.mean === undefined ? null : keep(storage(device, rows * 4)),
+      rstd: call.rstd === undefined ? null : keep(storage(device, rows * 4)),
+    };
+    const encoder = device.createCommandEncoder();
+    kernels.layerNorm(encoder, buffers, { rows, dim, eps: call.eps });
+    const parts = [['out', n], ['mean', rows], ['rstd', rows]].filter(([role]) => buffers[role] !== null);
+    let total = 0;
+    const at = parts.map(([, count]) => ((total += count * 4), total - count * 4));
+    const read = keep(device.createBuffer({ size: Math.max(4, total), usage: GPUBufferUsage.MAP_READ | COPY_DST }));
+    parts.forEach(([role, count], i) => {
+      if (count > 0) encoder.copyBufferToBuffer(buffers[role], 0, read, at[i], count * 4);
+    });
+    device.queue.submit([encoder.finish()]);
+    try {
+      await read.mapAsync(GPUMapMode.READ);
+      const bytes = read.getMappedRange().slice(0);
+      const out = call.out ?? newOutput('options.out', 'float32', n);
+      parts.forEach(([role, count], i) => {
+        const target = role === 'out' ? out : call[role];
+        copyInto(bitsOf(target), new Float32Array(bytes, at[i], count), 0);
+      });
+      return out.value;
+    } finally {
+      for (const b of created) b.destroy();
+    }
+  }
+
   return Object.freeze({
+    /** layerNorm(x, weight, bias, options) of 'rmsnorm-wasm' (float32), on the GPU. */
+    layerNorm: async (x, weight, bias, options) => runLayerNorm(resolveLayerNorm('layerNorm', x, weight, bias, options)),
     /** rmsNorm(x, weight, options) of 'rmsnorm-wasm', on the GPU: a promise of its result. */
     rmsNorm: async (x, weight, options) => run(resolveRmsNorm('rmsNorm', x, undefined, weight, readRmsNormOptions('rmsNorm', options))),
     /** addRmsNorm(x, residual, weight, options) of 'rmsnorm-wasm', on the GPU. */

@@ -1,5 +1,5 @@
 // Types of rmsnorm-wasm/webgpu (docs/webgpu.md).
-import type { Dtype, NormResult, OptionsArg, Storage, WeightOf } from '../index.js';
+import type { Dtype, LayerNormOptions, NormResult, OptionsArg, Storage, WeightOf } from '../index.js';
 
 /** A GPUBuffer, or a byte offset in one (a multiple of the dtype's bytes; no other alignment). */
 export type GpuBinding = GPUBuffer | { buffer: GPUBuffer; offset?: number };
@@ -33,11 +33,33 @@ export interface GpuRmsNormParams {
   weightOffset?: number;
 }
 
+export interface GpuLayerNormBuffers {
+  /** rows * dim float32 values. */
+  x: GpuBinding;
+  /** dim float32 values each, or null/absent. */
+  weight?: GpuBinding | null;
+  bias?: GpuBinding | null;
+  /** rows * dim float32 values; may be x itself. At least one of out, mean, rstd. */
+  out?: GpuBinding | null;
+  /** rows float32 values each: the statistics the backward pass reads. */
+  mean?: GpuBinding | null;
+  rstd?: GpuBinding | null;
+}
+
+export interface GpuLayerNormParams {
+  rows: number;
+  dim: number;
+  /** Default 1e-5. */
+  eps?: number;
+}
+
 export interface GpuKernels {
   readonly device: GPUDevice;
   /** Records one compute pass into encoder; throws (recording nothing) on a bad argument. */
   rmsNorm(encoder: GPUCommandEncoder, buffers: GpuRmsNormBuffers, params: GpuRmsNormParams): void;
   addRmsNorm(encoder: GPUCommandEncoder, buffers: GpuAddRmsNormBuffers, params: GpuRmsNormParams): void;
+  /** LayerNorm, float32 storage, one invocation a row. */
+  layerNorm(encoder: GPUCommandEncoder, buffers: GpuLayerNormBuffers, params: GpuLayerNormParams): void;
 }
 
 /** The wasm API's rmsNorm and addRmsNorm (same arguments, options, results and errors) on the GPU, as promises. */
@@ -46,6 +68,8 @@ export interface ArrayKernels {
     x: Storage<D>, weight: NoInfer<WeightOf<D>> | null, ...options: OptionsArg<D, O>): Promise<NormResult<D, O>>;
   addRmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
     x: Storage<D>, residual: Storage<D>, weight: NoInfer<WeightOf<D>> | null, ...options: OptionsArg<D, O>): Promise<NormResult<D, O>>;
+  layerNorm(x: Storage<'float32'>, weight: Storage<'float32'> | null, bias: Storage<'float32'> | null,
+    options?: LayerNormOptions): Promise<Float32Array>;
 }
 
 export function createGpuKernels(device: GPUDevice): GpuKernels;

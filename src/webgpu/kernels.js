@@ -5,9 +5,11 @@
 // recorded; a bad call records nothing.
 import { CAST_MODE, DTYPE, DTYPES, CAST_MODES } from '../loader/abi.js';
 import { NO_WEIGHT, PARAMS, rmsNormShader, SLOTS, WORKGROUP_SIZE } from './shader.js';
+import { LAYERNORM_PARAMS, LAYERNORM_SLOTS, layerNormShader } from './layernorm-shader.js';
 
 // Rows up to one block long are normalized an invocation a row: a workgroup
-// would spend them waiting at its barriers.
+// would spend them waiting at its barriers. Longer rows take a workgroup
+// each (a single invocation on a long row may outlast a driver's watchdog).
 const SERIAL_DIM = 256;
 
 const FLT_MAX = 3.4028234663852886e38;
@@ -25,7 +27,9 @@ const ROLES = {
   x: { writes: false },
   residual: { writes: true },
   weight: { writes: false },
+  bias: { writes: false },
   out: { writes: true, inPlaceOf: 'x' },
+  mean: { writes: true },
   rstd: { writes: true },
 };
 
@@ -169,25 +173,90 @@ export function createGpuKernels(device) {
   }
   // Built on first use (seconds each on a software adapter): 'main', a
   // workgroup a row; 'main_rows', an invocation a row, for rows of one block.
+  // LayerNorm's shader is a module of its own, built only if it is called.
   const pipelines = {};
-  let module = null;
+  const modules = {};
   let spare = null; // a small buffer for each binding a call leaves unused
 
-  function pipelineOf(entryPoint) {
-    if (module === null) {
-      module = device.createShaderModule({ code: rmsNormShader(), label: 'rmsnorm-wasm exact rmsNorm' });
-      spare = Array.from({ length: SLOTS }, () => device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }));
-    }
-    pipelines[entryPoint] ??= device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint } });
-    return pipelines[entryPoint];
+  function pipelineOf(entryPoint, shader = 'rmsNorm') {
+    modules[shader] ??= device.createShaderModule({
+      code: shader === 'rmsNorm' ? rmsNormShader() : layerNormShader(), label: `rmsnorm-wasm exact ${shader}`,
+    });
+    spare ??= Array.from({ length: Math.max(SLOTS, LAYERNORM_SLOTS) }, () => device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }));
+    const key = `${shader} ${entryPoint}`;
+    pipelines[key] ??= device.createComputePipeline({ layout: 'auto', compute: { module: modules[shader], entryPoint } });
+    return pipelines[key];
   }
 
-  function record(fn, encoder, buffers, params, withResidual) {
+  /** One compute pass of `pipe` with the uniform `values` (named by `names`) and `slots` bindings (of `count`). */
+  function encodePass(encoder, label, pipe, names, values, slots, count, groups) {
+    // A uniform buffer per call, filled at creation: calls recorded into
+    // one encoder each keep their own parameters.
+    const uniform = device.createBuffer({ size: names.length * 4, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
+    new Uint32Array(uniform.getMappedRange()).set(names.map((p) => values[p] ?? 0));
+    uniform.unmap();
+    const entries = [{ binding: 0, resource: { buffer: uniform } }];
+    for (let k = 0; k < count; k++) {
+      const b = slots[k] ?? { buffer: spare[k], offset: 0, size: 16 };
+      entries.push({ binding: k + 1, resource: { buffer: b.buffer, offset: b.offset, size: b.size } });
+    }
+    const bindGroup = device.createBindGroup({ layout: pipe.getBindGroupLayout(0), entries });
+    const pass = encoder.beginComputePass({ label });
+    pass.setPipeline(pipe);
+    pass.setBindGroup(0, bindGroup);
+    pass.dispatchWorkgroups(groups[0], groups[1]);
+    pass.end();
+  }
+
+  function checkEncoder(fn, encoder, buffers, params) {
     if (typeof GPUCommandEncoder === 'undefined' || !(encoder instanceof GPUCommandEncoder)) {
       throw new TypeError(`${fn}: encoder must be a GPUCommandEncoder, got ${describe(encoder)}`);
     }
     if (buffers === null || typeof buffers !== 'object') throw new TypeError(`${fn}: buffers must be an object, got ${describe(buffers)}`);
     if (params === null || typeof params !== 'object') throw new TypeError(`${fn}: params must be an object, got ${describe(params)}`);
+  }
+
+  /** [x, y] workgroups for `groups` in all, within the per-dimension limit. */
+  function dispatchSize(fn, groups, rows) {
+    const size = [Math.min(groups, MAX_GROUPS), Math.ceil(groups / MAX_GROUPS)];
+    if (size[1] > MAX_GROUPS) throw new RangeError(`${fn}: params.rows is too large (${rows})`);
+    return size;
+  }
+
+  function recordLayerNorm(encoder, buffers, params) {
+    const fn = 'layerNorm';
+    checkEncoder(fn, encoder, buffers, params);
+    const rows = countParam(fn, 'params.rows', params.rows, 0);
+    const dim = countParam(fn, 'params.dim', params.dim, 1);
+    const eps = float32Param(fn, 'params.eps', params.eps, 1e-5, true);
+    if (!Number.isSafeInteger(rows * dim)) throw new RangeError(`${fn}: params.rows * params.dim (${rows * dim}) is too large`);
+    if (buffers.out == null && buffers.mean == null && buffers.rstd == null) {
+      throw new TypeError(`${fn}: buffers.out, buffers.mean or buffers.rstd is required`);
+    }
+    const n = rows * dim;
+    const measured = { x: measureBinding(fn, 'buffers.x', buffers.x, 'float32', n, false) };
+    if (buffers.weight != null) measured.weight = measureBinding(fn, 'buffers.weight', buffers.weight, 'float32', dim, false);
+    if (buffers.bias != null) measured.bias = measureBinding(fn, 'buffers.bias', buffers.bias, 'float32', dim, false);
+    if (buffers.out != null) measured.out = measureBinding(fn, 'buffers.out', buffers.out, 'float32', n, true);
+    if (buffers.mean != null) measured.mean = measureBinding(fn, 'buffers.mean', buffers.mean, 'float32', rows, true);
+    if (buffers.rstd != null) measured.rstd = measureBinding(fn, 'buffers.rstd', buffers.rstd, 'float32', rows, true);
+    checkOverlaps(fn, measured);
+    const { slots, roleSlot, roleOffset } = bindingsOf(fn, device, measured);
+    if (rows === 0) return;
+    const perInvocation = dim <= SERIAL_DIM;
+    const groups = dispatchSize(fn, perInvocation ? Math.ceil(rows / WORKGROUP_SIZE) : rows, rows);
+    const values = {
+      rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), groups_x: groups[0],
+      has_weight: measured.weight ? 1 : 0, has_bias: measured.bias ? 1 : 0, has_out: measured.out ? 1 : 0,
+      has_mean: measured.mean ? 1 : 0, has_rstd: measured.rstd ? 1 : 0,
+      x_slot: roleSlot.x, w_slot: roleSlot.weight, b_slot: roleSlot.bias, y_slot: roleSlot.out, m_slot: roleSlot.mean, s_slot: roleSlot.rstd,
+      x_off: roleOffset.x, w_off: roleOffset.weight, b_off: roleOffset.bias, y_off: roleOffset.out, m_off: roleOffset.mean, s_off: roleOffset.rstd,
+    };
+    encodePass(encoder, `rmsnorm-wasm ${fn}`, pipelineOf(perInvocation ? 'main' : 'main_wg', 'layerNorm'), LAYERNORM_PARAMS, values, slots, LAYERNORM_SLOTS, groups);
+  }
+
+  function record(fn, encoder, buffers, params, withResidual) {
+    checkEncoder(fn, encoder, buffers, params);
     const rows = countParam(fn, 'params.rows', params.rows, 0);
     const dim = countParam(fn, 'params.dim', params.dim, 1);
     const dtype = oneOf(fn, 'params.dtype', params.dtype, DTYPES, 'float32');
@@ -213,35 +282,16 @@ export function createGpuKernels(device) {
     if (rows === 0) return;
 
     const perInvocation = dim <= SERIAL_DIM;
-    const groups = perInvocation ? Math.ceil(rows / WORKGROUP_SIZE) : rows;
-    const groupsX = Math.min(groups, MAX_GROUPS);
-    const groupsY = Math.ceil(groups / MAX_GROUPS);
-    if (groupsY > MAX_GROUPS) throw new RangeError(`${fn}: params.rows must be at most ${MAX_GROUPS ** 2}, got ${rows}`);
+    const groups = dispatchSize(fn, perInvocation ? Math.ceil(rows / WORKGROUP_SIZE) : rows, rows);
     const values = {
       rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), weight_offset: bitsOfFloat(weightOffset),
-      cast_gemma: CAST_MODE[castMode] === CAST_MODE.gemma ? 1 : 0, groups_x: groupsX,
+      cast_gemma: CAST_MODE[castMode] === CAST_MODE.gemma ? 1 : 0, groups_x: groups[0],
       dtype: DTYPE[dtype].code, weight_dtype: hasWeight ? DTYPE[weightDtype].code : NO_WEIGHT,
       has_residual: withResidual ? 1 : 0, has_out: measured.out ? 1 : 0, has_rstd: measured.rstd ? 1 : 0,
-      x_slot: roleSlot.x, r_slot: roleSlot.residual ?? 0, w_slot: roleSlot.weight ?? 0, y_slot: roleSlot.out ?? 0, s_slot: roleSlot.rstd ?? 0,
-      x_off: roleOffset.x, r_off: roleOffset.residual ?? 0, w_off: roleOffset.weight ?? 0, y_off: roleOffset.out ?? 0, s_off: roleOffset.rstd ?? 0,
+      x_slot: roleSlot.x, r_slot: roleSlot.residual, w_slot: roleSlot.weight, y_slot: roleSlot.out, s_slot: roleSlot.rstd,
+      x_off: roleOffset.x, r_off: roleOffset.residual, w_off: roleOffset.weight, y_off: roleOffset.out, s_off: roleOffset.rstd,
     };
-    const pipe = pipelineOf(perInvocation ? 'main_rows' : 'main');
-    // A uniform buffer per call, filled at creation: calls recorded into
-    // one encoder each keep their own parameters.
-    const uniform = device.createBuffer({ size: PARAMS.length * 4, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
-    new Uint32Array(uniform.getMappedRange()).set(PARAMS.map((p) => values[p] ?? 0));
-    uniform.unmap();
-    const entries = [{ binding: 0, resource: { buffer: uniform } }];
-    for (let k = 0; k < SLOTS; k++) {
-      const b = slots[k] ?? { buffer: spare[k], offset: 0, size: 16 };
-      entries.push({ binding: k + 1, resource: { buffer: b.buffer, offset: b.offset, size: b.size } });
-    }
-    const bindGroup = device.createBindGroup({ layout: pipe.getBindGroupLayout(0), entries });
-    const pass = encoder.beginComputePass({ label: `rmsnorm-wasm ${fn}` });
-    pass.setPipeline(pipe);
-    pass.setBindGroup(0, bindGroup);
-    pass.dispatchWorkgroups(groupsX, groupsY);
-    pass.end();
+    encodePass(encoder, `rmsnorm-wasm ${fn}`, pipelineOf(perInvocation ? 'main_rows' : 'main'), PARAMS, values, slots, SLOTS, groups);
   }
 
   return Object.freeze({
@@ -250,5 +300,7 @@ export function createGpuKernels(device) {
     rmsNorm: (encoder, buffers, params) => record('rmsNorm', encoder, buffers, params, false),
     /** Records residual <- round(x + residual), then RMSNorm of it into buffers.out / buffers.rstd. */
     addRmsNorm: (encoder, buffers, params) => record('addRmsNorm', encoder, buffers, params, true),
+    /** Records LayerNorm (float32) of buffers.x into buffers.out, and/or the statistics into buffers.mean / buffers.rstd. */
+    layerNorm: (encoder, buffers, params) => recordLayerNorm(encoder, buffers, params),
   });
 }

@@ -40,7 +40,29 @@ export const PARAMS = ['rows', 'dim', 'dim_f32', 'eps', 'weight_offset', 'cast_g
   'x_slot', 'r_slot', 'w_slot', 'y_slot', 's_slot',
   'x_off', 'r_off', 'w_off', 'y_off', 's_off', 'pad0', 'pad1'];
 
-const slotCases = (body) => Array.from({ length: SLOTS }, (_, k) => `    case ${k}u: { ${body(`b${k}`)} }`).join('\n');
+const slotCases = (body, slots = SLOTS) => Array.from({ length: slots }, (_, k) => `    case ${k}u: { ${body(`b${k}`)} }`).join('\n');
+
+/** Whole-word loads and stores by binding slot, for a shader of `slots` bindings. */
+export const wordAccess = (slots) => `
+fn word_ld(slot: u32, i: u32) -> u32 {
+  switch slot {
+${slotCases((b) => `return atomicLoad(&${b}[i]);`, slots)}
+    default: { return 0u; }
+  }
+}
+fn word_st(slot: u32, i: u32, v: u32) {
+  switch slot {
+${slotCases((b) => `atomicStore(&${b}[i], v);`, slots)}
+    default: {}
+  }
+}
+`;
+
+/** The block fold's index tables (see FOLD_A below). */
+export const FOLD_WGSL = `
+const FOLD_A = array<u32, 15>(0u, 8u, 16u, 1u, 9u, 19u, 2u, 10u, 22u, 3u, 11u, 25u, 18u, 21u, 28u);
+const FOLD_B = array<u32, 15>(4u, 12u, 17u, 5u, 13u, 20u, 6u, 14u, 23u, 7u, 15u, 26u, 24u, 27u, 29u);
+`;
 
 const ACCESS = `
 fn word_ld(slot: u32, i: u32) -> u32 {
@@ -107,9 +129,7 @@ const BLOCKS_AT_ONCE: u32 = ${BLOCKS_AT_ONCE}u;
 // t[FOLD_A[k]] + t[FOLD_B[k]]. Lanes are t[0..16); v_j is t[18 + 3j]
 // = (L_j + L_{j+4}) + (L_{j+8} + L_{j+12}); the block, t[30], is
 // (v_0 + v_2) + (v_1 + v_3). One call site keeps the shader small.
-const FOLD_A = array<u32, 15>(0u, 8u, 16u, 1u, 9u, 19u, 2u, 10u, 22u, 3u, 11u, 25u, 18u, 21u, 28u);
-const FOLD_B = array<u32, 15>(4u, 12u, 17u, 5u, 13u, 20u, 6u, 14u, 23u, 7u, 15u, 26u, 24u, 27u, 29u);
-
+${FOLD_WGSL}
 var<workgroup> lanes: array<u32, ${WORKGROUP_SIZE}>;
 var<workgroup> block_sums: array<u32, ${BLOCKS_AT_ONCE}>;
 var<workgroup> stats: vec2<u32>; // the sum of squares and inv, from invocation 0

@@ -34,12 +34,29 @@ export function makeCall(what, fn, x, residual, weight, options = {}) {
   };
 }
 
-/** The portable bit-exactness suite's rmsNorm and addRmsNorm calls
- * (tests/helpers/bit-exact-suite.js), each call as it is made there. */
+/** A layerNorm call as sent to the page, with the reference's out, mean and rstd. */
+export function makeLayerNormCall(what, x, weight, bias, options = {}) {
+  const rows = x.length / (options.dim ?? weight?.length ?? bias?.length);
+  const inPlace = options.out === x;
+  const mean = new Float32Array(rows);
+  const rstd = new Float32Array(rows);
+  const out = reference.layerNorm(copy(x), weight, bias, { ...options, out: undefined, mean, rstd });
+  return {
+    what,
+    dtype: 'float32',
+    call: {
+      fn: 'layerNorm', x: b64(x), weight: weight && b64(weight), bias: bias && b64(bias),
+      kinds: { x: 'float32', weight: 'float32' }, options: { ...options, out: inPlace ? 'x' : undefined, mean: rows, rstd: rows },
+    },
+    expected: { out, mean, rstd },
+  };
+}
+
+/** The portable bit-exactness suite's calls (tests/helpers/bit-exact-suite.js):
+ * rmsNorm, addRmsNorm and layerNorm, each as it is made there. */
 export function portableCalls() {
   const calls = [];
   for (const c of bitExactCases()) {
-    if (c.what.startsWith('layerNorm')) continue;
     let n = 0;
     const recorder = {
       rmsNorm(x, weight, options) {
@@ -47,6 +64,12 @@ export function portableCalls() {
         const opts = options?.out === x ? { ...options, out: before } : options;
         calls.push(makeCall(`${c.what} #${n++}`, 'rmsNorm', before, undefined, weight, opts));
         return reference.rmsNorm(x, weight, options);
+      },
+      layerNorm(x, weight, bias, options) {
+        const before = copy(x);
+        const opts = options?.out === x ? { ...options, out: before } : options;
+        calls.push(makeLayerNormCall(`${c.what} #${n++}`, before, weight, bias, opts));
+        return reference.layerNorm(x, weight, bias, options);
       },
       addRmsNorm(x, residual, weight, options) {
         calls.push(makeCall(`${c.what} #${n++}`, 'addRmsNorm', copy(x), copy(residual), weight, options));
@@ -112,6 +135,30 @@ export function gpuCalls() {
       const all = new Uint16Array(65536).map((_, i) => i);
       const shifted = all.map((v) => (v * 40503) & 0xffff);
       calls.push(makeCall(`${dtype} addRmsNorm all patterns dim=4099`, 'addRmsNorm', all.subarray(0, 4099 * 15), shifted.subarray(0, 4099 * 15), null, { dtype, dim: 4099, eps: 0 }));
+    }
+  }
+  // LayerNorm: long and many rows, in place, a large common offset,
+  // constant rows (E2 = 0: the rescue path), huge, tiny and special rows.
+  for (const [rows, dim] of [[1, 1], [3, 17], [2, 4097], [1, 16385], [70001, 1], [65, 300]]) {
+    const rand = prng(seed++);
+    const x = portableNormal(rand, rows * dim, 2).map((v, i) => (i % 3 === 0 ? v + 1e4 : v));
+    const w = portableNormal(rand, dim, 1);
+    const b = portableNormal(rand, dim, 0.5);
+    calls.push(makeLayerNormCall(`layerNorm rows=${rows} dim=${dim}`, x, w, b, { dim }));
+    if (rows * dim <= 20000) {
+      const y = copy(x);
+      calls.push(makeLayerNormCall(`layerNorm in place rows=${rows} dim=${dim}`, y, null, b, { dim, out: y, eps: 0 }));
+    }
+  }
+  for (const dim of [37, 300]) { // an invocation a row, a workgroup a row
+    const rowValues = [
+      () => 5, () => -0, (i) => (i % 3 - 1) * 3e38, (i) => 3e38 + i * 1e31, (i) => (i % 5) * 1e-30, (i) => (i % 7 - 3) * 1e-42,
+      (i) => (i === 5 ? NaN : i), (i) => (i === 9 ? Infinity : 1 / (i + 1)), (i) => 1e4 + (i % 2) * 2 ** -10,
+    ];
+    const special = new Float32Array(rowValues.length * dim).map((_, k) => rowValues[Math.floor(k / dim)](k % dim));
+    const w = uniformArray(prng(seed++), dim, -2, 2);
+    for (const eps of [0, 1e-5, 3e38]) {
+      calls.push(makeLayerNormCall(`layerNorm special rows dim=${dim} eps=${eps}`, special, w, w, { eps }));
     }
   }
   return calls;

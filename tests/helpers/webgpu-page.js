@@ -58,10 +58,14 @@ export async function runCalls(calls) {
     const weight = call.weight === null ? null : fromBase64(call.weight, call.kinds.weight);
     const options = { ...call.options };
     if (options.rstd !== undefined) options.rstd = new Float32Array(options.rstd);
+    if (options.mean !== undefined) options.mean = new Float32Array(options.mean);
     if (options.out === 'x') options.out = x;
     let out;
     let residual;
-    if (call.fn === 'addRmsNorm') {
+    if (call.fn === 'layerNorm') {
+      const bias = call.bias === null ? null : fromBase64(call.bias, 'float32');
+      out = await arrays.layerNorm(x, weight, bias, options);
+    } else if (call.fn === 'addRmsNorm') {
       residual = fromBase64(call.residual, call.kinds.x);
       out = await arrays.addRmsNorm(x, residual, weight, options);
     } else {
@@ -71,6 +75,7 @@ export async function runCalls(calls) {
       out: toBase64(out),
       residual: residual && toBase64(residual),
       rstd: options.rstd && toBase64(options.rstd),
+      mean: options.mean && toBase64(options.mean),
     };
   }));
   await device.queue.onSubmittedWorkDone();
@@ -164,6 +169,9 @@ export async function deviceMistakes() {
     'addRmsNorm out over the residual': (e) => kernels.addRmsNorm(e, { ...good, residual: out }, params),
     'addRmsNorm residual over x': (e) => kernels.addRmsNorm(e, { ...good, residual: x }, params),
     'params missing': (e) => kernels.rmsNorm(e, good),
+    'layerNorm mean over out': (e) => kernels.layerNorm(e, { x, out, mean: { buffer: out, offset: 16 } }, params),
+    'layerNorm bias a number': (e) => kernels.layerNorm(e, { x, bias: 3, out }, params),
+    'layerNorm nothing to write': (e) => kernels.layerNorm(e, { x, weight }, params),
   };
   const results = [];
   const encoders = [];
