@@ -52,6 +52,7 @@ const WHITELIST = [
   'src/webgpu/index.d.ts',
   'src/webgpu/index.js',
   'src/webgpu/kernels.js',
+  'src/webgpu/layernorm-shader.js',
   'src/webgpu/shader.js',
   'src/webgpu/softfloat.js',
 ];
