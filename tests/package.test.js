@@ -58,6 +58,13 @@ const WHITELIST = [
   'src/reference/index.js',
   'src/reference/layernorm.js',
   'src/reference/rmsnorm.js',
+  'src/webgpu/arrays.js',
+  'src/webgpu/index.d.ts',
+  'src/webgpu/index.js',
+  'src/webgpu/kernels.js',
+  'src/webgpu/layernorm-shader.js',
+  'src/webgpu/shader.js',
+  'src/webgpu/softfloat.js',
 ];
 const EXAMPLE = ['0.55', '-0.37', '1.10', '-2.92'];
 

@@ -12,6 +12,7 @@ import { mountPrecision } from './panels/precision.js';
 import { mountBitExact } from './panels/bit-exact.js';
 import { mountSpeed } from './panels/speed.js';
 import { mountInsideAModel } from './panels/inside-a-model.js';
+import { mountGpu } from './panels/gpu.js';
 
 const PANELS = [
   ['formula', mountFormula],
@@ -20,6 +21,7 @@ const PANELS = [
   ['layernorm', mountLayerNorm],
   ['precision', mountPrecision],
   ['bit-exact', mountBitExact],
+  ['gpu', mountGpu],
   ['speed', mountSpeed],
   ['inside-a-model', mountInsideAModel],
 ];

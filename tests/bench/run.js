@@ -19,6 +19,7 @@ import { makeShape } from './data.js';
 import { measureShape, median, withRatios } from './measure.js';
 import { ROWS } from './rows/index.js';
 import { PORTABLE_ROWS } from './rows/portable.js';
+import { runGpuBench } from './rows/webgpu.js';
 import { evaluateTargets } from './targets.js';
 import { CLOCKS, setClock } from './timing.js';
 
@@ -134,8 +135,11 @@ async function main() {
   };
   const machine = os.cpus()[0]?.model ?? 'unknown CPU';
   const runs = [];
+  const gpuTables = []; // --engine webgpu-chromium,webgpu-firefox: the GPU rows (tests/bench/rows/webgpu.js)
   for (const engine of values.engine.split(',')) {
-    if (engine === 'node') {
+    if (engine.startsWith('webgpu-')) {
+      gpuTables.push((await runGpuBench(engine.slice('webgpu-'.length), { log: options.log })).table);
+    } else if (engine === 'node') {
       const rows = wanted ? ROWS.filter((row) => wanted.includes(row.id)) : ROWS;
       const { results, targets } = await runBench({ ...options, rows });
       runs.push({ engine, version: `Node ${process.version}`, clock: values.clock, results, targets });
@@ -164,6 +168,7 @@ async function main() {
     );
   }
   if (runs.length > 1) out.push('**Per engine** (time ratios)', '', engineSummary(runs));
+  out.push(...gpuTables.flatMap((table) => [table, '']));
   console.log(out.join('\n'));
 
   const json = {

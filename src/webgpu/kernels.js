@@ -1,0 +1,306 @@
+// The device form of the WebGPU backend: kernels for a caller's GPUDevice
+// that take GPUBuffers (with byte offsets) and record one compute pass into
+// the caller's GPUCommandEncoder, so an engine puts the norm between its own
+// passes with no readback. Every argument is checked before anything is
+// recorded; a bad call records nothing.
+import { CAST_MODE, DTYPE, DTYPES, CAST_MODES } from '../loader/abi.js';
+import { NO_WEIGHT, PARAMS, rmsNormShader, SLOTS, WORKGROUP_SIZE } from './shader.js';
+import { LAYERNORM_PARAMS, LAYERNORM_SLOTS, layerNormShader } from './layernorm-shader.js';
+
+// Rows up to one block long are normalized an invocation a row: a workgroup
+// would spend them waiting at its barriers. Longer rows take a workgroup
+// each (a single invocation on a long row may outlast a driver's watchdog).
+const SERIAL_DIM = 256;
+
+const FLT_MAX = 3.4028234663852886e38;
+const MAX_GROUPS = 65535; // maxComputeWorkgroupsPerDimension's guaranteed value
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+const bitsOfFloat = (v) => {
+  f32[0] = v;
+  return u32[0];
+};
+
+// The roles of a call, in the order overlaps are checked and reported.
+// inPlaceOf: the role an output may be exactly (out over x).
+const ROLES = {
+  x: { writes: false },
+  residual: { writes: true },
+  weight: { writes: false },
+  bias: { writes: false },
+  out: { writes: true, inPlaceOf: 'x' },
+  mean: { writes: true },
+  rstd: { writes: true },
+};
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'object' || typeof value === 'function') return value.constructor?.name ?? 'an object';
+  return typeof value === 'string' ? `'${value}'` : String(value);
+}
+
+function isGpuBuffer(value) {
+  return typeof GPUBuffer !== 'undefined' && value instanceof GPUBuffer;
+}
+
+function oneOf(fn, name, value, allowed, fallback) {
+  if (value === undefined) return fallback;
+  if (!allowed.includes(value)) {
+    throw new TypeError(`${fn}: ${name} must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function float32Param(fn, name, value, fallback, nonNegative) {
+  if (value === undefined) return Math.fround(fallback);
+  if (typeof value !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(value)}`);
+  if (!(nonNegative ? value >= 0 && value <= FLT_MAX : Math.abs(value) <= FLT_MAX)) {
+    throw new RangeError(`${fn}: ${name} must be a finite float32${nonNegative ? ' >= 0' : ''}, got ${value}`);
+  }
+  return Math.fround(value);
+}
+
+function countParam(fn, name, value, min) {
+  if (typeof value !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(value)}`);
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new RangeError(`${fn}: ${name} must be ${min === 0 ? 'a non-negative' : 'a positive'} integer, got ${value}`);
+  }
+  return value;
+}
+
+/** A binding argument: a GPUBuffer or { buffer, offset }, checked for its
+ * usage, alignment and size: { name, buffer, start, end, dtype, writes }. */
+function measureBinding(fn, name, value, dtype, count, writes) {
+  const buffer = isGpuBuffer(value) ? value : value?.buffer;
+  if (!isGpuBuffer(buffer)) {
+    throw new TypeError(`${fn}: ${name} must be a GPUBuffer or { buffer: GPUBuffer, offset }, got ${describe(value)}`);
+  }
+  const offset = isGpuBuffer(value) || value.offset === undefined ? 0 : value.offset;
+  const at = isGpuBuffer(value) ? name : `${name}.offset`;
+  if (typeof offset !== 'number') throw new TypeError(`${fn}: ${at} must be a number, got ${describe(offset)}`);
+  const { bytes } = DTYPE[dtype];
+  if (!Number.isSafeInteger(offset) || offset < 0 || offset % bytes !== 0) {
+    throw new RangeError(`${fn}: ${at} must be a non-negative multiple of ${bytes} (the bytes of a ${dtype} value), got ${offset}`);
+  }
+  if ((buffer.usage & GPUBufferUsage.STORAGE) === 0) {
+    throw new RangeError(`${fn}: ${name} must be a buffer with GPUBufferUsage.STORAGE`);
+  }
+  if (buffer.mapState !== 'unmapped') {
+    throw new RangeError(`${fn}: ${name} must be unmapped, but its mapState is '${buffer.mapState}'`);
+  }
+  const end = offset + count * bytes;
+  if (end > buffer.size) {
+    throw new RangeError(`${fn}: ${name} needs ${count * bytes} bytes from offset ${offset}, but the buffer has ${buffer.size}`);
+  }
+  return { name, buffer, start: offset, end, dtype, writes };
+}
+
+/** The overlap rule of the wasm API (src/api/args.js): nothing written
+ * shares a byte with anything else of the call, except out exactly over x. */
+function checkOverlaps(fn, measured) {
+  const entries = Object.entries(measured);
+  for (let i = 0; i < entries.length; i++) {
+    for (let j = i + 1; j < entries.length; j++) {
+      const [roleA, a] = entries[i];
+      const [roleB, b] = entries[j];
+      if (!(a.writes || b.writes) || a.buffer !== b.buffer || a.start === a.end || b.start === b.end) continue;
+      if (!(a.start < b.end && b.start < a.end)) continue;
+      const [writer, other, writerRole, otherRole] = b.writes ? [b, a, roleB, roleA] : [a, b, roleA, roleB];
+      const inPlace = ROLES[writerRole].inPlaceOf === otherRole;
+      if (inPlace && a.start === b.start && a.end === b.end) continue;
+      throw new RangeError(inPlace
+        ? `${fn}: ${writer.name} must be ${other.name} itself or not overlap ${other.name}`
+        : `${fn}: ${writer.name} must not overlap ${other.name}`);
+    }
+  }
+}
+
+/**
+ * The bindings of a call: the roles in one GPUBuffer whose bound ranges
+ * (from the offset alignment below their first byte to the 4-byte word
+ * after their last) would overlap share one. Returns { slots: [{ buffer,
+ * offset, size }], roleSlot, roleOffset (in elements of the role's dtype,
+ * from its binding's start) }.
+ */
+function bindingsOf(fn, device, measured) {
+  const align = device.limits.minStorageBufferOffsetAlignment;
+  const maxSize = device.limits.maxStorageBufferBindingSize;
+  let groups = Object.entries(measured).map(([role, m]) => ({
+    buffer: m.buffer, start: m.start - (m.start % align), end: Math.ceil(m.end / 4) * 4, roles: [role],
+  }));
+  for (let merged = true; merged;) {
+    merged = false;
+    for (let i = 0; i < groups.length && !merged; i++) {
+      for (let j = i + 1; j < groups.length && !merged; j++) {
+        const [a, b] = [groups[i], groups[j]];
+        if (a.buffer === b.buffer && a.start < b.end && b.start < a.end) {
+          a.start = Math.min(a.start, b.start);
+          a.end = Math.max(a.end, b.end);
+          a.roles.push(...b.roles);
+          groups = groups.filter((g) => g !== b);
+          merged = true;
+        }
+      }
+    }
+  }
+  const roleSlot = {};
+  const roleOffset = {};
+  const slots = groups.map((g, slot) => {
+    const names = g.roles.map((r) => measured[r].name).join(', ');
+    if (g.end > g.buffer.size) {
+      throw new RangeError(`${fn}: the buffer of ${names} is ${g.buffer.size} bytes; WebGPU binds whole 4-byte words, so it must extend to byte ${g.end}`);
+    }
+    if (g.end - g.start > maxSize) {
+      throw new RangeError(`${fn}: ${names} span ${g.end - g.start} bytes of one buffer, beyond the device's maxStorageBufferBindingSize (${maxSize})`);
+    }
+    for (const r of g.roles) {
+      roleSlot[r] = slot;
+      roleOffset[r] = (measured[r].start - g.start) / DTYPE[measured[r].dtype].bytes;
+    }
+    return { buffer: g.buffer, offset: g.start, size: g.end - g.start };
+  });
+  return { slots, roleSlot, roleOffset };
+}
+
+/**
+ * Kernels for `device`: `rmsNorm(encoder, buffers, params)` and
+ * `addRmsNorm(encoder, buffers, params)` record into `encoder`; see
+ * docs/webgpu.md and ./index.d.ts.
+ */
+export function createGpuKernels(device) {
+  if (typeof GPUDevice === 'undefined' || !(device instanceof GPUDevice)) {
+    throw new TypeError(`createGpuKernels: device must be a GPUDevice, got ${describe(device)}`);
+  }
+  // Built on first use (seconds each on a software adapter): 'main', a
+  // workgroup a row; 'main_rows', an invocation a row, for rows of one block.
+  // LayerNorm's shader is a module of its own, built only if it is called.
+  const pipelines = {};
+  const modules = {};
+  let spare = null; // a small buffer for each binding a call leaves unused
+
+  function pipelineOf(entryPoint, shader = 'rmsNorm') {
+    modules[shader] ??= device.createShaderModule({
+      code: shader === 'rmsNorm' ? rmsNormShader() : layerNormShader(), label: `rmsnorm-wasm exact ${shader}`,
+    });
+    spare ??= Array.from({ length: Math.max(SLOTS, LAYERNORM_SLOTS) }, () => device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }));
+    const key = `${shader} ${entryPoint}`;
+    pipelines[key] ??= device.createComputePipeline({ layout: 'auto', compute: { module: modules[shader], entryPoint } });
+    return pipelines[key];
+  }
+
+  /** One compute pass of `pipe` with the uniform `values` (named by `names`) and `slots` bindings (of `count`). */
+  function encodePass(encoder, label, pipe, names, values, slots, count, groups) {
+    // A uniform buffer per call, filled at creation: calls recorded into
+    // one encoder each keep their own parameters.
+    const uniform = device.createBuffer({ size: names.length * 4, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
+    new Uint32Array(uniform.getMappedRange()).set(names.map((p) => values[p] ?? 0));
+    uniform.unmap();
+    const entries = [{ binding: 0, resource: { buffer: uniform } }];
+    for (let k = 0; k < count; k++) {
+      const b = slots[k] ?? { buffer: spare[k], offset: 0, size: 16 };
+      entries.push({ binding: k + 1, resource: { buffer: b.buffer, offset: b.offset, size: b.size } });
+    }
+    const bindGroup = device.createBindGroup({ layout: pipe.getBindGroupLayout(0), entries });
+    const pass = encoder.beginComputePass({ label });
+    pass.setPipeline(pipe);
+    pass.setBindGroup(0, bindGroup);
+    pass.dispatchWorkgroups(groups[0], groups[1]);
+    pass.end();
+  }
+
+  function checkEncoder(fn, encoder, buffers, params) {
+    if (typeof GPUCommandEncoder === 'undefined' || !(encoder instanceof GPUCommandEncoder)) {
+      throw new TypeError(`${fn}: encoder must be a GPUCommandEncoder, got ${describe(encoder)}`);
+    }
+    if (buffers === null || typeof buffers !== 'object') throw new TypeError(`${fn}: buffers must be an object, got ${describe(buffers)}`);
+    if (params === null || typeof params !== 'object') throw new TypeError(`${fn}: params must be an object, got ${describe(params)}`);
+  }
+
+  /** [x, y] workgroups for `groups` in all, within the per-dimension limit. */
+  function dispatchSize(fn, groups, rows) {
+    const size = [Math.min(groups, MAX_GROUPS), Math.ceil(groups / MAX_GROUPS)];
+    if (size[1] > MAX_GROUPS) throw new RangeError(`${fn}: params.rows is too large (${rows})`);
+    return size;
+  }
+
+  function recordLayerNorm(encoder, buffers, params) {
+    const fn = 'layerNorm';
+    checkEncoder(fn, encoder, buffers, params);
+    const rows = countParam(fn, 'params.rows', params.rows, 0);
+    const dim = countParam(fn, 'params.dim', params.dim, 1);
+    const eps = float32Param(fn, 'params.eps', params.eps, 1e-5, true);
+    if (!Number.isSafeInteger(rows * dim)) throw new RangeError(`${fn}: params.rows * params.dim (${rows * dim}) is too large`);
+    if (buffers.out == null && buffers.mean == null && buffers.rstd == null) {
+      throw new TypeError(`${fn}: buffers.out, buffers.mean or buffers.rstd is required`);
+    }
+    const n = rows * dim;
+    const measured = { x: measureBinding(fn, 'buffers.x', buffers.x, 'float32', n, false) };
+    if (buffers.weight != null) measured.weight = measureBinding(fn, 'buffers.weight', buffers.weight, 'float32', dim, false);
+    if (buffers.bias != null) measured.bias = measureBinding(fn, 'buffers.bias', buffers.bias, 'float32', dim, false);
+    if (buffers.out != null) measured.out = measureBinding(fn, 'buffers.out', buffers.out, 'float32', n, true);
+    if (buffers.mean != null) measured.mean = measureBinding(fn, 'buffers.mean', buffers.mean, 'float32', rows, true);
+    if (buffers.rstd != null) measured.rstd = measureBinding(fn, 'buffers.rstd', buffers.rstd, 'float32', rows, true);
+    checkOverlaps(fn, measured);
+    const { slots, roleSlot, roleOffset } = bindingsOf(fn, device, measured);
+    if (rows === 0) return;
+    const perInvocation = dim <= SERIAL_DIM;
+    const groups = dispatchSize(fn, perInvocation ? Math.ceil(rows / WORKGROUP_SIZE) : rows, rows);
+    const values = {
+      rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), groups_x: groups[0],
+      has_weight: measured.weight ? 1 : 0, has_bias: measured.bias ? 1 : 0, has_out: measured.out ? 1 : 0,
+      has_mean: measured.mean ? 1 : 0, has_rstd: measured.rstd ? 1 : 0,
+      x_slot: roleSlot.x, w_slot: roleSlot.weight, b_slot: roleSlot.bias, y_slot: roleSlot.out, m_slot: roleSlot.mean, s_slot: roleSlot.rstd,
+      x_off: roleOffset.x, w_off: roleOffset.weight, b_off: roleOffset.bias, y_off: roleOffset.out, m_off: roleOffset.mean, s_off: roleOffset.rstd,
+    };
+    encodePass(encoder, `rmsnorm-wasm ${fn}`, pipelineOf(perInvocation ? 'main' : 'main_wg', 'layerNorm'), LAYERNORM_PARAMS, values, slots, LAYERNORM_SLOTS, groups);
+  }
+
+  function record(fn, encoder, buffers, params, withResidual) {
+    checkEncoder(fn, encoder, buffers, params);
+    const rows = countParam(fn, 'params.rows', params.rows, 0);
+    const dim = countParam(fn, 'params.dim', params.dim, 1);
+    const dtype = oneOf(fn, 'params.dtype', params.dtype, DTYPES, 'float32');
+    const hasWeight = buffers.weight != null;
+    if (!hasWeight && params.weightDtype !== undefined) throw new TypeError(`${fn}: params.weightDtype needs a weight, but buffers.weight is ${describe(buffers.weight)}`);
+    if (!hasWeight && params.weightOffset !== undefined) throw new TypeError(`${fn}: params.weightOffset needs a weight, but buffers.weight is ${describe(buffers.weight)}`);
+    const weightDtype = hasWeight ? oneOf(fn, 'params.weightDtype', params.weightDtype, DTYPES, dtype) : null;
+    const eps = float32Param(fn, 'params.eps', params.eps, 1e-6, true);
+    const castMode = oneOf(fn, 'params.castMode', params.castMode, CAST_MODES, 'llama');
+    const weightOffset = float32Param(fn, 'params.weightOffset', params.weightOffset, 0, false);
+    if (!Number.isSafeInteger(rows * dim)) throw new RangeError(`${fn}: params.rows * params.dim (${rows * dim}) is too large`);
+    if (buffers.out == null && buffers.rstd == null && !withResidual) {
+      throw new TypeError(`${fn}: buffers.out or buffers.rstd is required`);
+    }
+    const n = rows * dim;
+    const measured = { x: measureBinding(fn, 'buffers.x', buffers.x, dtype, n, false) };
+    if (withResidual) measured.residual = measureBinding(fn, 'buffers.residual', buffers.residual, dtype, n, true);
+    if (hasWeight) measured.weight = measureBinding(fn, 'buffers.weight', buffers.weight, weightDtype, dim, false);
+    if (buffers.out != null) measured.out = measureBinding(fn, 'buffers.out', buffers.out, dtype, n, true);
+    if (buffers.rstd != null) measured.rstd = measureBinding(fn, 'buffers.rstd', buffers.rstd, 'float32', rows, true);
+    checkOverlaps(fn, measured);
+    const { slots, roleSlot, roleOffset } = bindingsOf(fn, device, measured);
+    if (rows === 0) return;
+
+    const perInvocation = dim <= SERIAL_DIM;
+    const groups = dispatchSize(fn, perInvocation ? Math.ceil(rows / WORKGROUP_SIZE) : rows, rows);
+    const values = {
+      rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), weight_offset: bitsOfFloat(weightOffset),
+      cast_gemma: CAST_MODE[castMode] === CAST_MODE.gemma ? 1 : 0, groups_x: groups[0],
+      dtype: DTYPE[dtype].code, weight_dtype: hasWeight ? DTYPE[weightDtype].code : NO_WEIGHT,
+      has_residual: withResidual ? 1 : 0, has_out: measured.out ? 1 : 0, has_rstd: measured.rstd ? 1 : 0,
+      x_slot: roleSlot.x, r_slot: roleSlot.residual, w_slot: roleSlot.weight, y_slot: roleSlot.out, s_slot: roleSlot.rstd,
+      x_off: roleOffset.x, r_off: roleOffset.residual, w_off: roleOffset.weight, y_off: roleOffset.out, s_off: roleOffset.rstd,
+    };
+    encodePass(encoder, `rmsnorm-wasm ${fn}`, pipelineOf(perInvocation ? 'main_rows' : 'main'), PARAMS, values, slots, SLOTS, groups);
+  }
+
+  return Object.freeze({
+    device,
+    /** Records RMSNorm of buffers.x into buffers.out (and/or 1/rms into buffers.rstd). */
+    rmsNorm: (encoder, buffers, params) => record('rmsNorm', encoder, buffers, params, false),
+    /** Records residual <- round(x + residual), then RMSNorm of it into buffers.out / buffers.rstd. */
+    addRmsNorm: (encoder, buffers, params) => record('addRmsNorm', encoder, buffers, params, true),
+    /** Records LayerNorm (float32) of buffers.x into buffers.out, and/or the statistics into buffers.mean / buffers.rstd. */
+    layerNorm: (encoder, buffers, params) => recordLayerNorm(encoder, buffers, params),
+  });
+}

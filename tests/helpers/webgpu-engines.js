@@ -1,0 +1,94 @@
+// The browsers with WebGPU the GPU tests and bench run in, each launched
+// with what it needs to expose an adapter here: Chromium with
+// --enable-unsafe-webgpu (its SwiftShader adapter; --disable-gpu would hide
+// it), Firefox ESR with dom.webgpu.enabled and gfx.webgpu.ignore-blocklist
+// (Mesa's lavapipe through Vulkan). WebKitGTK has no WebGPU (navigator.gpu
+// is undefined there), so it is not in the list.
+//
+//   const browser = await launchGpuBrowser('chromium');  // { name, version, openPage, close }
+//   const page = await browser.openPage(url);           // evaluate(fn, arg), problems(), close()
+import puppeteer from 'puppeteer-core';
+import { chromium } from 'playwright-core';
+import { watchProblems } from './browser.js';
+
+const wanted = process.env.RMSNORM_ENGINES?.split(',');
+/** The engines with WebGPU; `RMSNORM_ENGINES=firefox` narrows the list, as for tests/helpers/engines.js. */
+export const GPU_ENGINES = ['chromium', 'firefox'].filter((name) => !wanted || wanted.includes(name));
+
+function pageExpression(fn, arg) {
+  return `(async () => {
+    try {
+      const value = await (${fn.toString()})(${JSON.stringify(arg ?? null)});
+      return { json: JSON.stringify(value === undefined ? null : value) };
+    } catch (error) {
+      return { error: String(error && error.stack ? error.stack : error) };
+    }
+  })()`;
+}
+
+function unwrap(reply, fn) {
+  if (reply?.error !== undefined) throw new Error(`in the page: ${reply.error}\n(evaluating ${String(fn).slice(0, 120)})`);
+  return JSON.parse(reply.json);
+}
+
+async function launchChromium() {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  return {
+    name: 'chromium',
+    version: `Chromium ${browser.version()}`,
+    async openPage(url) {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const problems = watchProblems(page);
+      await page.goto(url);
+      return {
+        evaluate: async (fn, arg) => unwrap(await page.evaluate(pageExpression(fn, arg)), fn),
+        problems: async () => problems,
+        close: () => context.close(),
+      };
+    },
+    close: () => browser.close(),
+  };
+}
+
+async function launchFirefox() {
+  const browser = await puppeteer.launch({
+    browser: 'firefox',
+    protocol: 'webDriverBiDi',
+    executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
+    headless: true,
+    protocolTimeout: 600_000,
+    extraPrefsFirefox: { 'dom.webgpu.enabled': true, 'gfx.webgpu.ignore-blocklist': true },
+  });
+  return {
+    name: 'firefox',
+    version: `Firefox ${(await browser.version()).replace(/^firefox\//i, '')}`,
+    async openPage(url) {
+      const page = await browser.newPage();
+      const problems = [];
+      page.on('console', (msg) => {
+        if (msg.type() === 'error' || msg.type() === 'warn') problems.push(`console ${msg.type()}: ${msg.text()}`);
+      });
+      page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+      await page.goto(url, { waitUntil: 'load' });
+      return {
+        evaluate: async (fn, arg) => unwrap(await page.evaluate(pageExpression(fn, arg)), fn),
+        problems: async () => problems,
+        close: () => page.close(),
+      };
+    },
+    close: () => browser.close(),
+  };
+}
+
+/** Launches one of GPU_ENGINES. */
+export function launchGpuBrowser(name) {
+  if (name === 'chromium') return launchChromium();
+  if (name === 'firefox') return launchFirefox();
+  throw new RangeError(`launchGpuBrowser: name must be one of ${GPU_ENGINES.join(', ')}, got ${name}`);
+}

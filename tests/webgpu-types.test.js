@@ -1,0 +1,52 @@
+// rmsnorm-wasm/webgpu's types (src/webgpu/index.d.ts) under tsc --strict:
+// the documented calls compile and each misuse below is a type error
+// (// @ts-expect-error fails the compile when the line type-checks).
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const index = fileURLToPath(new URL('../src/webgpu/index.js', import.meta.url));
+const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url));
+
+const SOURCE = `
+import { createArrayKernels, createGpuKernels } from ${JSON.stringify(index)};
+declare const device: GPUDevice;
+declare const buffer: GPUBuffer;
+const gpu = createGpuKernels(device);
+const encoder = device.createCommandEncoder();
+gpu.rmsNorm(encoder, { x: buffer, weight: null, out: { buffer, offset: 256 } }, { rows: 1, dim: 4, dtype: 'bfloat16' });
+gpu.addRmsNorm(encoder, { x: buffer, residual: { buffer, offset: 64 }, rstd: { buffer, offset: 128 } }, { rows: 1, dim: 4 });
+const arrays = createArrayKernels(gpu);
+const y32: Promise<Float32Array> = arrays.rmsNorm(new Float32Array(4), null, { dim: 4 });
+const y16 = arrays.addRmsNorm(new Uint16Array(4), new Uint16Array(4), null, { dim: 4, dtype: 'bfloat16' });
+const ln: Promise<Float32Array> = arrays.layerNorm(new Float32Array(4), null, new Float32Array(4));
+gpu.layerNorm(encoder, { x: buffer, mean: { buffer, offset: 16 } }, { rows: 1, dim: 4, eps: 1e-5 });
+void y32; void y16; void ln;
+// @ts-expect-error 16-bit storage must name its dtype
+arrays.rmsNorm(new Uint16Array(4), null, { dim: 4 });
+// @ts-expect-error params.rows is required
+gpu.rmsNorm(encoder, { x: buffer }, { dim: 4 });
+// @ts-expect-error addRmsNorm needs buffers.residual
+gpu.addRmsNorm(encoder, { x: buffer }, { rows: 1, dim: 4 });
+// @ts-expect-error castMode is 'llama' or 'gemma'
+gpu.rmsNorm(encoder, { x: buffer, out: buffer }, { rows: 1, dim: 4, castMode: 'mistral' });
+`;
+
+test('the ./webgpu types compile under tsc --strict, and each misuse is a type error', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'rmsnorm-webgpu-types-'));
+  try {
+    const file = join(dir, 'use.ts');
+    await writeFile(file, SOURCE);
+    const args = [tsc, '--noEmit', '--strict', '--lib', 'es2022,dom', '--module', 'nodenext', '--moduleResolution', 'nodenext', file];
+    const result = await promisify(execFile)(process.execPath, args).then(() => ({ code: 0, out: '' }),
+      (error) => ({ code: error.code, out: `${error.stdout}${error.stderr}` }));
+    assert.equal(result.code, 0, result.out);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,341 @@
+// The WebGPU backend (src/webgpu/) in real browser engines: headless
+// Chromium (SwiftShader) and Firefox ESR (Mesa lavapipe), each compared bit
+// for bit with the JS reference computed here in Node. The soft-float's
+// single operations against Math.fround, the portable bit-exactness suite's
+// calls, the GPU-specific calls (odd and long rows, many rows, every dtype,
+// in place, special rows), the device form on shared buffers at odd offsets
+// (neighbouring bytes untouched), and both forms' argument checks.
+// WebKitGTK has no WebGPU: the last test holds it to that, so that the day
+// it gains one this suite is told.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import * as reference from '../src/reference/index.js';
+import { numberToBfloat16, numberToFloat16, float16ToNumber } from '../src/reference/float16.js';
+import { prng } from '../web/lib/random.js';
+import { engineNamed, startTestServer } from './helpers/engines.js';
+import { gpuCalls, portableCalls } from './helpers/webgpu-cases.js';
+import { GPU_ENGINES, launchGpuBrowser } from './helpers/webgpu-engines.js';
+
+const PAGE = '/tests/pages/webgpu.html';
+const bytesOf = (text) => Uint8Array.from(Buffer.from(text, 'base64'));
+const b64 = (v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+
+/** The differences between a GPU result (base64) and the reference's array:
+ * float32 words equal or both NaN; 16-bit patterns equal. */
+function differences(text, expected, dtype) {
+  const bytes = bytesOf(text);
+  const got = dtype === 'float32' ? new Float32Array(bytes.buffer) : new Uint16Array(bytes.buffer);
+  const want = dtype === 'float32' ? Float32Array.from(expected) : new Uint16Array(expected.buffer, expected.byteOffset, expected.length);
+  if (got.length !== want.length) return [`length ${got.length}, expected ${want.length}`];
+  const gotBits = dtype === 'float32' ? new Uint32Array(got.buffer) : got;
+  const wantBits = dtype === 'float32' ? new Uint32Array(want.buffer) : want;
+  const out = [];
+  for (let i = 0; i < got.length; i++) {
+    if (gotBits[i] === wantBits[i] || (dtype === 'float32' && Number.isNaN(got[i]) && Number.isNaN(want[i]))) continue;
+    out.push(`[${i}] 0x${gotBits[i].toString(16)}, expected 0x${wantBits[i].toString(16)}`);
+  }
+  return out;
+}
+
+/** Runs `cases` (makeCall results) in the page in batches; returns the mismatches and the value count. */
+async function runAndCompare(page, cases) {
+  const mismatches = [];
+  let values = 0;
+  let adapter;
+  for (let start = 0; start < cases.length; start += 40) {
+    const batch = cases.slice(start, start + 40);
+    const reply = await page.evaluate(async (calls) => (await import('/tests/helpers/webgpu-page.js')).runCalls(calls), batch.map((c) => c.call));
+    adapter = reply.adapter;
+    if (reply.errors.length > 0) mismatches.push(`calls ${start}..${start + batch.length - 1}: GPU errors ${reply.errors.join('; ')}`);
+    reply.results.forEach((result, i) => {
+      const c = batch[i];
+      const parts = [['out', result.out, c.expected.out, c.dtype], ['rstd', result.rstd, c.expected.rstd, 'float32']];
+      if (c.expected.residual) parts.push(['residual', result.residual, c.expected.residual, c.dtype]);
+      if (c.expected.mean) parts.push(['mean', result.mean, c.expected.mean, 'float32']);
+      for (const [part, text, expected, dtype] of parts) {
+        values += expected.length;
+        const diff = differences(text, expected, dtype);
+        if (diff.length > 0) mismatches.push(`${c.what} ${part}: ${diff.length} differ, first ${diff.slice(0, 3).join('; ')}`);
+      }
+    });
+  }
+  return { mismatches, values, adapter };
+}
+
+// ---- The soft-float's operations --------------------------------------------
+
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+const asFloat = (bits) => ((u32[0] = bits), f32[0]);
+const bitsOfFloat = (v) => ((f32[0] = v), u32[0]);
+const OPS = {
+  add: (a, b) => bitsOfFloat(asFloat(a) + asFloat(b)),
+  mul: (a, b) => bitsOfFloat(asFloat(a) * asFloat(b)),
+  div: (a, b) => bitsOfFloat(asFloat(a) / asFloat(b)),
+  sqrt: (a) => bitsOfFloat(Math.sqrt(asFloat(a))),
+  to_bf16: (a) => numberToBfloat16(asFloat(a)),
+  to_f16: (a) => numberToFloat16(asFloat(a)),
+  from_f16: (a) => bitsOfFloat(float16ToNumber(a)),
+};
+const SPECIAL = [0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 1, 0x80000001, 0x007fffff,
+  0x00800000, 0x3f800000, 0x7f7fffff, 0xff7fffff, 0x33800000, 0x477ff000, 0x477fefff, 0x38800000, 0x387fffff, 0x0b800000];
+
+/** Operand pairs: every pair of special values, then random bit patterns,
+ * a share of them with near exponents (cancellation, ties) or subnormal. */
+function operands(op, n) {
+  const rand = prng(0x5eed + op.length);
+  const word = () => Math.floor(rand() * 2 ** 32) >>> 0;
+  const a = new Uint32Array(n);
+  const b = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    let x = word();
+    let y = word();
+    if (i % 4 === 1) y = ((x & 0xff800000) + ((i % 3) << 23) - 0x800000) ^ (word() & 0x807fffff);
+    if (i % 8 === 3) x &= 0x807fffff;
+    if (i % 8 === 5) y &= 0x807fffff;
+    if (i % 16 === 7) y = (x & 0xffffff00) | (word() & 0xff);
+    if (i < SPECIAL.length ** 2) [x, y] = [SPECIAL[i % SPECIAL.length], SPECIAL[Math.floor(i / SPECIAL.length)]];
+    a[i] = op === 'from_f16' ? x & 0xffff : x;
+    b[i] = y;
+  }
+  return [a, b];
+}
+
+const isNaN32 = (bits) => (bits & 0x7fffffff) > 0x7f800000;
+
+
+// ---- The device form on caller buffers ---------------------------------------
+
+/** Values of `dtype` as bytes: float32 values or 16-bit patterns. */
+function valuesOf(rand, n, dtype, sigma) {
+  const v = new Float32Array(n).map(() => (rand() + rand() + rand() + rand() - 2) * sigma);
+  return dtype === 'float32' ? v : Uint16Array.from(v, (x) => (dtype === 'bfloat16' ? numberToBfloat16(x) : numberToFloat16(x)));
+}
+
+/** A device-form call: the arena every group's buffer starts as (the roles
+ * at their offsets: no two roles share a byte, even in different groups), and each
+ * group's bytes expected afterwards (the reference's results written over
+ * the roles written, every other byte as it was). */
+function bufferCase({ what, fn, dtype, weightDtype = dtype, rows, dim, groups, offsets, params = {}, size = 1024 }) {
+  const rand = prng(rows * 131 + dim);
+  const arena = new Uint8Array(size).map((_, i) => (i * 37 + 11) & 0xff);
+  const put = (role, values) => arena.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), offsets[role]);
+  const x = valuesOf(rand, rows * dim, dtype, 2);
+  put('x', x);
+  const residual = fn === 'addRmsNorm' ? valuesOf(rand, rows * dim, dtype, 3) : undefined;
+  if (residual) put('residual', residual);
+  const hasWeight = offsets.weight !== undefined;
+  const weight = hasWeight ? valuesOf(rand, dim, weightDtype, 1) : null;
+  if (weight) put('weight', weight);
+  const rstd = new Float32Array(rows);
+  const options = { dim, dtype, rstd, ...(hasWeight ? { weightDtype } : {}), ...params };
+  const r = residual?.slice();
+  const out = fn === 'addRmsNorm' ? reference.addRmsNorm(x, r, weight, options) : reference.rmsNorm(x, weight, options);
+  const written = { out, residual: r, rstd };
+  const expected = groups.map((roles) => {
+    const bytes = arena.slice();
+    for (const role of roles) {
+      const v = written[role];
+      if (v !== undefined && offsets[role] !== undefined && rows > 0) {
+        const bits = role !== 'rstd' && dtype !== 'float32' ? new Uint16Array(v.buffer, v.byteOffset, v.length) : v;
+        bytes.set(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength), offsets[role]);
+      }
+    }
+    return bytes;
+  });
+  const sent = { fn, arena: b64(arena), groups, offsets, params: { rows, dim, dtype, ...(hasWeight ? { weightDtype } : {}), ...params } };
+  return { what, sent, expected };
+}
+
+const BUFFER_CASES = [
+  { what: 'bfloat16, one buffer for all, odd element offsets', fn: 'rmsNorm', dtype: 'bfloat16', weightDtype: 'float32', rows: 3, dim: 5,
+    groups: [['x', 'weight', 'out', 'rstd']], offsets: { x: 2, weight: 40, out: 66, rstd: 100 } },
+  { what: 'float16 in place at offset 6, bfloat16 weight apart', fn: 'rmsNorm', dtype: 'float16', weightDtype: 'bfloat16', rows: 4, dim: 7,
+    groups: [['x', 'out', 'rstd'], ['weight']], offsets: { x: 6, out: 6, weight: 402, rstd: 300 }, params: { castMode: 'gemma', weightOffset: 1 } },
+  { what: 'float16 addRmsNorm, residual and out of different parities in one buffer', fn: 'addRmsNorm', dtype: 'float16', rows: 3, dim: 7,
+    groups: [['x', 'residual', 'out', 'weight']], offsets: { x: 0, residual: 46, out: 92, weight: 140 } },
+  { what: 'bfloat16 addRmsNorm, rstd only (no out)', fn: 'addRmsNorm', dtype: 'bfloat16', rows: 5, dim: 3,
+    groups: [['x'], ['residual', 'rstd']], offsets: { x: 110, residual: 2, rstd: 64 } },
+  { what: 'float32 addRmsNorm, four buffers past the offset alignment', fn: 'addRmsNorm', dtype: 'float32', rows: 2, dim: 300,
+    groups: [['x'], ['residual'], ['out'], ['rstd', 'weight']], offsets: { x: 4, residual: 2412, out: 4868, rstd: 7300, weight: 7316 }, size: 12288 },
+  { what: 'float32 rstd only', fn: 'rmsNorm', dtype: 'float32', rows: 6, dim: 33,
+    groups: [['x', 'rstd']], offsets: { x: 260, rstd: 8 }, size: 2048 },
+  { what: 'bfloat16 addRmsNorm, rows of 301 (a workgroup a row), odd offsets in one buffer', fn: 'addRmsNorm', dtype: 'bfloat16',
+    weightDtype: 'float16', rows: 3, dim: 301, groups: [['x', 'residual', 'out', 'weight', 'rstd']],
+    offsets: { x: 2, residual: 1810, out: 3620, weight: 5430, rstd: 6040 }, params: { castMode: 'gemma', weightOffset: 1 }, size: 8192 },
+  { what: 'float16 in place, rows of 1000 at offset 6', fn: 'rmsNorm', dtype: 'float16', rows: 3, dim: 1000,
+    groups: [['x', 'out'], ['weight', 'rstd']], offsets: { x: 6, out: 6, weight: 8002, rstd: 10004 }, size: 12288 },
+  { what: 'rows = 0 writes nothing', fn: 'rmsNorm', dtype: 'float16', rows: 0, dim: 9,
+    groups: [['x', 'out', 'weight']], offsets: { x: 2, out: 2, weight: 100 } },
+];
+
+
+// ---- Argument checks -----------------------------------------------------------
+
+// The device form's mistakes (tests/helpers/webgpu-page.js, deviceMistakes)
+// and the error each must raise.
+const DEVICE_MISTAKES = {
+  'encoder not an encoder': 'TypeError: rmsNorm: encoder must be a GPUCommandEncoder, got Object',
+  'x a typed array': 'TypeError: rmsNorm: buffers.x must be a GPUBuffer or { buffer: GPUBuffer, offset }, got Float32Array',
+  'x offset not a multiple of 4': 'RangeError: rmsNorm: buffers.x.offset must be a non-negative multiple of 4 (the bytes of a float32 value), got 2',
+  'x offset not a number': "TypeError: rmsNorm: buffers.x.offset must be a number, got '0'",
+  'x without STORAGE usage': 'RangeError: rmsNorm: buffers.x must be a buffer with GPUBufferUsage.STORAGE',
+  'out too small from its offset': 'RangeError: rmsNorm: buffers.out needs 256 bytes from offset 8, but the buffer has 256',
+  'out over the weight': 'RangeError: rmsNorm: buffers.out must not overlap buffers.weight',
+  'out partly over x': 'RangeError: rmsNorm: buffers.rstd must not overlap buffers.x',
+  'rstd over x': 'RangeError: rmsNorm: buffers.rstd must not overlap buffers.x',
+  'weight mapped': "RangeError: rmsNorm: buffers.weight must be unmapped, but its mapState is 'mapped'",
+  'rows negative': 'RangeError: rmsNorm: params.rows must be a non-negative integer, got -1',
+  'dim zero': 'RangeError: rmsNorm: params.dim must be a positive integer, got 0',
+  'dim a string': "TypeError: rmsNorm: params.dim must be a number, got '16'",
+  'eps NaN': 'RangeError: rmsNorm: params.eps must be a finite float32 >= 0, got NaN',
+  'eps negative': 'RangeError: rmsNorm: params.eps must be a finite float32 >= 0, got -1',
+  'dtype unknown': "TypeError: rmsNorm: params.dtype must be 'float32' or 'bfloat16' or 'float16', got 'half'",
+  'castMode unknown': "TypeError: rmsNorm: params.castMode must be 'llama' or 'gemma', got 'mistral'",
+  'weightOffset infinite': 'RangeError: rmsNorm: params.weightOffset must be a finite float32, got Infinity',
+  'weightDtype without weight': 'TypeError: rmsNorm: params.weightDtype needs a weight, but buffers.weight is null',
+  'neither out nor rstd': 'TypeError: rmsNorm: buffers.out or buffers.rstd is required',
+  'addRmsNorm without residual': 'TypeError: addRmsNorm: buffers.residual must be a GPUBuffer or { buffer: GPUBuffer, offset }, got undefined',
+  'addRmsNorm out over the residual': 'RangeError: addRmsNorm: buffers.out must not overlap buffers.residual',
+  'addRmsNorm residual over x': 'RangeError: addRmsNorm: buffers.residual must not overlap buffers.x',
+  'params missing': 'TypeError: rmsNorm: params must be an object, got undefined',
+  'layerNorm mean over out': 'RangeError: layerNorm: buffers.mean must not overlap buffers.out',
+  'layerNorm bias a number': 'TypeError: layerNorm: buffers.bias must be a GPUBuffer or { buffer: GPUBuffer, offset }, got 3',
+  'layerNorm nothing to write': 'TypeError: layerNorm: buffers.out, buffers.mean or buffers.rstd is required',
+};
+
+// The array form's mistakes, as plain data ([kind, length] for an array,
+// 'undefined' for undefined): each must raise what the reference (the wasm
+// API's checks) raises in Node. The one engine difference: where the engine
+// has Float16Array, the weight's message offers it too.
+const ARRAY_MISTAKES = [
+  { fn: 'rmsNorm', args: [['Float32Array', 10], ['Float32Array', 3]] },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Float32Array', 4]], options: { eps: -1 } },
+  { fn: 'rmsNorm', args: [[1, 2, 3], null], options: { dim: 3 } },
+  { fn: 'rmsNorm', args: [['Float32Array', 8]] },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Float32Array', 4]], options: { castMode: 'mistral' } },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Float32Array', 4]], options: { out: ['Float32Array', 7] } },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Float32Array', 4]], options: { rstd: ['Float32Array', 3] } },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Float32Array', 4]], options: { dtype: 'bfloat16' } },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Uint16Array', 4]] },
+  { fn: 'rmsNorm', args: [['Uint16Array', 8], ['Uint16Array', 4]], options: { dtype: 'float16', weightOffset: 1e39 } },
+  { fn: 'rmsNorm', args: [['Float32Array', 8], ['Float32Array', 4]], options: { bogus: 1 } },
+  { fn: 'addRmsNorm', args: [['Float32Array', 8], 'undefined', ['Float32Array', 4]] },
+  { fn: 'addRmsNorm', args: [['Float32Array', 8], ['Float32Array', 4], ['Float32Array', 4]] },
+  { fn: 'layerNorm', args: [['Float32Array', 8], ['Float32Array', 4], ['Float32Array', 3]] },
+  { fn: 'layerNorm', args: [['Float32Array', 8], null, null], options: { dim: 4, mean: ['Float32Array', 1] } },
+  { fn: 'layerNorm', args: [['Uint16Array', 8], null, null], options: { dim: 4 } },
+];
+
+function referenceError(spec) {
+  const make = (a) => (a === 'undefined' ? undefined : Array.isArray(a) && typeof a[0] === 'string' ? new globalThis[a[0]](a[1]).fill(a[0] === 'Float32Array' ? 0.5 : 0x3c00) : a);
+  const options = spec.options && Object.fromEntries(Object.entries(spec.options).map(([k, v]) => [k, make(v)]));
+  try {
+    reference[spec.fn](...spec.args.map(make), options);
+    return null;
+  } catch (error) {
+    return `${error.constructor.name}: ${error.message}`;
+  }
+}
+
+const server = await startTestServer();
+after(() => server.close());
+
+for (const name of GPU_ENGINES) {
+  describe(`WebGPU in ${name}`, () => {
+    let browser;
+    let page;
+    before(async () => {
+      browser = await launchGpuBrowser(name);
+      page = await browser.openPage(server.url(PAGE));
+    });
+    after(async () => {
+      await page?.close();
+      await browser?.close();
+    });
+
+    test('each soft-float operation matches IEEE float32 (Math.fround) on 2^16 operand pairs', async (t) => {
+      for (const op of Object.keys(OPS)) {
+        const [a, b] = operands(op, 1 << 16);
+        const got = new Uint32Array(bytesOf(await page.evaluate(async ({ op, a, b }) => {
+          const { runOp } = await import('/tests/helpers/webgpu-ops.js');
+          const { fromBase64, openDevice, toBase64 } = await import('/tests/helpers/webgpu-page.js');
+          const { device } = await openDevice();
+          const words = (text) => new Uint32Array(fromBase64(text, 'float32').buffer);
+          const out = await runOp(device, op, words(a), words(b));
+          return toBase64(out);
+        }, { op, a: b64(a), b: b64(b) })).buffer);
+        let bad = 0;
+        let first = '';
+        for (let i = 0; i < a.length; i++) {
+          const want = OPS[op](a[i], b[i]);
+          const same = got[i] === want || (!op.startsWith('to_') && isNaN32(want) && isNaN32(got[i]));
+          if (!same && bad++ === 0) first = `${op}(0x${a[i].toString(16)}, 0x${b[i].toString(16)}) = 0x${got[i].toString(16)}, expected 0x${want.toString(16)}`;
+        }
+        assert.equal(bad, 0, `${bad} of ${a.length} ${op} results differ; first ${first}`);
+      }
+      t.diagnostic(`${Object.keys(OPS).length} operations x 65536 operand pairs, all exact`);
+    });
+
+    test('the portable bit-exactness suite: every rmsNorm, addRmsNorm and layerNorm call bit for bit', async (t) => {
+      const cases = portableCalls();
+      const { mismatches, values, adapter } = await runAndCompare(page, cases);
+      t.diagnostic(`${browser.version}, adapter: ${adapter}; ${cases.length} calls, ${values} values`);
+      assert.deepEqual(mismatches.slice(0, 10), [], `${mismatches.length} calls differ`);
+    });
+
+    test('GPU cases: odd and long rows, 70001 rows, every dtype and weight dtype, in place, special rows', async (t) => {
+      const cases = gpuCalls();
+      const { mismatches, values } = await runAndCompare(page, cases);
+      t.diagnostic(`${cases.length} calls, ${values} values`);
+      assert.deepEqual(mismatches.slice(0, 10), [], `${mismatches.length} calls differ`);
+    });
+
+    test('device form: caller buffers at odd offsets, shared, in place; every other byte untouched', async () => {
+      for (const c of BUFFER_CASES.map(bufferCase)) {
+        const reply = await page.evaluate(async (arg) => (await import('/tests/helpers/webgpu-page.js')).runOnBuffers(arg), c.sent);
+        assert.equal(reply.error, undefined, `${c.what}: ${reply.error}`);
+        reply.buffers.forEach((text, g) => {
+          const got = bytesOf(text);
+          const bad = c.expected[g].findIndex((v, i) => v !== got[i]);
+          assert.equal(bad, -1, `${c.what}: buffer ${g} differs from byte ${bad}`);
+        });
+      }
+    });
+
+    test('device form: every mistake a TypeError or RangeError naming the argument, and nothing recorded', async () => {
+      const { results, untouched } = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).deviceMistakes());
+      assert.deepEqual(Object.fromEntries(results.map((r) => [r.name, r.error])), DEVICE_MISTAKES);
+      assert.ok(untouched, 'a bad call wrote to buffers.out');
+    });
+
+    test("array form: the wasm API's errors for the same mistakes", async () => {
+      const got = (await page.evaluate(async (specs) => (await import('/tests/helpers/webgpu-page.js')).arrayMistakes(specs), ARRAY_MISTAKES))
+        .map((e) => e?.replace('a Uint16Array or Float16Array of 16-bit values', 'a Uint16Array of 16-bit values'));
+      const want = ARRAY_MISTAKES.map(referenceError);
+      assert.ok(want.every((e) => e !== null), 'every spec is a mistake');
+      assert.deepEqual(got, want);
+    });
+
+    test('the GPU bench rows run on a small shape: three rows timed, the exact one with no differing output', async () => {
+      const { shapes } = await page.evaluate(async (arg) => (await import('/tests/bench/rows/webgpu-page.js')).measureGpu(arg),
+        { shapes: [[3, 300]], rounds: 1, minSeconds: 0 });
+      const results = shapes[0].results;
+      assert.deepEqual(results.map((r) => r.id), ['webgpu-exact', 'webgpu-native', 'ort-webgpu']);
+      for (const r of results) assert.ok(r.seconds.every((t) => t > 0), `${r.id} timed`);
+      assert.equal(results[0].differing, 0);
+    });
+  });
+}
+
+test('WebKitGTK has no WebGPU (navigator.gpu is undefined): the backend is not tested there', async (t) => {
+  const browser = await engineNamed('webkit').launch();
+  try {
+    const page = await browser.openPage(server.url(PAGE));
+    const gpu = await page.evaluate(() => typeof navigator.gpu);
+    t.diagnostic(`${browser.version}: typeof navigator.gpu is '${gpu}'`);
+    assert.equal(gpu, 'undefined', 'WebKitGTK now has WebGPU: add it to GPU_ENGINES in tests/helpers/webgpu-engines.js');
+  } finally {
+    await browser.close();
+  }
+});
