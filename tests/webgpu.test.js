@@ -176,9 +176,9 @@ const BUFFER_CASES = [
 // and the error each must raise.
 const DEVICE_MISTAKES = {
   'encoder not an encoder': 'TypeError: rmsNorm: encoder must be a GPUCommandEncoder, got Object',
-  'x a typed array': 'TypeError: rmsNorm: buffers.x must be a GPUBuffer or { buffer: GPUBuffer, offset }, got Float32Array',
+  'x a typed array': 'TypeError: rmsNorm: buffers.x must be a GPUBuffer or { buffer: GPUBuffer, offset }, got Float32Array(64)',
   'x offset not a multiple of 4': 'RangeError: rmsNorm: buffers.x.offset must be a non-negative multiple of 4 (the bytes of a float32 value), got 2',
-  'x offset not a number': "TypeError: rmsNorm: buffers.x.offset must be a number, got '0'",
+  'x offset not a number': 'TypeError: rmsNorm: buffers.x.offset must be a number, got string "0"',
   'x without STORAGE usage': 'RangeError: rmsNorm: buffers.x must be a buffer with GPUBufferUsage.STORAGE',
   'out too small from its offset': 'RangeError: rmsNorm: buffers.out needs 256 bytes from offset 8, but the buffer has 256',
   'out over the weight': 'RangeError: rmsNorm: buffers.out must not overlap buffers.weight',
@@ -187,11 +187,11 @@ const DEVICE_MISTAKES = {
   'weight mapped': "RangeError: rmsNorm: buffers.weight must be unmapped, but its mapState is 'mapped'",
   'rows negative': 'RangeError: rmsNorm: params.rows must be a non-negative integer, got -1',
   'dim zero': 'RangeError: rmsNorm: params.dim must be a positive integer, got 0',
-  'dim a string': "TypeError: rmsNorm: params.dim must be a number, got '16'",
+  'dim a string': 'TypeError: rmsNorm: params.dim must be a number, got string "16"',
   'eps NaN': 'RangeError: rmsNorm: params.eps must be a finite float32 >= 0, got NaN',
   'eps negative': 'RangeError: rmsNorm: params.eps must be a finite float32 >= 0, got -1',
-  'dtype unknown': "TypeError: rmsNorm: params.dtype must be 'float32' or 'bfloat16' or 'float16', got 'half'",
-  'castMode unknown': "TypeError: rmsNorm: params.castMode must be 'llama' or 'gemma', got 'mistral'",
+  'dtype unknown': `TypeError: rmsNorm: params.dtype must be 'float32' or 'bfloat16' or 'float16', got string "half"`,
+  'castMode unknown': `TypeError: rmsNorm: params.castMode must be 'llama' or 'gemma', got string "mistral"`,
   'weightOffset infinite': 'RangeError: rmsNorm: params.weightOffset must be a finite float32, got Infinity',
   'weightDtype without weight': 'TypeError: rmsNorm: params.weightDtype needs a weight, but buffers.weight is null',
   'neither out nor rstd': 'TypeError: rmsNorm: buffers.out or buffers.rstd is required',
@@ -200,7 +200,7 @@ const DEVICE_MISTAKES = {
   'addRmsNorm residual over x': 'RangeError: addRmsNorm: buffers.residual must not overlap buffers.x',
   'params missing': 'TypeError: rmsNorm: params must be an object, got undefined',
   'layerNorm mean over out': 'RangeError: layerNorm: buffers.mean must not overlap buffers.out',
-  'layerNorm bias a number': 'TypeError: layerNorm: buffers.bias must be a GPUBuffer or { buffer: GPUBuffer, offset }, got 3',
+  'layerNorm bias a number': 'TypeError: layerNorm: buffers.bias must be a GPUBuffer or { buffer: GPUBuffer, offset }, got number 3',
   'layerNorm nothing to write': 'TypeError: layerNorm: buffers.out, buffers.mean or buffers.rstd is required',
 };
 

@@ -93,7 +93,7 @@ setPrototypeOf(LastCall.prototype, null);
 /** Whether a remembered record still describes its array: a tensor not
  * freed, a view not detached nor shrunk (its buffer, offset and kind
  * cannot change; its length can, and is asked again). */
-function stillHolds(record) {
+export function stillHolds(record) {
   return record.buffer === null ? Tensor.recordOf(record.value) === record : lengthOf(record.value) === record.length;
 }
 

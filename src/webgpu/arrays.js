@@ -1,28 +1,25 @@
-// The convenience form of the WebGPU backend: rmsNorm and addRmsNorm on
-// typed arrays, with the wasm API's arguments, options, results and errors
-// (the same checks: src/api/args.js), computed by the device kernels and read
-// back; each returns a promise of what the wasm function returns.
-import {
-  bitsOf, copyInto, newOutput, readRmsNormOptions, resolveLayerNorm, resolveRmsNorm,
-} from '../api/args.js';
+// The convenience form of the WebGPU backend: rmsNorm, addRmsNorm and
+// layerNorm on typed arrays, with the wasm API's arguments, options, results and errors:
+// resolved from the same descriptions (src/ops/), computed by the device
+// kernels and read back; each returns a promise of what the wasm function
+// returns. Inputs are read before the first await; outputs are written, in
+// slot order, only if every array is still what was measured (the caller's
+// code can run while the GPU computes).
+import { bufferOf, byteLengthOf, ceil, Float32Array, max, TypeError, Uint16Array, Uint8Array } from '../loader/intrinsics.js';
+import { readIn, writeOut } from '../ops/arrays.js';
+import { addRmsNorm as ADD_RMSNORM, layerNorm as LAYERNORM, rmsNorm as RMSNORM } from '../ops/descriptions.js';
+import { makeResults, resolve, returnValue, stillHolds } from '../ops/resolve.js';
 
-const { STORAGE, COPY_SRC, COPY_DST } = globalThis.GPUBufferUsage ?? {};
+const { STORAGE, COPY_SRC, COPY_DST, MAP_READ } = globalThis.GPUBufferUsage ?? {};
+const words = (bytes) => max(4, ceil(bytes / 4) * 4);
 
-/** A storage buffer holding a copy of the argument's bits (4-byte padded). */
-function upload(device, arg) {
-  const bits = bitsOf(arg);
-  const buffer = device.createBuffer({
-    size: Math.max(4, Math.ceil(bits.byteLength / 4) * 4),
-    usage: STORAGE | COPY_SRC | COPY_DST,
-    mappedAtCreation: true,
-  });
-  new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength));
+/** A storage buffer holding a copy of `bits` (4-byte padded). */
+function upload(device, bits) {
+  const byteLength = byteLengthOf(bits);
+  const buffer = device.createBuffer({ size: words(byteLength), usage: STORAGE | COPY_SRC | COPY_DST, mappedAtCreation: true });
+  new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(bufferOf(bits), 0, byteLength));
   buffer.unmap();
   return buffer;
-}
-
-function storage(device, byteLength) {
-  return device.createBuffer({ size: Math.max(4, Math.ceil(byteLength / 4) * 4), usage: STORAGE | COPY_SRC });
 }
 
 /** The array form over `kernels` (createGpuKernels). */
@@ -30,102 +27,75 @@ export function createArrayKernels(kernels) {
   const { device } = kernels;
 
   async function run(call) {
-    const { rows, dim, dtype } = call;
+    const { rows, dim, dtype, fn, op } = call;
     const created = [];
-    const keep = (b) => (created.push(b), b);
-    const elementBytes = dtype === 'float32' ? 4 : 2;
-    const n = rows * dim;
-    const buffers = { x: keep(upload(device, call.x)) };
-    if (call.residual !== undefined) buffers.residual = keep(upload(device, call.residual));
-    buffers.weight = call.weight === null ? null : keep(upload(device, call.weight));
-    buffers.out = keep(storage(device, n * elementBytes));
-    if (call.rstd !== undefined) buffers.rstd = keep(storage(device, rows * 4));
-    const params = {
-      rows, dim, eps: call.eps, dtype, castMode: call.castMode,
-      ...(call.weight === null ? {} : { weightDtype: call.weightDtype, weightOffset: call.weightOffset }),
+    const keep = (b) => {
+      created[created.length] = b;
+      return b;
     };
+    const n = rows * dim;
+    const elementBytes = dtype === 'float32' ? 4 : 2;
+    // Every array read, uploaded; every result, a buffer of its own (the residual is both).
+    const buffers = { __proto__: null }; // inherits nothing: every key is set below
+    for (let i = 0; i < op.slots.length; i++) {
+      const { key, reads, writes } = op.slots[i];
+      if (call.records[i] !== null && reads) buffers[key] = keep(upload(device, readIn(call.records[i])));
+      else if (writes && (key === 'out' || call.records[i] !== null)) {
+        const bytes = key === 'out' ? n * elementBytes : rows * 4;
+        buffers[key] = keep(device.createBuffer({ size: words(bytes), usage: STORAGE | COPY_SRC }));
+      } else buffers[key] = null;
+    }
+    // Literals define their properties: no setter on Object.prototype runs.
+    let params = { rows, dim, eps: call.eps };
+    if (op.hasDtype && buffers.weight === null) params = { rows, dim, eps: call.eps, dtype, castMode: call.castMode };
+    else if (op.hasDtype) {
+      params = { rows, dim, eps: call.eps, dtype, castMode: call.castMode, weightDtype: call.weightDtype, weightOffset: call.weightOffset };
+    }
     const encoder = device.createCommandEncoder();
-    if (call.residual === undefined) kernels.rmsNorm(encoder, buffers, params);
-    else kernels.addRmsNorm(encoder, buffers, params);
-    // Every result into one buffer to map: out, then residual, then rstd.
-    const parts = [['out', n * elementBytes]];
-    if (call.residual !== undefined) parts.push(['residual', n * elementBytes]);
-    if (call.rstd !== undefined) parts.push(['rstd', rows * 4]);
+    kernels[op.name](encoder, buffers, params);
+    // Every result into one buffer to map, in slot order.
+    const parts = [];
     let total = 0;
-    const at = parts.map(([, bytes]) => {
-      const start = total;
-      total += Math.ceil(bytes / 4) * 4;
-      return start;
-    });
-    const read = keep(device.createBuffer({ size: Math.max(4, total), usage: GPUBufferUsage.MAP_READ | COPY_DST }));
-    parts.forEach(([role, bytes], i) => {
-      const size = Math.ceil(bytes / 4) * 4;
-      if (size > 0) encoder.copyBufferToBuffer(buffers[role], 0, read, at[i], size);
-    });
+    for (let i = 0; i < op.slots.length; i++) {
+      const { key, writes } = op.slots[i];
+      if (!writes || buffers[key] === null) continue;
+      const bytes = key === 'out' || key === 'residual' ? n * elementBytes : rows * 4;
+      parts[parts.length] = { key, at: total, bytes, slot: i }; // a literal: defined, not set
+      total += ceil(bytes / 4) * 4;
+    }
+    const read = keep(device.createBuffer({ size: max(4, total), usage: MAP_READ | COPY_DST }));
+    for (let i = 0; i < parts.length; i++) {
+      if (parts[i].bytes > 0) encoder.copyBufferToBuffer(buffers[parts[i].key], 0, read, parts[i].at, ceil(parts[i].bytes / 4) * 4);
+    }
     device.queue.submit([encoder.finish()]);
     try {
       await read.mapAsync(GPUMapMode.READ);
       const bytes = new Uint8Array(read.getMappedRange().slice(0));
-      const view = (i, bits) => (bits === 4
-        ? new Float32Array(bytes.buffer, at[i], parts[i][1] / 4)
-        : new Uint16Array(bytes.buffer, at[i], parts[i][1] / 2));
-      const out = call.out ?? newOutput('options.out', dtype, n);
-      copyInto(bitsOf(out), view(0, elementBytes), 0);
-      if (call.residual !== undefined) copyInto(bitsOf(call.residual), view(1, elementBytes), 0);
-      if (call.rstd !== undefined) copyInto(bitsOf(call.rstd), view(parts.length - 1, 4), 0);
-      return out.value;
+      for (let i = 0; i < call.records.length; i++) {
+        const record = call.records[i];
+        if (record !== null && !stillHolds(record)) {
+          throw new TypeError(`${fn}: ${op.slots[i].name} was detached, shrunk or freed while the GPU computed; nothing was written`);
+        }
+      }
+      makeResults(call);
+      for (let i = 0; i < parts.length; i++) {
+        const { key, at, bytes: size, slot } = parts[i];
+        const wide = (key !== 'out' && key !== 'residual') || elementBytes === 4;
+        const bits = wide ? new Float32Array(bufferOf(bytes), at, size / 4) : new Uint16Array(bufferOf(bytes), at, size / 2);
+        writeOut(call.records[slot], bits);
+      }
+      return returnValue(call);
     } finally {
-      for (const b of created) b.destroy();
-    }
-  }
-
-  async function runLayerNorm(call) {
-    const { rows, dim } = call;
-    const created = [];
-    const keep = (b) => (created.push(b), b);
-    const n = rows * dim;
-    const buffers = {
-      x: keep(upload(device, call.x)),
-      weight: call.weight === null ? null : keep(upload(device, call.weight)),
-      bias: call.bias === null ? null : keep(upload(device, call.bias)),
-      out: keep(storage(device, n * 4)),
-      mean: call.mean === undefined ? null : keep(storage(device, rows * 4)),
-      rstd: call.rstd === undefined ? null : keep(storage(device, rows * 4)),
-    };
-    const encoder = device.createCommandEncoder();
-    kernels.layerNorm(encoder, buffers, { rows, dim, eps: call.eps });
-    const parts = [['out', n], ['mean', rows], ['rstd', rows]].filter(([role]) => buffers[role] !== null);
-    let total = 0;
-    const at = parts.map(([, count]) => ((total += count * 4), total - count * 4));
-    const read = keep(device.createBuffer({ size: Math.max(4, total), usage: GPUBufferUsage.MAP_READ | COPY_DST }));
-    parts.forEach(([role, count], i) => {
-      if (count > 0) encoder.copyBufferToBuffer(buffers[role], 0, read, at[i], count * 4);
-    });
-    device.queue.submit([encoder.finish()]);
-    try {
-      await read.mapAsync(GPUMapMode.READ);
-      const bytes = read.getMappedRange().slice(0);
-      const out = call.out ?? newOutput('options.out', 'float32', n);
-      parts.forEach(([role, count], i) => {
-        const target = role === 'out' ? out : call[role];
-        copyInto(bitsOf(target), new Float32Array(bytes, at[i], count), 0);
-      });
-      return out.value;
-    } finally {
-      for (const b of created) b.destroy();
+      for (let i = 0; i < created.length; i++) created[i].destroy();
     }
   }
 
   return Object.freeze({
-    /** layerNorm(x, weight, bias, options) of 'rmsnorm-wasm' (float32), on the GPU. */
-    layerNorm: async (x, weight, bias, options) => runLayerNorm(resolveLayerNorm('layerNorm', x, weight, bias, options)),
     /** rmsNorm(x, weight, options) of 'rmsnorm-wasm', on the GPU: a promise of its result. */
-    rmsNorm: async (x, weight, options) => run(resolveRmsNorm('rmsNorm', x, undefined, weight, readRmsNormOptions('rmsNorm', options))),
+    rmsNorm: async (x, weight, options) => run(resolve(RMSNORM, 'rmsNorm', [x, weight, options], undefined)),
     /** addRmsNorm(x, residual, weight, options) of 'rmsnorm-wasm', on the GPU. */
-    async addRmsNorm(x, residual, weight, options) {
-      const opts = readRmsNormOptions('addRmsNorm', options);
-      if (residual === undefined) throw new TypeError('addRmsNorm: residual must be an array of x\'s dtype, got undefined');
-      return run(resolveRmsNorm('addRmsNorm', x, residual, weight, opts));
-    },
+    addRmsNorm: async (x, residual, weight, options) => run(resolve(ADD_RMSNORM, 'addRmsNorm', [x, residual, weight, options], undefined)),
+    /** layerNorm(x, weight, bias, options) of 'rmsnorm-wasm' (float32), on the GPU. */
+    layerNorm: async (x, weight, bias, options) => run(resolve(LAYERNORM, 'layerNorm', [x, weight, bias, options], undefined)),
   });
 }

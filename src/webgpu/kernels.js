@@ -3,16 +3,21 @@
 // the caller's GPUCommandEncoder, so an engine puts the norm between its own
 // passes with no readback. Every argument is checked before anything is
 // recorded; a bad call records nothing.
-import { CAST_MODE, DTYPE, DTYPES, CAST_MODES } from '../loader/abi.js';
+import { CAST_MODE, CAST_MODES, DTYPE, DTYPES } from '../loader/abi.js';
+import { ceil, Float32Array, isSafeInteger, max, min, RangeError, TypeError, Uint32Array } from '../loader/intrinsics.js';
+import { describe, float32Option as float32Param, oneOf, optionReader } from '../ops/options.js';
 import { NO_WEIGHT, PARAMS, rmsNormShader, SLOTS, WORKGROUP_SIZE } from './shader.js';
 import { LAYERNORM_PARAMS, LAYERNORM_SLOTS, layerNormShader } from './layernorm-shader.js';
+
+// The shaders' source, written out when this module loads: nothing a page
+// replaces later (Array.prototype.join, say) can reach the code it runs.
+const CODE = { rmsNorm: rmsNormShader(), layerNorm: layerNormShader() };
 
 // Rows up to one block long are normalized an invocation a row: a workgroup
 // would spend them waiting at its barriers. Longer rows take a workgroup
 // each (a single invocation on a long row may outlast a driver's watchdog).
 const SERIAL_DIM = 256;
 
-const FLT_MAX = 3.4028234663852886e38;
 const MAX_GROUPS = 65535; // maxComputeWorkgroupsPerDimension's guaranteed value
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
@@ -33,37 +38,24 @@ const ROLES = {
   rstd: { writes: true },
 };
 
-function describe(value) {
-  if (value === null) return 'null';
-  if (typeof value === 'object' || typeof value === 'function') return value.constructor?.name ?? 'an object';
-  return typeof value === 'string' ? `'${value}'` : String(value);
-}
+// What each function reads of its buffers and params objects: own
+// properties only, each once (src/ops/options.js, as the wasm API's options).
+const RMSNORM_PARAMS = { rows: undefined, dim: undefined, eps: 1e-6, dtype: 'float32', weightDtype: undefined, castMode: 'llama', weightOffset: 0 };
+const readers = {
+  rmsNorm: [optionReader({ x: undefined, weight: undefined, out: undefined, rstd: undefined }), optionReader(RMSNORM_PARAMS)],
+  addRmsNorm: [optionReader({ x: undefined, residual: undefined, weight: undefined, out: undefined, rstd: undefined }), optionReader(RMSNORM_PARAMS)],
+  layerNorm: [optionReader({ x: undefined, weight: undefined, bias: undefined, out: undefined, mean: undefined, rstd: undefined }),
+    optionReader({ rows: undefined, dim: undefined, eps: 1e-5 })],
+};
 
 function isGpuBuffer(value) {
   return typeof GPUBuffer !== 'undefined' && value instanceof GPUBuffer;
 }
 
-function oneOf(fn, name, value, allowed, fallback) {
-  if (value === undefined) return fallback;
-  if (!allowed.includes(value)) {
-    throw new TypeError(`${fn}: ${name} must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describe(value)}`);
-  }
-  return value;
-}
-
-function float32Param(fn, name, value, fallback, nonNegative) {
-  if (value === undefined) return Math.fround(fallback);
+function countParam(fn, name, value, least) {
   if (typeof value !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(value)}`);
-  if (!(nonNegative ? value >= 0 && value <= FLT_MAX : Math.abs(value) <= FLT_MAX)) {
-    throw new RangeError(`${fn}: ${name} must be a finite float32${nonNegative ? ' >= 0' : ''}, got ${value}`);
-  }
-  return Math.fround(value);
-}
-
-function countParam(fn, name, value, min) {
-  if (typeof value !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(value)}`);
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new RangeError(`${fn}: ${name} must be ${min === 0 ? 'a non-negative' : 'a positive'} integer, got ${value}`);
+  if (!isSafeInteger(value) || value < least) {
+    throw new RangeError(`${fn}: ${name} must be ${least === 0 ? 'a non-negative' : 'a positive'} integer, got ${value}`);
   }
   return value;
 }
@@ -79,7 +71,7 @@ function measureBinding(fn, name, value, dtype, count, writes) {
   const at = isGpuBuffer(value) ? name : `${name}.offset`;
   if (typeof offset !== 'number') throw new TypeError(`${fn}: ${at} must be a number, got ${describe(offset)}`);
   const { bytes } = DTYPE[dtype];
-  if (!Number.isSafeInteger(offset) || offset < 0 || offset % bytes !== 0) {
+  if (!isSafeInteger(offset) || offset < 0 || offset % bytes !== 0) {
     throw new RangeError(`${fn}: ${at} must be a non-negative multiple of ${bytes} (the bytes of a ${dtype} value), got ${offset}`);
   }
   if ((buffer.usage & GPUBufferUsage.STORAGE) === 0) {
@@ -98,21 +90,29 @@ function measureBinding(fn, name, value, dtype, count, writes) {
 /** The overlap rule of the wasm API (src/api/args.js): nothing written
  * shares a byte with anything else of the call, except out exactly over x. */
 function checkOverlaps(fn, measured) {
-  const entries = Object.entries(measured);
-  for (let i = 0; i < entries.length; i++) {
-    for (let j = i + 1; j < entries.length; j++) {
-      const [roleA, a] = entries[i];
-      const [roleB, b] = entries[j];
+  const roles = keysOf(measured);
+  for (let i = 0; i < roles.length; i++) {
+    for (let j = i + 1; j < roles.length; j++) {
+      const a = measured[roles[i]];
+      const b = measured[roles[j]];
       if (!(a.writes || b.writes) || a.buffer !== b.buffer || a.start === a.end || b.start === b.end) continue;
       if (!(a.start < b.end && b.start < a.end)) continue;
-      const [writer, other, writerRole, otherRole] = b.writes ? [b, a, roleB, roleA] : [a, b, roleA, roleB];
-      const inPlace = ROLES[writerRole].inPlaceOf === otherRole;
+      const writer = b.writes ? b : a;
+      const other = b.writes ? a : b;
+      const inPlace = ROLES[b.writes ? roles[j] : roles[i]].inPlaceOf === (b.writes ? roles[i] : roles[j]);
       if (inPlace && a.start === b.start && a.end === b.end) continue;
       throw new RangeError(inPlace
         ? `${fn}: ${writer.name} must be ${other.name} itself or not overlap ${other.name}`
         : `${fn}: ${writer.name} must not overlap ${other.name}`);
     }
   }
+}
+
+/** Own keys of one of this module's records, in insertion order. */
+function keysOf(record) {
+  const keys = [];
+  for (const key in record) keys[keys.length] = key;
+  return keys;
 }
 
 /**
@@ -125,19 +125,25 @@ function checkOverlaps(fn, measured) {
 function bindingsOf(fn, device, measured) {
   const align = device.limits.minStorageBufferOffsetAlignment;
   const maxSize = device.limits.maxStorageBufferBindingSize;
-  let groups = Object.entries(measured).map(([role, m]) => ({
-    buffer: m.buffer, start: m.start - (m.start % align), end: Math.ceil(m.end / 4) * 4, roles: [role],
-  }));
+  const roles = keysOf(measured);
+  let groups = [];
+  for (let i = 0; i < roles.length; i++) {
+    const m = measured[roles[i]];
+    groups[i] = { buffer: m.buffer, start: m.start - (m.start % align), end: ceil(m.end / 4) * 4, roles: [roles[i]] };
+  }
   for (let merged = true; merged;) {
     merged = false;
     for (let i = 0; i < groups.length && !merged; i++) {
       for (let j = i + 1; j < groups.length && !merged; j++) {
-        const [a, b] = [groups[i], groups[j]];
+        const a = groups[i];
+        const b = groups[j];
         if (a.buffer === b.buffer && a.start < b.end && b.start < a.end) {
-          a.start = Math.min(a.start, b.start);
-          a.end = Math.max(a.end, b.end);
-          a.roles.push(...b.roles);
-          groups = groups.filter((g) => g !== b);
+          a.start = min(a.start, b.start);
+          a.end = max(a.end, b.end);
+          for (let k = 0; k < b.roles.length; k++) a.roles[a.roles.length] = b.roles[k];
+          const rest = [];
+          for (let k = 0; k < groups.length; k++) if (k !== j) rest[rest.length] = groups[k];
+          groups = rest;
           merged = true;
         }
       }
@@ -145,20 +151,24 @@ function bindingsOf(fn, device, measured) {
   }
   const roleSlot = {};
   const roleOffset = {};
-  const slots = groups.map((g, slot) => {
-    const names = g.roles.map((r) => measured[r].name).join(', ');
+  const slots = [];
+  for (let slot = 0; slot < groups.length; slot++) {
+    const g = groups[slot];
+    let names = '';
+    for (let k = 0; k < g.roles.length; k++) names += `${k === 0 ? '' : ', '}${measured[g.roles[k]].name}`;
     if (g.end > g.buffer.size) {
       throw new RangeError(`${fn}: the buffer of ${names} is ${g.buffer.size} bytes; WebGPU binds whole 4-byte words, so it must extend to byte ${g.end}`);
     }
     if (g.end - g.start > maxSize) {
       throw new RangeError(`${fn}: ${names} span ${g.end - g.start} bytes of one buffer, beyond the device's maxStorageBufferBindingSize (${maxSize})`);
     }
-    for (const r of g.roles) {
+    for (let k = 0; k < g.roles.length; k++) {
+      const r = g.roles[k];
       roleSlot[r] = slot;
       roleOffset[r] = (measured[r].start - g.start) / DTYPE[measured[r].dtype].bytes;
     }
-    return { buffer: g.buffer, offset: g.start, size: g.end - g.start };
-  });
+    slots[slot] = { buffer: g.buffer, offset: g.start, size: g.end - g.start };
+  }
   return { slots, roleSlot, roleOffset };
 }
 
@@ -180,9 +190,12 @@ export function createGpuKernels(device) {
 
   function pipelineOf(entryPoint, shader = 'rmsNorm') {
     modules[shader] ??= device.createShaderModule({
-      code: shader === 'rmsNorm' ? rmsNormShader() : layerNormShader(), label: `rmsnorm-wasm exact ${shader}`,
+      code: CODE[shader], label: `rmsnorm-wasm exact ${shader}`,
     });
-    spare ??= Array.from({ length: Math.max(SLOTS, LAYERNORM_SLOTS) }, () => device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }));
+    if (spare === null) {
+      spare = [];
+      for (let k = 0; k < max(SLOTS, LAYERNORM_SLOTS); k++) spare[k] = device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE });
+    }
     const key = `${shader} ${entryPoint}`;
     pipelines[key] ??= device.createComputePipeline({ layout: 'auto', compute: { module: modules[shader], entryPoint } });
     return pipelines[key];
@@ -193,12 +206,13 @@ export function createGpuKernels(device) {
     // A uniform buffer per call, filled at creation: calls recorded into
     // one encoder each keep their own parameters.
     const uniform = device.createBuffer({ size: names.length * 4, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
-    new Uint32Array(uniform.getMappedRange()).set(names.map((p) => values[p] ?? 0));
+    const words = new Uint32Array(uniform.getMappedRange());
+    for (let i = 0; i < names.length; i++) words[i] = values[names[i]] ?? 0;
     uniform.unmap();
     const entries = [{ binding: 0, resource: { buffer: uniform } }];
     for (let k = 0; k < count; k++) {
       const b = slots[k] ?? { buffer: spare[k], offset: 0, size: 16 };
-      entries.push({ binding: k + 1, resource: { buffer: b.buffer, offset: b.offset, size: b.size } });
+      entries[k + 1] = { binding: k + 1, resource: { buffer: b.buffer, offset: b.offset, size: b.size } };
     }
     const bindGroup = device.createBindGroup({ layout: pipe.getBindGroupLayout(0), entries });
     const pass = encoder.beginComputePass({ label });
@@ -218,18 +232,20 @@ export function createGpuKernels(device) {
 
   /** [x, y] workgroups for `groups` in all, within the per-dimension limit. */
   function dispatchSize(fn, groups, rows) {
-    const size = [Math.min(groups, MAX_GROUPS), Math.ceil(groups / MAX_GROUPS)];
+    const size = [min(groups, MAX_GROUPS), ceil(groups / MAX_GROUPS)];
     if (size[1] > MAX_GROUPS) throw new RangeError(`${fn}: params.rows is too large (${rows})`);
     return size;
   }
 
-  function recordLayerNorm(encoder, buffers, params) {
+  function recordLayerNorm(encoder, given, options) {
     const fn = 'layerNorm';
-    checkEncoder(fn, encoder, buffers, params);
+    checkEncoder(fn, encoder, given, options);
+    const buffers = readers[fn][0](fn, given, 'buffers');
+    const params = readers[fn][1](fn, options, 'params');
     const rows = countParam(fn, 'params.rows', params.rows, 0);
     const dim = countParam(fn, 'params.dim', params.dim, 1);
     const eps = float32Param(fn, 'params.eps', params.eps, 1e-5, true);
-    if (!Number.isSafeInteger(rows * dim)) throw new RangeError(`${fn}: params.rows * params.dim (${rows * dim}) is too large`);
+    if (!isSafeInteger(rows * dim)) throw new RangeError(`${fn}: params.rows * params.dim (${rows * dim}) is too large`);
     if (buffers.out == null && buffers.mean == null && buffers.rstd == null) {
       throw new TypeError(`${fn}: buffers.out, buffers.mean or buffers.rstd is required`);
     }
@@ -244,7 +260,7 @@ export function createGpuKernels(device) {
     const { slots, roleSlot, roleOffset } = bindingsOf(fn, device, measured);
     if (rows === 0) return;
     const perInvocation = dim <= SERIAL_DIM;
-    const groups = dispatchSize(fn, perInvocation ? Math.ceil(rows / WORKGROUP_SIZE) : rows, rows);
+    const groups = dispatchSize(fn, perInvocation ? ceil(rows / WORKGROUP_SIZE) : rows, rows);
     const values = {
       rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), groups_x: groups[0],
       has_weight: measured.weight ? 1 : 0, has_bias: measured.bias ? 1 : 0, has_out: measured.out ? 1 : 0,
@@ -255,8 +271,10 @@ export function createGpuKernels(device) {
     encodePass(encoder, `rmsnorm-wasm ${fn}`, pipelineOf(perInvocation ? 'main' : 'main_wg', 'layerNorm'), LAYERNORM_PARAMS, values, slots, LAYERNORM_SLOTS, groups);
   }
 
-  function record(fn, encoder, buffers, params, withResidual) {
-    checkEncoder(fn, encoder, buffers, params);
+  function record(fn, encoder, given, options, withResidual) {
+    checkEncoder(fn, encoder, given, options);
+    const buffers = readers[fn][0](fn, given, 'buffers');
+    const params = readers[fn][1](fn, options, 'params');
     const rows = countParam(fn, 'params.rows', params.rows, 0);
     const dim = countParam(fn, 'params.dim', params.dim, 1);
     const dtype = oneOf(fn, 'params.dtype', params.dtype, DTYPES, 'float32');
@@ -267,7 +285,7 @@ export function createGpuKernels(device) {
     const eps = float32Param(fn, 'params.eps', params.eps, 1e-6, true);
     const castMode = oneOf(fn, 'params.castMode', params.castMode, CAST_MODES, 'llama');
     const weightOffset = float32Param(fn, 'params.weightOffset', params.weightOffset, 0, false);
-    if (!Number.isSafeInteger(rows * dim)) throw new RangeError(`${fn}: params.rows * params.dim (${rows * dim}) is too large`);
+    if (!isSafeInteger(rows * dim)) throw new RangeError(`${fn}: params.rows * params.dim (${rows * dim}) is too large`);
     if (buffers.out == null && buffers.rstd == null && !withResidual) {
       throw new TypeError(`${fn}: buffers.out or buffers.rstd is required`);
     }
@@ -282,7 +300,7 @@ export function createGpuKernels(device) {
     if (rows === 0) return;
 
     const perInvocation = dim <= SERIAL_DIM;
-    const groups = dispatchSize(fn, perInvocation ? Math.ceil(rows / WORKGROUP_SIZE) : rows, rows);
+    const groups = dispatchSize(fn, perInvocation ? ceil(rows / WORKGROUP_SIZE) : rows, rows);
     const values = {
       rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), weight_offset: bitsOfFloat(weightOffset),
       cast_gemma: CAST_MODE[castMode] === CAST_MODE.gemma ? 1 : 0, groups_x: groups[0],

@@ -5,11 +5,11 @@
 // has WebGPU (navigator.gpu); it asks for an adapter, and builds anything,
 // only when asked to run (Chromium warns on the console when it has none).
 
-import { rmsNorm } from '../../src/index.js';
 import { createArrayKernels, createGpuKernels } from '../../src/webgpu/index.js';
 import { createNativeRmsNorm } from '../../src/webgpu/native.js';
 import { newSeed, normalArray, prng, uniformArray } from '../lib/random.js';
 import { cell, find, report } from '../lib/dom.js';
+import { kernels as wasmKernels } from '../lib/kernels.js';
 
 const ROWS = 32;
 const DIM = 1024;
@@ -71,7 +71,7 @@ export async function mountGpu(section) {
     const rand = prng(seed);
     const x = normalArray(rand, ROWS * DIM, 3);
     const w = uniformArray(rand, DIM, 0.5, 1.5);
-    const wasm = rmsNorm(x, w);
+    const wasm = wasmKernels().rmsNorm(x, w); // the page's own instance (web/lib/kernels.js)
     const outputs = [
       ['wasm kernel', wasm],
       ['exact WebGPU kernel', await kernels.arrays.rmsNorm(x, w)],
