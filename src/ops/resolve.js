@@ -167,7 +167,7 @@ setPrototypeOf(Call.prototype, null);
 export function resolve(op, fn, values, memory) {
   const { slots, options: defaults } = op;
   const previous = memory === undefined ? undefined : op.last.opts ?? undefined;
-  const opts = op.readOptions(fn, values[op.params.length], 'options', previous);
+  const opts = op.readOptions(fn, values[op.params.length], 'options', previous, op.last.count);
   // (A getter may have called the API: then the last call is another one.)
   if (previous !== undefined && op.last.opts === previous && isLast(op, op.last, values, memory)) return op.last.call;
   const shape = readShape(fn, opts.shape);

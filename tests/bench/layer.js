@@ -43,7 +43,7 @@ export async function measureLayer({ src, shape, rounds }) {
     Object.assign(steps, {
       [`${kind}: public call`]: () => api.rmsNorm(a, b, options),
       [`${kind}: resolve`]: () => resolve(op, 'rmsNorm', args, memory),
-      [`${kind}: options read`]: () => op.readOptions('rmsNorm', options, 'options', op.last.opts),
+      [`${kind}: options read`]: () => op.readOptions('rmsNorm', options, 'options', op.last.opts, op.last.count),
       [`${kind}: run`]: () => run(memory, call),
     });
     if (kind === 'zero-copy') steps[`${kind}: kernel through the description`] = () => op.kernel(memory.exports, call, pointers, rows);
