@@ -4,6 +4,7 @@
 // (LentMemory, bindMemory: no allocator; staging and the kernels' stack in
 // the region the engine lent). Both answer:
 //   buffer(), heap(dtype)       the memory's current buffer, views of all of it
+//   views()                     both at once: { buffer, float32, uint16 }
 //   space()                     what the overlap rule compares (src/ops/overlap.js)
 //   adopt(fn, name, record)     a measured array of a call: refuse it, or claim it
 //                               when it lies in this memory (record.memory = this)
@@ -60,15 +61,19 @@ export class OwnMemory {
    * kept with views of it, and asked again only once those read as empty:
    * growing a memory detaches its old buffer. */
   buffer() {
+    return this.views().buffer;
+  }
+
+  views() {
     const views = this.#views;
-    if (views !== null && lengthOf(views.float32) !== 0) return views.buffer;
+    if (views !== null && lengthOf(views.float32) !== 0) return views;
     this.#views = new Views(memoryBufferOf(this.memory));
-    return this.#views.buffer;
+    return this.#views;
   }
 
   heap(dtype) {
-    this.buffer();
-    return dtype === 'float32' ? this.#views.float32 : this.#views.uint16;
+    const views = this.views();
+    return dtype === 'float32' ? views.float32 : views.uint16;
   }
 
   space() {
@@ -156,6 +161,10 @@ export class LentMemory {
     const buffer = memoryBufferOf(this.memory);
     weakAdd(this.#verified, buffer);
     return buffer;
+  }
+
+  views() {
+    return new Views(this.buffer());
   }
 
   heap(dtype) {
