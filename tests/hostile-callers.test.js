@@ -288,6 +288,31 @@ test('class 2: a property the options object only inherits never steers a call',
   checkCanaries('inherited options');
 });
 
+test('class 2: a pointer name on Object.prototype never reaches a kernel', () => {
+  // Every array name of every function, inherited by every object, as the
+  // address of the instance's canary: a kernel call that reads one writes there.
+  const names = ['x', 'residual', 'weight', 'bias', 'out', 'mean', 'rstd', 'dy', 'dx', 'dweight', 'dbias'];
+  for (const [name, k] of Object.entries(instances)) {
+    const x = k.alloc(X.length);
+    const w = k.alloc(W.length);
+    const out = k.alloc(X.length);
+    x.array.set(X);
+    w.array.set(W);
+    try {
+      for (const key of names) Object.prototype[key] = canaries[name].tensor.byteOffset;
+      k.rmsNorm(x, w, { eps: 1e-5, out });
+      k.rmsNorm(X, W, { eps: 1e-5 });
+      k.layerNorm(X, W, null);
+      k.rmsNormBackward(X, X, W);
+    } finally {
+      for (const key of names) delete Object.prototype[key];
+    }
+    assertSameBits(out.array, EXPECTED, `${name}: rmsNorm on tensors`);
+    for (const t of [x, w, out]) t.free();
+  }
+  checkCanaries('pointer names on Object.prototype');
+});
+
 test('class 2: options with a null prototype, or a proxy, are read like any object', () => {
   onEach((impl, name) => {
     const out = new Float32Array(X.length);

@@ -31,17 +31,19 @@ const RMSNORM_OPTIONS = {
   eps: 1e-6, dim: undefined, out: undefined, dtype: 'float32', weightDtype: undefined, castMode: 'llama',
   weightOffset: 0, shape: undefined, axis: -1, rstd: undefined,
 };
-const rmsNormKernel = (e, c, p, n) => e.rmsnorm(p.x, p.residual, p.weight, p.out, p.rstd, n, c.dim, c.eps,
-  c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset);
+// rmsNorm has no residual slot: its pointers have no `residual` to read
+// (one read there would find Object.prototype's).
+const rmsNormKernel = (fused) => (e, c, p, n) => e.rmsnorm(p.x, fused ? p.residual : 0, p.weight, p.out, p.rstd, n,
+  c.dim, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset);
 
 export const rmsNorm = define('rmsNorm', {
   params: ['x', 'weight'], options: RMSNORM_OPTIONS, arrays: rmsNormArrays(false), returns: 'out',
-  exports: ['rmsnorm'], kernel: rmsNormKernel,
+  exports: ['rmsnorm'], kernel: rmsNormKernel(false),
 });
 
 export const addRmsNorm = define('addRmsNorm', {
   params: ['x', 'residual', 'weight'], options: RMSNORM_OPTIONS, arrays: rmsNormArrays(true), returns: 'out',
-  exports: ['rmsnorm'], kernel: rmsNormKernel,
+  exports: ['rmsnorm'], kernel: rmsNormKernel(true),
 });
 
 export const layerNorm = define('layerNorm', {
