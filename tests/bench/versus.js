@@ -41,7 +41,7 @@ async function inBrowser(engineName) {
   try {
     const url = (p) => server.url(`/${path.relative(root, p)}`, { isolated: true });
     const page = await browser.openPage(url(path.join(here, 'tests/pages/blank.html')));
-    const builds = dirs.map(([name, dir]) => [name, url(path.join(dir, 'src/'))]);
+    const builds = dirs.map(([name, dir]) => [name, `${url(path.join(dir, 'src'))}/`]);
     const results = await page.evaluate(async (arg) => (await import(arg.module)).measureVersus(arg.builds, arg.options),
       { module: url(path.join(here, 'tests/bench/versus-cases.js')), builds, options });
     const problems = await page.problems();
