@@ -182,7 +182,8 @@ function stageAndRun(memory, call, plan) {
 
 /** Copies values [from, from + n) of a staged record to byte `to` of memory. */
 function copyIn(heap, record, from, n, to) {
-  copyInto(record.dtype === 'float32' ? heap.float32 : heap.uint16, viewOf(record, from, n), to / DTYPE[record.dtype].bytes);
+  // The memory's own views carry the intrinsic `set` (src/loader/memory.js, withOwnSet).
+  (record.dtype === 'float32' ? heap.float32 : heap.uint16).set(viewOf(record, from, n), to / DTYPE[record.dtype].bytes);
 }
 
 /** Copies n values from byte `at` of memory to values [from, from + n) of

@@ -22,6 +22,7 @@ export const kindOf = typedArrayGetter(Symbol.toStringTag);
 /** %TypedArray%.prototype.set, which reads no property of its target or its
  * source: copyInto(target, source, offset). */
 export const copyInto = uncurryThis(TypedArrayPrototype.set);
+export const typedArraySet = TypedArrayPrototype.set;
 export const fill = uncurryThis(TypedArrayPrototype.fill);
 const typedArrayAt = uncurryThis(TypedArrayPrototype.at);
 const arrayBufferByteLength = uncurryThis(descriptor(ArrayBuffer.prototype, 'byteLength').get);

@@ -14,7 +14,7 @@
 
 import { DTYPE } from './abi.js';
 import {
-  fill, Float32Array, setPrototypeOf, Int32Array, isSharedBuffer, lengthOf, memoryBufferOf, random, RangeError, TypeError, Uint16Array, Uint8Array,
+  defineProperty, fill, Float32Array, setPrototypeOf, Int32Array, isSharedBuffer, lengthOf, memoryBufferOf, random, RangeError, TypeError, typedArraySet, Uint16Array, Uint8Array,
   WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
 import { makeTensor } from './tensor.js';
@@ -37,9 +37,18 @@ function claim(memory, fn, name, record) {
 class Views {
   constructor(buffer) {
     this.buffer = buffer;
-    this.float32 = new Float32Array(buffer);
-    this.uint16 = new Uint16Array(buffer);
+    this.float32 = withOwnSet(new Float32Array(buffer));
+    this.uint16 = withOwnSet(new Uint16Array(buffer));
   }
+}
+
+/** `view` with %TypedArray%.prototype.set as its own, fixed `set`: views
+ * only this module holds, so `view.set(source, at)` runs the intrinsic
+ * whatever a page did to the prototype, as a plain method call, which
+ * JavaScriptCore makes much cheaper than the uncurried copyInto. */
+function withOwnSet(view) {
+  defineProperty(view, 'set', { value: typedArraySet });
+  return view;
 }
 setPrototypeOf(Views.prototype, null);
 
