@@ -33,36 +33,41 @@ export async function measureLayer({ src, shape, rounds }) {
   const { rmsnorm } = memory.exports;
   const eps = Math.fround(1e-6);
   const [xp, wp, yp] = [tx.byteOffset, tw.byteOffset, ty.byteOffset];
-  const steps = {};
+  const calls = {};
   for (const [kind, a, b, options] of [['zero-copy', tx, tw, { out: ty }], ['copying', x, w, { out }]]) {
     const args = [a, b, options];
     api.rmsNorm(a, b, options); // remembered from here on, as in a decode loop
     const call = resolve(op, 'rmsNorm', args, memory);
     run(memory, call);
     const { pointers } = call.plan ?? { pointers: null };
-    Object.assign(steps, {
+    Object.assign(calls, {
       [`${kind}: public call`]: () => api.rmsNorm(a, b, options),
       [`${kind}: resolve`]: () => resolve(op, 'rmsNorm', args, memory),
       [`${kind}: options read`]: () => op.readOptions('rmsNorm', options, 'options', op.last.opts, op.last.count),
       [`${kind}: run`]: () => run(memory, call),
     });
-    if (kind === 'zero-copy') steps[`${kind}: kernel through the description`] = () => op.kernel(memory.exports, call, pointers, rows);
+    if (kind === 'zero-copy') calls[`${kind}: kernel through the description`] = () => op.kernel(memory.exports, call, pointers, rows);
   }
-  steps['export called directly'] = () => rmsnorm(xp, 0, wp, yp, 0, rows, dim, eps, 0, 0, 0, 0);
-  const keys = Object.keys(steps);
+  calls['export called directly'] = () => rmsnorm(xp, 0, wp, yp, 0, rows, dim, eps, 0, 0, 0, 0);
+  const keys = Object.keys(calls);
   const iters = keys.map((k) => {
     let i = 1;
-    while (timeSync(steps[k], i) < 0.02) i *= 2;
+    while (timeSync(calls[k], i) < 0.02) i *= 2;
     return i;
   });
   const seconds = keys.map(() => []);
   for (let r = 0; r < rounds; r++) {
     for (let j = 0; j < keys.length; j++) {
       const k = (j + r) % keys.length;
-      seconds[k].push(timeSync(steps[keys[k]], iters[k]) / iters[k]);
+      seconds[k].push(timeSync(calls[keys[k]], iters[k]) / iters[k]);
     }
   }
-  return keys.map((key, k) => ({ key, micros: median(seconds[k]) * 1e6 }));
+  const steps = keys.map((key, k) => ({ key, value: median(seconds[k]) * 1e6 }));
+  // The goals' ratios, each the median of its per-round ratios.
+  const ratio = (a, b) => median(seconds[keys.indexOf(a)].map((t, r) => t / seconds[keys.indexOf(b)][r]));
+  steps.push({ key: 'zero-copy public call ÷ export (ratio)', value: ratio('zero-copy: public call', 'export called directly') });
+  steps.push({ key: 'copying ÷ zero-copy public call (ratio)', value: ratio('copying: public call', 'zero-copy: public call') });
+  return steps;
 }
 
 async function main() {
@@ -99,11 +104,11 @@ async function main() {
       await server.close();
     }
   }
-  console.log(`\n**${values.shape}**, µs per call (median of ${values.rounds} rounds)\n`);
+  console.log(`\n**${values.shape}**, µs per call (median of ${values.rounds} rounds), and two ratios\n`);
   console.log(`| step | ${columns.map((c) => c.name).join(' | ')} |`);
   console.log(`| --- | ${columns.map(() => '---:').join(' | ')} |`);
   for (let i = 0; i < columns[0].steps.length; i++) {
-    console.log(`| ${columns[0].steps[i].key} | ${columns.map((c) => c.steps[i].micros.toFixed(3)).join(' | ')} |`);
+    console.log(`| ${columns[0].steps[i].key} | ${columns.map((c) => c.steps[i].value.toFixed(3)).join(' | ')} |`);
   }
 }
 
