@@ -249,6 +249,29 @@ test('class 1: arrays from another realm, and subclasses that do not lie, are us
   });
 });
 
+test('class 1: a getter that calls the API while options are read leaves the call its own options', () => {
+  const innerExpected = reference.rmsNorm(X, W, { eps: 0.5 });
+  onEach((impl, name) => {
+    const inner = new Float32Array(X.length);
+    const out = new Float32Array(X.length);
+    const options = {
+      out,
+      get eps() {
+        impl.rmsNorm(X, W, { eps: 0.5, out: inner, dim: 16 });
+        return 1e-5;
+      },
+    };
+    // The first call, then the same call again (remembered where an implementation remembers).
+    for (let i = 0; i < 3; i++) {
+      out.fill(0);
+      assert.equal(impl.rmsNorm(X, W, options), out);
+      assertSameBits(out, EXPECTED, `${name}: call ${i}`);
+      assertSameBits(inner, innerExpected, `${name}: the getter's own call, ${i}`);
+    }
+  });
+  checkCanaries('a getter that calls the API');
+});
+
 // ---- 2. Inherited options ------------------------------------------------------------
 
 test('class 2: a property the options object only inherits never steers a call', async () => {
