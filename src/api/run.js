@@ -62,7 +62,6 @@ class StagedView {
   }
 }
 setPrototypeOf(StagedView.prototype, null);
-setPrototypeOf(Plan.prototype, null);
 const plans = { __proto__: null };
 
 /** Runs `call` on `memory` and returns what the function returns. */
