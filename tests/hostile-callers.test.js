@@ -249,6 +249,29 @@ test('class 1: arrays from another realm, and subclasses that do not lie, are us
   });
 });
 
+test('class 1: a getter that calls the API while options are read leaves the call its own options', () => {
+  const innerExpected = reference.rmsNorm(X, W, { eps: 0.5 });
+  onEach((impl, name) => {
+    const inner = new Float32Array(X.length);
+    const out = new Float32Array(X.length);
+    const options = {
+      out,
+      get eps() {
+        impl.rmsNorm(X, W, { eps: 0.5, out: inner, dim: 16 });
+        return 1e-5;
+      },
+    };
+    // The first call, then the same call again (remembered where an implementation remembers).
+    for (let i = 0; i < 3; i++) {
+      out.fill(0);
+      assert.equal(impl.rmsNorm(X, W, options), out);
+      assertSameBits(out, EXPECTED, `${name}: call ${i}`);
+      assertSameBits(inner, innerExpected, `${name}: the getter's own call, ${i}`);
+    }
+  });
+  checkCanaries('a getter that calls the API');
+});
+
 // ---- 2. Inherited options ------------------------------------------------------------
 
 test('class 2: a property the options object only inherits never steers a call', async () => {
@@ -286,6 +309,31 @@ test('class 2: a property the options object only inherits never steers a call',
   }
   assert.ok(sink.every((v) => v === 3) && sinkStats.every((v) => v === 3), 'the inherited sinks were written');
   checkCanaries('inherited options');
+});
+
+test('class 2: a pointer name on Object.prototype never reaches a kernel', () => {
+  // Every array name of every function, inherited by every object, as the
+  // address of the instance's canary: a kernel call that reads one writes there.
+  const names = ['x', 'residual', 'weight', 'bias', 'out', 'mean', 'rstd', 'dy', 'dx', 'dweight', 'dbias'];
+  for (const [name, k] of Object.entries(instances)) {
+    const x = k.alloc(X.length);
+    const w = k.alloc(W.length);
+    const out = k.alloc(X.length);
+    x.array.set(X);
+    w.array.set(W);
+    try {
+      for (const key of names) Object.prototype[key] = canaries[name].tensor.byteOffset;
+      k.rmsNorm(x, w, { eps: 1e-5, out });
+      k.rmsNorm(X, W, { eps: 1e-5 });
+      k.layerNorm(X, W, null);
+      k.rmsNormBackward(X, X, W);
+    } finally {
+      for (const key of names) delete Object.prototype[key];
+    }
+    assertSameBits(out.array, EXPECTED, `${name}: rmsNorm on tensors`);
+    for (const t of [x, w, out]) t.free();
+  }
+  checkCanaries('pointer names on Object.prototype');
 });
 
 test('class 2: options with a null prototype, or a proxy, are read like any object', () => {

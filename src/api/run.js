@@ -40,12 +40,28 @@ class Plan {
       this.offset[i] = 0;
     }
     this.pointers = { ...op.pointers };
+    this.pointersAt = -1; // the staging base the pointers hold the first chunk's addresses for, or -1
+    this.outViews = []; // per staged output: its last staging view (StagedView), or null
+    for (let i = 0; i < op.slots.length; i++) this.outViews[i] = null;
     this.staged = 0;
     this.chunkRows = 0;
     this.total = 0;
   }
 }
 setPrototypeOf(Plan.prototype, null);
+
+/** A view of a staged output's values in memory, kept while it still is one:
+ * a call copies its outputs out of the same few bytes every time. */
+class StagedView {
+  constructor(view, dtype, buffer, at, n) {
+    this.view = view;
+    this.dtype = dtype;
+    this.buffer = buffer;
+    this.at = at;
+    this.n = n;
+  }
+}
+setPrototypeOf(StagedView.prototype, null);
 const plans = { __proto__: null };
 
 /** Runs `call` on `memory` and returns what the function returns. */
@@ -88,6 +104,7 @@ function planCall(memory, call, plan) {
     }
   }
   plan.staged = staged;
+  plan.pointersAt = -1;
   if (staged === 0) {
     // The zero-copy call: every array where it lies.
     for (let i = 0; i < count; i++) pointers[keys[i]] = at[i];
@@ -127,41 +144,54 @@ function stageAndRun(memory, call, plan) {
   const base = memory.staging(fn, total);
   memory.checkStaged(fn, slots, records, base, total);
 
-  // From here on: copies and kernel calls only.
+  // From here on: copies and kernel calls only, on the memory's buffer as it is now.
+  const heap = memory.views();
   for (let i = 0; i < count; i++) {
-    if (offset[i] >= 0 && width[i] === 0 && slots[i].dir & IN && records[i] !== null) copyIn(memory, records[i], 0, dim, base + offset[i]);
+    if (offset[i] >= 0 && width[i] === 0 && slots[i].dir & IN && records[i] !== null) copyIn(heap, records[i], 0, dim, base + offset[i]);
   }
   for (let row = 0; row < rows; row += chunkRows) {
     const n = min(chunkRows, rows - row);
+    // The first chunk's addresses are those of the last call on this plan while the staging stays put.
+    const samePointers = row === 0 && plan.pointersAt === base;
     for (let i = 0; i < count; i++) {
       if (offset[i] < 0) {
-        pointers[keys[i]] = at[i] === 0 ? 0 : at[i] + row * width[i] * size[i];
+        if (!samePointers) pointers[keys[i]] = at[i] === 0 ? 0 : at[i] + row * width[i] * size[i];
       } else {
-        pointers[keys[i]] = base + offset[i];
+        if (!samePointers) pointers[keys[i]] = base + offset[i];
         if (width[i] !== 0 && !shares[i] && slots[i].dir & IN && records[i] !== null) {
-          copyIn(memory, records[i], row * width[i], n * width[i], base + offset[i]);
+          copyIn(heap, records[i], row * width[i], n * width[i], base + offset[i]);
         }
       }
     }
+    plan.pointersAt = row === 0 ? base : -1;
     kernel(memory.exports, call, pointers, n);
     // Outputs in slot order: where shared memory lets two of them alias, the last one written wins, as in the reference.
     for (let i = 0; i < count; i++) {
       if (offset[i] >= 0 && width[i] !== 0 && slots[i].dir & OUT && records[i] !== null) {
-        copyOut(memory, records[i], row * width[i], n * width[i], base + offset[i]);
+        copyOut(heap, plan, i, records[i], row * width[i], n * width[i], base + offset[i]);
       }
     }
   }
   for (let i = 0; i < count; i++) {
-    if (offset[i] >= 0 && slots[i].per === ONCE && slots[i].dir & OUT && records[i] !== null) copyOut(memory, records[i], 0, dim, base + offset[i]);
+    if (offset[i] >= 0 && slots[i].per === ONCE && slots[i].dir & OUT && records[i] !== null) {
+      copyOut(heap, plan, i, records[i], 0, dim, base + offset[i]);
+    }
   }
 }
 
 /** Copies values [from, from + n) of a staged record to byte `to` of memory. */
-function copyIn(memory, record, from, n, to) {
-  copyInto(memory.heap(record.dtype), viewOf(record, from, n), to / DTYPE[record.dtype].bytes);
+function copyIn(heap, record, from, n, to) {
+  // The memory's own views carry the intrinsic `set` (src/loader/memory.js, withOwnSet).
+  (record.dtype === 'float32' ? heap.float32 : heap.uint16).set(viewOf(record, from, n), to / DTYPE[record.dtype].bytes);
 }
 
-/** Copies n values from byte `at` of memory to values [from, from + n) of a staged record. */
-function copyOut(memory, record, from, n, at) {
-  copyInto(viewOf(record, 0, record.length), storageView(record.dtype, memory.buffer(), at, n), from);
+/** Copies n values from byte `at` of memory to values [from, from + n) of
+ * a staged record, the output of slot i of `plan`. */
+function copyOut(heap, plan, i, record, from, n, at) {
+  let staged = plan.outViews[i];
+  if (staged === null || staged.buffer !== heap.buffer || staged.at !== at || staged.n !== n || staged.dtype !== record.dtype) {
+    staged = new StagedView(storageView(record.dtype, heap.buffer, at, n), record.dtype, heap.buffer, at, n);
+    plan.outViews[i] = staged;
+  }
+  copyInto(viewOf(record, 0, record.length), staged.view, from);
 }

@@ -22,13 +22,16 @@ export const kindOf = typedArrayGetter(Symbol.toStringTag);
 /** %TypedArray%.prototype.set, which reads no property of its target or its
  * source: copyInto(target, source, offset). */
 export const copyInto = uncurryThis(TypedArrayPrototype.set);
+export const typedArraySet = TypedArrayPrototype.set;
 export const fill = uncurryThis(TypedArrayPrototype.fill);
 const typedArrayAt = uncurryThis(TypedArrayPrototype.at);
 const arrayBufferByteLength = uncurryThis(descriptor(ArrayBuffer.prototype, 'byteLength').get);
 /** WebAssembly.Memory.prototype.buffer: throws for anything but a memory. */
 export const memoryBufferOf = uncurryThis(descriptor(WebAssembly.Memory.prototype, 'buffer').get);
 export const instanceExportsOf = uncurryThis(descriptor(WebAssembly.Instance.prototype, 'exports').get);
-export const hasOwn = uncurryThis(Object.prototype.hasOwnProperty);
+/** Object.hasOwn where the engine has it: an uncurried hasOwnProperty costs
+ * a bound-function call, which SpiderMonkey and JavaScriptCore do not inline. */
+export const hasOwn = Object.hasOwn ?? uncurryThis(Object.prototype.hasOwnProperty);
 export const toStringTag = uncurryThis(Object.prototype.toString);
 export const { isView } = ArrayBuffer;
 export const { fround, abs, floor, ceil, max, min, log2, sqrt, random } = Math;

@@ -4,6 +4,7 @@
 // (LentMemory, bindMemory: no allocator; staging and the kernels' stack in
 // the region the engine lent). Both answer:
 //   buffer(), heap(dtype)       the memory's current buffer, views of all of it
+//   views()                     both at once: { buffer, float32, uint16 }
 //   space()                     what the overlap rule compares (src/ops/overlap.js)
 //   adopt(fn, name, record)     a measured array of a call: refuse it, or claim it
 //                               when it lies in this memory (record.memory = this)
@@ -13,7 +14,7 @@
 
 import { DTYPE } from './abi.js';
 import {
-  fill, Float32Array, setPrototypeOf, Int32Array, isSharedBuffer, lengthOf, memoryBufferOf, random, RangeError, TypeError, Uint16Array, Uint8Array,
+  defineProperty, fill, Float32Array, setPrototypeOf, Int32Array, isSharedBuffer, lengthOf, memoryBufferOf, random, RangeError, TypeError, typedArraySet, Uint16Array, Uint8Array,
   WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
 import { makeTensor } from './tensor.js';
@@ -36,9 +37,18 @@ function claim(memory, fn, name, record) {
 class Views {
   constructor(buffer) {
     this.buffer = buffer;
-    this.float32 = new Float32Array(buffer);
-    this.uint16 = new Uint16Array(buffer);
+    this.float32 = withOwnSet(new Float32Array(buffer));
+    this.uint16 = withOwnSet(new Uint16Array(buffer));
   }
+}
+
+/** `view` with %TypedArray%.prototype.set as its own, fixed `set`: views
+ * only this module holds, so `view.set(source, at)` runs the intrinsic
+ * whatever a page did to the prototype, as a plain method call, which
+ * JavaScriptCore makes much cheaper than the uncurried copyInto. */
+function withOwnSet(view) {
+  defineProperty(view, 'set', { value: typedArraySet });
+  return view;
 }
 setPrototypeOf(Views.prototype, null);
 
@@ -60,15 +70,19 @@ export class OwnMemory {
    * kept with views of it, and asked again only once those read as empty:
    * growing a memory detaches its old buffer. */
   buffer() {
+    return this.views().buffer;
+  }
+
+  views() {
     const views = this.#views;
-    if (views !== null && lengthOf(views.float32) !== 0) return views.buffer;
+    if (views !== null && lengthOf(views.float32) !== 0) return views;
     this.#views = new Views(memoryBufferOf(this.memory));
-    return this.#views.buffer;
+    return this.#views;
   }
 
   heap(dtype) {
-    this.buffer();
-    return dtype === 'float32' ? this.#views.float32 : this.#views.uint16;
+    const views = this.views();
+    return dtype === 'float32' ? views.float32 : views.uint16;
   }
 
   space() {
@@ -156,6 +170,10 @@ export class LentMemory {
     const buffer = memoryBufferOf(this.memory);
     weakAdd(this.#verified, buffer);
     return buffer;
+  }
+
+  views() {
+    return new Views(this.buffer());
   }
 
   heap(dtype) {

@@ -15,7 +15,7 @@
 // - kernel(exports, call, pointers, rows): pointers by slot name, 0 for an
 //   array not given (the kernels' "absent"; no array is ever at address 0).
 
-import { CAST_MODE, DTYPE } from '../loader/abi.js';
+import { DTYPE } from '../loader/abi.js';
 import { define, IN, INOUT, NONE, ONCE, OUT, ROW, STAT } from './resolve.js';
 
 const F32 = DTYPE.float32.code;
@@ -31,17 +31,19 @@ const RMSNORM_OPTIONS = {
   eps: 1e-6, dim: undefined, out: undefined, dtype: 'float32', weightDtype: undefined, castMode: 'llama',
   weightOffset: 0, shape: undefined, axis: -1, rstd: undefined,
 };
-const rmsNormKernel = (e, c, p, n) => e.rmsnorm(p.x, p.residual, p.weight, p.out, p.rstd, n, c.dim, c.eps,
-  DTYPE[c.dtype].code, c.weightDtype === null ? F32 : DTYPE[c.weightDtype].code, CAST_MODE[c.castMode], c.weightOffset);
+// rmsNorm has no residual slot: its pointers have no `residual` to read
+// (one read there would find Object.prototype's).
+const rmsNormKernel = (fused) => (e, c, p, n) => e.rmsnorm(p.x, fused ? p.residual : 0, p.weight, p.out, p.rstd, n,
+  c.dim, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset);
 
 export const rmsNorm = define('rmsNorm', {
   params: ['x', 'weight'], options: RMSNORM_OPTIONS, arrays: rmsNormArrays(false), returns: 'out',
-  exports: ['rmsnorm'], kernel: rmsNormKernel,
+  exports: ['rmsnorm'], kernel: rmsNormKernel(false),
 });
 
 export const addRmsNorm = define('addRmsNorm', {
   params: ['x', 'residual', 'weight'], options: RMSNORM_OPTIONS, arrays: rmsNormArrays(true), returns: 'out',
-  exports: ['rmsnorm'], kernel: rmsNormKernel,
+  exports: ['rmsnorm'], kernel: rmsNormKernel(true),
 });
 
 export const layerNorm = define('layerNorm', {

@@ -6,7 +6,7 @@
 import { CAST_MODES, DTYPES } from '../loader/abi.js';
 import {
   abs, defineProperty, freeze, fround, hasOwn, holds, isArray, isSafeInteger, isView, join, JSONStringify, kindOf, lengthOf,
-  RangeError, sliceString, StringOf, TypeError,
+  RangeError, setPrototypeOf, sliceString, StringOf, TypeError,
 } from '../loader/intrinsics.js';
 import { Tensor } from '../loader/tensor.js';
 
@@ -51,6 +51,20 @@ function isRevoked(value) {
   }
 }
 
+/** What one read of options found, key by key, before it is known whether
+ * they are the last call's (then no record is made). */
+class Found {
+  constructor(size) {
+    this.keys = [];
+    this.values = [];
+    for (let i = 0; i < size; i++) {
+      this.keys[i] = '';
+      this.values[i] = undefined;
+    }
+  }
+}
+setPrototypeOf(Found.prototype, null);
+
 /**
  * A reader of the options named in `defaults` (the description's options):
  * (fn, options) → a record of what was given, undefined for the rest. An
@@ -58,6 +72,9 @@ function isRevoked(value) {
  * count (as object spread reads them), so an inherited property never
  * steers a call and a getter runs once; an own key the function does not
  * know (a typo) is a TypeError. The record's class inherits nothing.
+ * Given `previous` (a record this reader made, of `previousCount` options),
+ * options with the same values read as `previous` itself: a decode loop's
+ * call makes no record (object spread is slow in SpiderMonkey).
  */
 export function optionReader(defaults) {
   const names = [];
@@ -67,34 +84,53 @@ export function optionReader(defaults) {
     defineProperty(template, name, { value: undefined, writable: true, enumerable: true, configurable: true });
   }
   const none = freeze({ ...template });
-  return (fn, options, name = 'options', previous = undefined) => {
+  // Reused from read to read; a getter that calls the API while options are
+  // read gets a Found of its own.
+  let spare = new Found(names.length);
+  return (fn, options, name = 'options', previous = undefined, previousCount = -1) => {
     lastRead.count = 0;
     lastRead.same = previous !== undefined;
     if (options === undefined) return none;
-    let count = 0;
-    let same = previous !== undefined;
     if (options === null || typeof options !== 'object' || isArray(options, () => revokedError(fn, name)())) {
       throw new TypeError(`${fn}: ${name} must be an object, got ${describe(options)}`);
     }
-    const record = { ...template }; // a clone of one shape: fast, and own properties only
+    const found = spare ?? new Found(names.length);
+    spare = null;
+    const { keys, values } = found;
+    let count = 0;
+    let same = previous !== undefined;
     try {
       for (const key in options) {
         if (!hasOwn(options, key)) continue; // inherited (a polluted prototype, say)
         if (!hasOwn(template, key)) throw new TypeError(`${fn}: unknown option '${key}' (allowed: ${join(names, ', ')})`);
         const value = options[key]; // own: its getter, if any, runs here and only here
-        record[key] = value;
+        keys[count] = key;
+        values[count] = value;
         count++;
         if (same && previous[key] !== value) same = false;
       }
     } catch (error) {
+      release(found, count);
       isArray(options, revokedError(fn, name)); // a proxy revoked while read: say so
       throw error;
     }
+    let record = previous;
+    if (!same || count !== previousCount) {
+      record = { ...template }; // a clone of one shape: own properties only
+      for (let i = 0; i < count; i++) record[keys[i]] = values[i];
+    }
+    release(found, count);
     // Written last: a getter above may have called the API, which reads options too.
     lastRead.count = count;
     lastRead.same = same;
     return record;
   };
+
+  /** `found` back for the next read, holding none of the caller's values. */
+  function release(found, count) {
+    for (let i = 0; i < count; i++) found.values[i] = undefined;
+    spare = found;
+  }
 }
 
 /** What the last read found: how many options were given, and whether each

@@ -4,6 +4,7 @@
 // order and before anything is written. The wasm API and the reference
 // both resolve here, so both throw the same error for the same mistake.
 
+import { CAST_MODE, DTYPE } from '../loader/abi.js';
 import { defineProperty, freeze, isView, kindOf, lengthOf, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { Tensor } from '../loader/tensor.js';
 import { measure, newOutput, weightDtypeOf } from './arrays.js';
@@ -136,6 +137,10 @@ class Call {
     this.weightDtype = null;
     this.castMode = 'llama';
     this.weightOffset = 0;
+    // The three above as the kernels' codes (src/loader/abi.js), looked up once a call, not at each kernel call.
+    this.dtypeCode = 0;
+    this.weightDtypeCode = 0;
+    this.castModeCode = 0;
     this.mayAlias = false;
     this.givenByName = null;
     this.remembered = false; // the last call of its function (LastCall): the runner may keep its plan
@@ -167,7 +172,7 @@ setPrototypeOf(Call.prototype, null);
 export function resolve(op, fn, values, memory) {
   const { slots, options: defaults } = op;
   const previous = memory === undefined ? undefined : op.last.opts ?? undefined;
-  const opts = op.readOptions(fn, values[op.params.length], 'options', previous);
+  const opts = op.readOptions(fn, values[op.params.length], 'options', previous, op.last.count);
   // (A getter may have called the API: then the last call is another one.)
   if (previous !== undefined && op.last.opts === previous && isLast(op, op.last, values, memory)) return op.last.call;
   const shape = readShape(fn, opts.shape);
@@ -213,6 +218,9 @@ export function resolve(op, fn, values, memory) {
       throw new TypeError(`${fn}: options.weightOffset needs a weight, but weight is null`);
     }
   }
+  call.dtypeCode = DTYPE[dtype].code;
+  call.weightDtypeCode = DTYPE[call.weightDtype ?? 'float32'].code;
+  call.castModeCode = CAST_MODE[call.castMode];
   call.dim = resolveDim(fn, opts, shape, length, weight, op.bias < 0 ? undefined : records[op.bias]);
   call.rows = length / call.dim;
   // The arrays given as options, in slot order.

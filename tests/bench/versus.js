@@ -1,79 +1,71 @@
 #!/usr/bin/env node
 // This build against another build of the package (a checkout, built), side
 // by side in one run: the calls an engine makes on every token, and what
-// alloc() costs. Rounds alternate the two builds; each ratio is the median
-// of the per-round ratios.
+// alloc() costs (./versus-cases.js). With --engine, each browser engine of
+// tests/helpers/engines.js loads both builds in one page and compares them
+// there the same way (wall time: a page's only clock).
 //
 //   node tests/bench/versus.js --baseline /path/to/other/checkout [--rounds 15] [--shapes 1x896]
+//                              [--engine node,chromium,firefox,webkit]
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
-import { median } from './measure.js';
-import { timeSync } from './timing.js';
+import { engineNamed, startTestServer } from '../helpers/engines.js';
+import { measureVersus } from './versus-cases.js';
+import { currentClock } from './timing.js';
 
 const { values: args } = parseArgs({
-  options: { baseline: { type: 'string' }, rounds: { type: 'string', default: '15' }, shapes: { type: 'string', default: '1x896' } },
+  options: {
+    baseline: { type: 'string' },
+    rounds: { type: 'string', default: '15' },
+    shapes: { type: 'string', default: '1x896' },
+    engine: { type: 'string', default: 'node' },
+  },
 });
 const here = path.resolve(new URL('../..', import.meta.url).pathname);
-const builds = [['this', here]];
-if (args.baseline) builds.push(['baseline', path.resolve(args.baseline)]);
+const dirs = [['this', here]];
+if (args.baseline) dirs.push(['baseline', path.resolve(args.baseline)]);
+const options = { shapes: args.shapes.split(','), rounds: Number(args.rounds) };
 
-function cases(api, rows, dim) {
-  const n = rows * dim;
-  const x = new Float32Array(n).map((_, i) => Math.sin(i) * 3);
-  const w = new Float32Array(dim).map((_, i) => 1 + Math.cos(i) / 4);
-  const tx = api.alloc(n);
-  const tw = api.alloc(dim);
-  const tout = api.alloc(n);
-  const tres = api.alloc(n);
-  tx.array.set(x);
-  tw.array.set(w);
-  const bx = api.alloc(n, 'bfloat16');
-  const bw = api.alloc(dim, 'bfloat16');
-  const bout = api.alloc(n, 'bfloat16');
-  bw.array.fill(0x3f80);
-  const out = new Float32Array(n);
-  return {
-    'zero-copy rmsNorm (tensors)': () => api.rmsNorm(tx, tw, { out: tout }),
-    'copying rmsNorm (Float32Arrays, out)': () => api.rmsNorm(x, w, { out }),
-    'allocating rmsNorm (no out)': () => api.rmsNorm(x, w),
-    'zero-copy addRmsNorm (tensors)': () => api.addRmsNorm(tx, tres, tw, { out: tout }),
-    'zero-copy bfloat16 rmsNorm (tensors)': () => api.rmsNorm(bx, bw, { out: bout, dtype: 'bfloat16' }),
-    'alloc + free (float32 tensor)': () => api.alloc(n).free(),
-  };
+/** The longest directory holding every build, which the page's server serves. */
+function commonRoot(paths) {
+  let root = paths[0];
+  while (!paths.every((p) => p === root || p.startsWith(`${root}${path.sep}`))) root = path.dirname(root);
+  return root;
 }
 
-function calibrate(call) {
-  let iters = 1;
-  while (timeSync(call, iters) < 0.02) iters *= 2;
-  return iters;
-}
-
-for (const label of args.shapes.split(',')) {
-  const [rows, dim] = label.split('x').map(Number);
-  const runs = [];
-  for (const [name, dir] of builds) {
-    const api = await import(pathToFileURL(path.join(dir, 'src/index.js')).href);
-    await api.init({ backend: 'simd' });
-    const calls = cases(api, rows, dim);
-    runs.push({ name, calls, iters: Object.fromEntries(Object.entries(calls).map(([k, f]) => [k, calibrate(f)])) });
+async function inBrowser(engineName) {
+  const root = commonRoot(dirs.map(([, dir]) => dir));
+  const server = await startTestServer(root);
+  const browser = await engineNamed(engineName).launch();
+  try {
+    const url = (p) => server.url(`/${path.relative(root, p)}`, { isolated: true });
+    const page = await browser.openPage(url(path.join(here, 'tests/pages/blank.html')));
+    const builds = dirs.map(([name, dir]) => [name, `${url(path.join(dir, 'src'))}/`]);
+    const results = await page.evaluate(async (arg) => (await import(arg.module)).measureVersus(arg.builds, arg.options),
+      { module: url(path.join(here, 'tests/bench/versus-cases.js')), builds, options });
+    const problems = await page.problems();
+    if (problems.length > 0) throw new Error(`${browser.version}: ${problems.join('; ')}`);
+    await page.close();
+    return { version: browser.version, clock: 'wall', results };
+  } finally {
+    await browser.close();
+    await server.close();
   }
-  const seconds = runs.map(() => ({}));
-  for (let round = 0; round < Number(args.rounds); round++) {
-    for (const key of Object.keys(runs[0].calls)) {
-      for (let b = 0; b < runs.length; b++) {
-        const r = runs[(b + round) % runs.length];
-        const i = runs.indexOf(r);
-        (seconds[i][key] ??= []).push(timeSync(r.calls[key], r.iters[key]) / r.iters[key]);
-      }
+}
+
+for (const engine of args.engine.split(',')) {
+  const run = engine === 'node'
+    ? { version: `Node ${process.version}`, clock: currentClock(),
+      results: await measureVersus(dirs.map(([name, dir]) => [name, `${pathToFileURL(path.join(dir, 'src')).href}/`]), options) }
+    : await inBrowser(engine);
+  for (const { label, builds, rows } of run.results) {
+    console.log(`\n**${label}** (rows × dim), ${run.version}, ${run.clock} time, µs per call (median of ${args.rounds} rounds)\n`);
+    const vs = builds.slice(1).map((b) => ` this ÷ ${b} |`).join('');
+    console.log(`| call | ${builds.join(' | ')} |${vs}`);
+    console.log(`| --- | ${builds.map(() => '---:').join(' | ')} |${builds.slice(1).map(() => ' ---: |').join('')}`);
+    for (const { key, micros, ratios } of rows) {
+      console.log(`| ${key} | ${micros.map((t) => t.toFixed(3)).join(' | ')} |${ratios.map((r) => ` ${r.toFixed(3)} |`).join('')}`);
     }
-  }
-  console.log(`\n**${label}** (rows × dim), Node ${process.version}, µs per call (median of ${args.rounds} rounds)\n`);
-  console.log(`| call | ${runs.map((r) => r.name).join(' | ')} |${runs.length > 1 ? ' this ÷ baseline |' : ''}`);
-  console.log(`| --- | ${runs.map(() => '---:').join(' | ')} |${runs.length > 1 ? ' ---: |' : ''}`);
-  for (const key of Object.keys(runs[0].calls)) {
-    const ts = seconds.map((s) => median(s[key]) * 1e6);
-    const ratio = runs.length > 1 ? ` ${median(seconds[0][key].map((t, k) => t / seconds[1][key][k])).toFixed(3)} |` : '';
-    console.log(`| ${key} | ${ts.map((t) => t.toFixed(3)).join(' | ')} |${ratio}`);
   }
 }
