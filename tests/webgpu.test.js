@@ -7,7 +7,9 @@
 // (neighbouring bytes untouched), and both forms' argument checks.
 // WebKitGTK has no WebGPU: the last test holds it to that, so that the day
 // it gains one this suite is told.
+/* global GPUBufferUsage, GPUMapMode -- used in page.evaluate callbacks, which run in the page */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import * as reference from '../src/reference/index.js';
 import { numberToBfloat16, numberToFloat16, float16ToNumber } from '../src/reference/float16.js';
@@ -252,6 +254,52 @@ for (const name of GPU_ENGINES) {
     after(async () => {
       await page?.close();
       await browser?.close();
+    });
+
+    test('docs/webgpu.md: the engine block, as written, gives the reference\'s bits', async () => {
+      const text = await readFile(new URL('../docs/webgpu.md', import.meta.url), 'utf8');
+      const block = /## Calling it from an engine\n\n(?:<!--[^]*?-->\n)?```js\n([^]*?)\n```/.exec(text)[1];
+      const importLine = "import { createGpuKernels, createArrayKernels } from 'rmsnorm-wasm/webgpu';";
+      assert.ok(block.startsWith(importLine), 'the block imports the package entry point');
+      const tokens = 3;
+      const dim = 2048;
+      const rand = prng(2051);
+      const bf16 = (n, s) => Uint16Array.from({ length: n }, () => numberToBfloat16(Math.fround((rand() - 0.5) * s)));
+      const x = bf16(tokens * dim, 6);
+      const residual = bf16(tokens * dim, 6);
+      const weight = bf16(dim, 2);
+      const reply = await page.evaluate(async ({ code, x, residual, weight, dim }) => {
+        const { fromBase64, openDevice, toBase64 } = await import('/tests/helpers/webgpu-page.js');
+        const { device } = await openDevice();
+        const buffer = (bits, extra = 0) => {
+          const b = device.createBuffer({ size: extra + bits.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+          device.queue.writeBuffer(b, extra, bits);
+          return b;
+        };
+        const hidden = buffer(fromBase64(x));
+        const resid = buffer(fromBase64(residual), 4096); // the block's residual sits at byte 4096
+        const normWeight = buffer(fromBase64(weight));
+        const act = device.createBuffer({ size: fromBase64(x).byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+        const tokens = fromBase64(x).length / dim;
+        // The block itself, its import made the page's path to the same module.
+        const run = new (Object.getPrototypeOf(async () => {}).constructor)('device', 'hidden', 'resid', 'normWeight', 'act', 'tokens', code);
+        await run(device, hidden, resid, normWeight, act, tokens);
+        const read = async (b, offset, size) => {
+          const r = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+          const e = device.createCommandEncoder();
+          e.copyBufferToBuffer(b, offset, r, 0, size);
+          device.queue.submit([e.finish()]);
+          await r.mapAsync(GPUMapMode.READ);
+          return toBase64(new Uint16Array(r.getMappedRange().slice(0)));
+        };
+        return { out: await read(act, 0, act.size), residual: await read(resid, 4096, act.size) };
+      }, { code: block.replace(importLine, "const { createGpuKernels, createArrayKernels } = await import('/src/webgpu/index.js');"),
+        x: b64(x), residual: b64(residual), weight: b64(weight), dim });
+      const expectedResidual = residual.slice();
+      const expected = reference.addRmsNorm(x, expectedResidual, weight,
+        { dim, eps: 1e-6, dtype: 'bfloat16', weightDtype: 'bfloat16', castMode: 'llama' });
+      assert.deepEqual(differences(reply.out, expected, 'bfloat16'), [], 'act');
+      assert.deepEqual(differences(reply.residual, expectedResidual, 'bfloat16'), [], 'the residual, updated in place');
     });
 
     test('each soft-float operation matches IEEE float32 (Math.fround) on 2^16 operand pairs', async (t) => {
