@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { bindMemory, compileModule, createKernels, init, rmsNorm } from '../src/index.js';
-import { moduleBytes } from '../src/loader/load.js';
+import { KNOWN_ANSWER, moduleBytes } from '../src/loader/load.js';
 import * as reference from '../src/reference/index.js';
 import { assertSameBits } from './helpers/bits.js';
 import { assertAllAgree, implementations, WASM_BACKENDS } from './helpers/implementations.js';
@@ -209,6 +209,9 @@ function forgedBytes(backend = 'simd') {
 }
 
 test('class 6: a precompiled module is accepted only when proven ours, and a refused one leaves no state', async () => {
+  // The self-test's known answer is the reference's, to the bit.
+  const known = reference.rmsNorm(new Float32Array(KNOWN_ANSWER.x), new Float32Array(KNOWN_ANSWER.w));
+  assert.deepEqual([...new Uint32Array(known.buffer)], KNOWN_ANSWER.y, 'KNOWN_ANSWER.y');
   const forged = forgedModule();
   assert.deepEqual(WebAssembly.Module.exports(forged).map((e) => e.name).sort(),
     WebAssembly.Module.exports(await compileModule('simd')).map((e) => e.name).sort(), 'the forgery has our exports');

@@ -54,7 +54,7 @@ async function instanceOf(fn, module) {
 }
 
 /** The functions of an instance whose memory `memoryFor(fn)` gives. */
-export function instanceFunctions(memoryFor) {
+function instanceFunctions(memoryFor) {
   return { ...kernelFunctions(memoryFor), alloc: allocFunction(memoryFor) };
 }
 

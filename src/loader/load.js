@@ -250,8 +250,8 @@ export async function instantiate(module) {
 }
 
 // The worked example of the seeds: x = (2, -4, 6, -8), w = (1.5, 0.5, 1, 2),
-// eps 1e-6; y's float32 bits as the reference gives them (tests/modules.test.js
-// holds these to the reference).
+// eps 1e-6; y's float32 bits as the reference gives them
+// (tests/engine-surfaces.test.js holds these to the reference).
 export const KNOWN_ANSWER = { x: [2, -4, 6, -8], w: [1.5, 0.5, 1, 2], y: [0x3f0c378c, 0xbebaf4ba, 0x3f8c378c, 0xc03af4ba] };
 
 /** Whether a module that is not provably ours behaves as ours: an allocator

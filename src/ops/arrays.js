@@ -13,7 +13,7 @@ import { ArrayRecord, Tensor } from '../loader/tensor.js';
 import { describe, oneOf } from './options.js';
 
 /** The typed array that holds each dtype's bits (float16 may also come as a Float16Array). */
-export const storageKind = (dtype) => (dtype === 'float32' ? 'Float32Array' : 'Uint16Array');
+const storageKind = (dtype) => (dtype === 'float32' ? 'Float32Array' : 'Uint16Array');
 const accepts = (kind, dtype) => kind === storageKind(dtype) || (kind === 'Float16Array' && dtype === 'float16');
 
 function expected(dtype) {

@@ -253,7 +253,7 @@ function requireLength(fn, name, record, length, what) {
 }
 
 /** Values of a slot's array in a call: dim a row, one a row, or dim. */
-export function lengthIn(call, slot) {
+function lengthIn(call, slot) {
   return slot.per === ROW ? call.rows * call.dim : slot.per === STAT ? call.rows : call.dim;
 }
 
