@@ -43,9 +43,7 @@ fn z_at(xb: u32, i: u32, scale: u32) -> u32 {
 // mean_hi, 2 e_i * e_i.
 fn blocked_sum(xb: u32, scale: u32, mean_hi: u32, term: u32) -> u32 {
   let blocks = (P.dim + 255u) / 256u;
-  var stack: array<u32, 32>;
-  var sizes: array<u32, 32>;
-  var depth = 0u;
+  var sums: Pairwise; // the pending block sums
   for (var block = 0u; block < blocks; block = block + 1u) {
     var t: array<u32, 31>;
     for (var k = 0u; k < 16u; k = k + 1u) { t[k] = 0u; }
@@ -56,26 +54,9 @@ fn blocked_sum(xb: u32, scale: u32, mean_hi: u32, term: u32) -> u32 {
       if (term == 2u) { v = f32_mul(v, v); }
       t[i & 15u] = f32_add(t[i & 15u], v);
     }
-    for (var k = 0u; k < 15u; k = k + 1u) { t[16u + k] = f32_add(t[FOLD_A[k]], t[FOLD_B[k]]); }
-    var s = t[30];
-    var n = 1u;
-    loop {
-      if (depth == 0u || sizes[depth - 1u] != n) { break; }
-      depth = depth - 1u;
-      s = f32_add(stack[depth], s);
-      n = n * 2u;
-    }
-    stack[depth] = s;
-    sizes[depth] = n;
-    depth = depth + 1u;
+    pairwise_push(&sums, fold_lanes(&t));
   }
-  depth = depth - 1u;
-  var total = stack[depth];
-  while (depth > 0u) {
-    depth = depth - 1u;
-    total = f32_add(stack[depth], total);
-  }
-  return total;
+  return pairwise_total(&sums);
 }
 
 struct Stats { mean_hi: u32, mean_lo: u32, rstd: u32, ok: bool }
@@ -157,9 +138,7 @@ var<workgroup> top_abs: u32;
 fn wg_blocked_sum(xb: u32, scale: u32, mean_hi: u32, term: u32, tid: u32) -> u32 {
   let blocks = (P.dim + 255u) / 256u;
   let passes = (blocks + BLOCKS_AT_ONCE - 1u) / BLOCKS_AT_ONCE;
-  var stack: array<u32, 32>;
-  var sizes: array<u32, 32>;
-  var depth = 0u;
+  var sums: Pairwise; // the pending block sums (invocation 0's, in a workgroup)
   for (var p = 0u; p < passes; p = p + 1u) {
     let block = p * BLOCKS_AT_ONCE + (tid >> 4u);
     var acc = 0u;
@@ -177,33 +156,17 @@ fn wg_blocked_sum(xb: u32, scale: u32, mean_hi: u32, term: u32, tid: u32) -> u32
     if (tid < BLOCKS_AT_ONCE) {
       var t: array<u32, 31>;
       for (var k = 0u; k < 16u; k = k + 1u) { t[k] = lanes[tid * 16u + k]; }
-      for (var k = 0u; k < 15u; k = k + 1u) { t[16u + k] = f32_add(t[FOLD_A[k]], t[FOLD_B[k]]); }
-      block_sums[tid] = t[30];
+      block_sums[tid] = fold_lanes(&t);
     }
     workgroupBarrier();
     if (tid == 0u) {
       for (var k = 0u; k < BLOCKS_AT_ONCE && p * BLOCKS_AT_ONCE + k < blocks; k = k + 1u) {
-        var s = block_sums[k];
-        var n = 1u;
-        loop {
-          if (depth == 0u || sizes[depth - 1u] != n) { break; }
-          depth = depth - 1u;
-          s = f32_add(stack[depth], s);
-          n = n * 2u;
-        }
-        stack[depth] = s;
-        sizes[depth] = n;
-        depth = depth + 1u;
+        pairwise_push(&sums, block_sums[k]);
       }
     }
   }
   if (tid == 0u) {
-    depth = depth - 1u;
-    var total = stack[depth];
-    while (depth > 0u) {
-      depth = depth - 1u;
-      total = f32_add(stack[depth], total);
-    }
+    let total = pairwise_total(&sums);
     total_sum = total;
   }
   return workgroupUniformLoad(&total_sum);

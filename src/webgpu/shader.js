@@ -58,10 +58,47 @@ ${slotCases((b) => `atomicStore(&${b}[i], v);`, slots)}
 }
 `;
 
-/** The block fold's index tables (see FOLD_A below). */
+/** The contract's blocked sum, what every kernel shares of it: the fixed
+ * fold of a block's 16 lane sums (the index tables: see FOLD_A below), and
+ * the block sums added pairwise as they come, on a stack of partial sums
+ * each covering a power of two of blocks (a binary counter). */
 export const FOLD_WGSL = `
 const FOLD_A = array<u32, 15>(0u, 8u, 16u, 1u, 9u, 19u, 2u, 10u, 22u, 3u, 11u, 25u, 18u, 21u, 28u);
 const FOLD_B = array<u32, 15>(4u, 12u, 17u, 5u, 13u, 20u, 6u, 14u, 23u, 7u, 15u, 26u, 24u, 27u, 29u);
+
+// t[0..15]: a block's lane sums; t[16..30] the fold's steps; returns t[30].
+fn fold_lanes(t: ptr<function, array<u32, 31>>) -> u32 {
+  for (var k = 0u; k < 15u; k = k + 1u) { (*t)[16u + k] = f32_add((*t)[FOLD_A[k]], (*t)[FOLD_B[k]]); }
+  return (*t)[30];
+}
+
+struct Pairwise { stack: array<u32, 32>, sizes: array<u32, 32>, depth: u32 }
+
+fn pairwise_push(p: ptr<function, Pairwise>, block_sum: u32) {
+  var s = block_sum;
+  var n = 1u;
+  loop {
+    // Merge while the top of the stack covers as many blocks.
+    if ((*p).depth == 0u || (*p).sizes[(*p).depth - 1u] != n) { break; }
+    (*p).depth = (*p).depth - 1u;
+    s = f32_add((*p).stack[(*p).depth], s);
+    n = n * 2u;
+  }
+  (*p).stack[(*p).depth] = s;
+  (*p).sizes[(*p).depth] = n;
+  (*p).depth = (*p).depth + 1u;
+}
+
+// The pending sums added from the top down: the last, smallest first.
+fn pairwise_total(p: ptr<function, Pairwise>) -> u32 {
+  var depth = (*p).depth - 1u;
+  var total = (*p).stack[depth];
+  while (depth > 0u) {
+    depth = depth - 1u;
+    total = f32_add((*p).stack[depth], total);
+  }
+  return total;
+}
 `;
 
 const ACCESS = `
@@ -150,9 +187,7 @@ fn src_bits(xb: u32, rb: u32, i: u32) -> u32 {
 fn row_stats(xb: u32, rb: u32, scale: u32, eps: u32, tid: u32) -> vec2<u32> {
   let blocks = (P.dim + 255u) / 256u;
   let passes = (blocks + BLOCKS_AT_ONCE - 1u) / BLOCKS_AT_ONCE;
-  var stack: array<u32, 32>; // invocation 0's pending block sums
-  var sizes: array<u32, 32>; // and how many blocks each covers
-  var depth = 0u;
+  var sums: Pairwise; // the pending block sums (invocation 0's, in a workgroup)
   for (var p = 0u; p < passes; p = p + 1u) {
     let block = p * BLOCKS_AT_ONCE + (tid >> 4u);
     var acc = 0u;
@@ -169,34 +204,17 @@ fn row_stats(xb: u32, rb: u32, scale: u32, eps: u32, tid: u32) -> vec2<u32> {
     if (tid < BLOCKS_AT_ONCE) {
       var t: array<u32, 31>;
       for (var k = 0u; k < 16u; k = k + 1u) { t[k] = lanes[tid * 16u + k]; }
-      for (var k = 0u; k < 15u; k = k + 1u) { t[16u + k] = f32_add(t[FOLD_A[k]], t[FOLD_B[k]]); }
-      block_sums[tid] = t[30];
+      block_sums[tid] = fold_lanes(&t);
     }
     workgroupBarrier();
     if (tid == 0u) {
       for (var k = 0u; k < BLOCKS_AT_ONCE && p * BLOCKS_AT_ONCE + k < blocks; k = k + 1u) {
-        var s = block_sums[k];
-        var n = 1u;
-        loop {
-          // Merge while the top of the stack covers as many blocks.
-          if (depth == 0u || sizes[depth - 1u] != n) { break; }
-          depth = depth - 1u;
-          s = f32_add(stack[depth], s);
-          n = n * 2u;
-        }
-        stack[depth] = s;
-        sizes[depth] = n;
-        depth = depth + 1u;
+        pairwise_push(&sums, block_sums[k]);
       }
     }
   }
   if (tid == 0u) {
-    depth = depth - 1u;
-    var total = stack[depth];
-    while (depth > 0u) {
-      depth = depth - 1u;
-      total = f32_add(stack[depth], total);
-    }
+    let total = pairwise_total(&sums);
     let ms = f32_div(total, P.dim_f32);
     stats = vec2<u32>(total, f32_div(F32_ONE, f32_sqrt(f32_add(ms, eps))));
   }
@@ -306,9 +324,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 // where a workgroup would mostly wait at them).
 fn row_stats_serial(xb: u32, rb: u32, scale: u32, eps: u32) -> vec2<u32> {
   let blocks = (P.dim + 255u) / 256u;
-  var stack: array<u32, 32>;
-  var sizes: array<u32, 32>;
-  var depth = 0u;
+  var sums: Pairwise; // the pending block sums
   for (var block = 0u; block < blocks; block = block + 1u) {
     var t: array<u32, 31>;
     for (var k = 0u; k < 16u; k = k + 1u) { t[k] = 0u; }
@@ -318,25 +334,9 @@ fn row_stats_serial(xb: u32, rb: u32, scale: u32, eps: u32) -> vec2<u32> {
       if (scale != F32_ONE) { v = f32_mul(v, scale); }
       t[i & 15u] = f32_add(t[i & 15u], f32_mul(v, v));
     }
-    for (var k = 0u; k < 15u; k = k + 1u) { t[16u + k] = f32_add(t[FOLD_A[k]], t[FOLD_B[k]]); }
-    var s = t[30];
-    var n = 1u;
-    loop {
-      if (depth == 0u || sizes[depth - 1u] != n) { break; }
-      depth = depth - 1u;
-      s = f32_add(stack[depth], s);
-      n = n * 2u;
-    }
-    stack[depth] = s;
-    sizes[depth] = n;
-    depth = depth + 1u;
+    pairwise_push(&sums, fold_lanes(&t));
   }
-  depth = depth - 1u;
-  var total = stack[depth];
-  while (depth > 0u) {
-    depth = depth - 1u;
-    total = f32_add(stack[depth], total);
-  }
+  let total = pairwise_total(&sums);
   let ms = f32_div(total, P.dim_f32);
   return vec2<u32>(total, f32_div(F32_ONE, f32_sqrt(f32_add(ms, eps))));
 }
