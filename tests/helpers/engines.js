@@ -72,7 +72,7 @@ export async function startTestServer(root) {
 }
 
 /** The expression evaluated in every engine: fn(arg), awaited, as { json } or { error }. */
-function pageExpression(fn, arg) {
+export function pageExpression(fn, arg) {
   return `(async () => {
     try {
       const value = await (${fn.toString()})(${JSON.stringify(arg ?? null)});
@@ -83,7 +83,7 @@ function pageExpression(fn, arg) {
   })()`;
 }
 
-function unwrap(reply, fn) {
+export function unwrap(reply, fn) {
   if (reply?.error !== undefined) throw new Error(`in the page: ${reply.error}\n(evaluating ${String(fn).slice(0, 120)})`);
   return JSON.parse(reply.json);
 }

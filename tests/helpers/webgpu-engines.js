@@ -10,26 +10,11 @@
 import puppeteer from 'puppeteer-core';
 import { chromium } from 'playwright-core';
 import { watchProblems } from './browser.js';
+import { pageExpression, unwrap } from './engines.js';
 
 const wanted = process.env.RMSNORM_ENGINES?.split(',');
 /** The engines with WebGPU; `RMSNORM_ENGINES=firefox` narrows the list, as for tests/helpers/engines.js. */
 export const GPU_ENGINES = ['chromium', 'firefox'].filter((name) => !wanted || wanted.includes(name));
-
-function pageExpression(fn, arg) {
-  return `(async () => {
-    try {
-      const value = await (${fn.toString()})(${JSON.stringify(arg ?? null)});
-      return { json: JSON.stringify(value === undefined ? null : value) };
-    } catch (error) {
-      return { error: String(error && error.stack ? error.stack : error) };
-    }
-  })()`;
-}
-
-function unwrap(reply, fn) {
-  if (reply?.error !== undefined) throw new Error(`in the page: ${reply.error}\n(evaluating ${String(fn).slice(0, 120)})`);
-  return JSON.parse(reply.json);
-}
 
 async function launchChromium() {
   const browser = await chromium.launch({
