@@ -186,8 +186,10 @@ test('class 4: a lent region smaller than the whole staging is used in chunks th
 });
 
 /** A module that looks like ours from outside: the backend section and our export names, each function returning 1024. */
-const forgedModule = (backend) => new WebAssembly.Module(forgedBytes(backend));
-function forgedBytes(backend = 'simd') {
+const forgedModule = (backend, body) => new WebAssembly.Module(forgedBytes(backend, body));
+const I32_1024 = [0, 0x41, 0x80, 0x08, 0x0b]; // no locals; i32.const 1024; end
+const UNREACHABLE = [0, 0x00, 0x0b]; // no locals; unreachable; end
+function forgedBytes(backend = 'simd', body = I32_1024) {
   const names = ['rmsnorm', 'layernorm_f32', 'rmsnorm_backward_f32', 'layernorm_backward_f32', 'malloc', 'free',
     '_initialize', '__errno_location', 'stackSave', 'stackRestore', 'stackAlloc'];
   const leb = (n) => { const out = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return out; };
@@ -200,7 +202,6 @@ function forgedBytes(backend = 'simd') {
   // Function 0 is the import; ours are 1…n.
   const exports = section(7, [...leb(names.length + 2), ...str('memory'), 2, 0, ...str('__indirect_function_table'), 1, 0,
     ...names.flatMap((n, i) => [...str(n), 0, ...leb(i + 1)])]);
-  const body = [0, 0x41, ...[0x80, 0x08], 0x0b]; // i32.const 1024
   const code = section(10, [...leb(names.length), ...names.flatMap(() => [...leb(body.length), ...body])]);
   const custom = section(0, [...str('rmsnorm-wasm.backend'), ...Buffer.from(backend)]);
   const importSection = section(2, [1, ...str('env'), ...str('emscripten_notify_memory_growth'), 0, 0]);
@@ -244,6 +245,11 @@ test('class 6: a precompiled module is accepted only when proven ours, and a ref
     console.log(JSON.stringify({ refused: await refused, wrong: await wrong, y: [...rmsNorm(new Float32Array([2, -4, 6, -8]), null, { dim: 4 })] }));`;
   const raced = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }));
   assert.deepEqual(raced, { refused: 'TypeError', wrong: 'TypeError', y: [...reference.rmsNorm(new Float32Array([2, -4, 6, -8]), null, { dim: 4 })] });
+  // A forgery whose functions trap (its _initialize, then its malloc): a TypeError naming the function, not the engine's trap.
+  await assert.rejects(createKernels({ module: forgedModule('simd', UNREACHABLE) }),
+    { name: 'TypeError', message: /^createKernels: options\.module is not an rmsnorm-wasm module \(instantiating it failed/ });
+  await assert.rejects(init({ module: forgedModule('scalar', UNREACHABLE) }),
+    { name: 'TypeError', message: /^init: options\.module is not an rmsnorm-wasm module/ });
   // A module with one export more or less than ours is refused by its shape.
   const extra = new WebAssembly.Module(new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
   await assert.rejects(createKernels({ module: extra }), { name: 'TypeError', message: /it lacks memory, rmsnorm/ });

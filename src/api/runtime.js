@@ -45,8 +45,15 @@ function resolveInstanceOptions(fn, options) {
 }
 
 /** An instance of `module`, refused (a TypeError) when it fails the self-test. */
-async function instanceOf(fn, module) {
-  const memory = await instantiate(await module);
+async function instanceOf(fn, module, given) {
+  let memory;
+  try {
+    memory = await instantiate(await module);
+  } catch (error) {
+    // A caller's module whose start traps, say: said as the module's fault, naming the function.
+    if (given) throw new TypeError(`${fn}: options.module is not an rmsnorm-wasm module (instantiating it failed: ${error?.message})`);
+    throw error;
+  }
   if (memory === null) {
     throw new TypeError(`${fn}: options.module is not an rmsnorm-wasm module (it fails the known-answer self-test); get one from compileModule()`);
   }
@@ -66,8 +73,8 @@ function instanceFunctions(memoryFor) {
  * @param {{backend?: 'auto'|'simd'|'scalar', module?: WebAssembly.Module}} [options]
  */
 export async function createKernels(options) {
-  const { backend, module } = resolveInstanceOptions('createKernels', options);
-  const memory = await instanceOf('createKernels', module);
+  const { backend, module, given } = resolveInstanceOptions('createKernels', options);
+  const memory = await instanceOf('createKernels', module, given);
   return { backend, ...instanceFunctions(() => memory) };
 }
 
@@ -95,7 +102,7 @@ export async function init(options) {
   standing[standing.length] = request;
   let instance = given ? undefined : mapGet(defaults, backend);
   if (instance === undefined) {
-    instance = instanceOf('init', module);
+    instance = instanceOf('init', module, given);
     if (!given) {
       mapSet(defaults, backend, instance);
       promiseThen(instance, undefined, () => mapDelete(defaults, backend)); // a failed load may be retried

@@ -246,7 +246,12 @@ export async function instantiate(module) {
   const exports = instanceExportsOf(instance);
   exports._initialize?.();
   const memory = new OwnMemory(exports);
-  return weakHas(ours, module) || selfTest(memory) ? memory : null;
+  if (weakHas(ours, module)) return memory;
+  try {
+    return selfTest(memory) ? memory : null;
+  } catch {
+    return null; // a forgery's export that traps fails the test like a wrong answer
+  }
 }
 
 // The worked example of the seeds: x = (2, -4, 6, -8), w = (1.5, 0.5, 1, 2),
