@@ -151,19 +151,7 @@ fn wg_blocked_sum(xb: u32, scale: u32, mean_hi: u32, term: u32, tid: u32) -> u32
         acc = f32_add(acc, v);
       }
     }
-    lanes[tid] = acc;
-    workgroupBarrier();
-    if (tid < BLOCKS_AT_ONCE) {
-      var t: array<u32, 31>;
-      for (var k = 0u; k < 16u; k = k + 1u) { t[k] = lanes[tid * 16u + k]; }
-      block_sums[tid] = fold_lanes(&t);
-    }
-    workgroupBarrier();
-    if (tid == 0u) {
-      for (var k = 0u; k < BLOCKS_AT_ONCE && p * BLOCKS_AT_ONCE + k < blocks; k = k + 1u) {
-        pairwise_push(&sums, block_sums[k]);
-      }
-    }
+    workgroup_pass(tid, p, blocks, acc, &sums);
   }
   if (tid == 0u) {
     let total = pairwise_total(&sums);

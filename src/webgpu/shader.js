@@ -89,6 +89,26 @@ fn pairwise_push(p: ptr<function, Pairwise>, block_sum: u32) {
   (*p).depth = (*p).depth + 1u;
 }
 
+// One pass of a workgroup's blocked sum (the including shader declares the
+// workgroup's lanes and block_sums): each invocation's lane sum folded by
+// block, the block sums pushed in order by invocation 0. Called in uniform
+// control flow: it holds the workgroup's barriers.
+fn workgroup_pass(tid: u32, p: u32, blocks: u32, acc: u32, sums: ptr<function, Pairwise>) {
+  lanes[tid] = acc;
+  workgroupBarrier();
+  if (tid < BLOCKS_AT_ONCE) {
+    var t: array<u32, 31>;
+    for (var k = 0u; k < 16u; k = k + 1u) { t[k] = lanes[tid * 16u + k]; }
+    block_sums[tid] = fold_lanes(&t);
+  }
+  workgroupBarrier();
+  if (tid == 0u) {
+    for (var k = 0u; k < BLOCKS_AT_ONCE && p * BLOCKS_AT_ONCE + k < blocks; k = k + 1u) {
+      pairwise_push(sums, block_sums[k]);
+    }
+  }
+}
+
 // The pending sums added from the top down: the last, smallest first.
 fn pairwise_total(p: ptr<function, Pairwise>) -> u32 {
   var depth = (*p).depth - 1u;
@@ -199,19 +219,7 @@ fn row_stats(xb: u32, rb: u32, scale: u32, eps: u32, tid: u32) -> vec2<u32> {
         acc = f32_add(acc, f32_mul(v, v));
       }
     }
-    lanes[tid] = acc;
-    workgroupBarrier();
-    if (tid < BLOCKS_AT_ONCE) {
-      var t: array<u32, 31>;
-      for (var k = 0u; k < 16u; k = k + 1u) { t[k] = lanes[tid * 16u + k]; }
-      block_sums[tid] = fold_lanes(&t);
-    }
-    workgroupBarrier();
-    if (tid == 0u) {
-      for (var k = 0u; k < BLOCKS_AT_ONCE && p * BLOCKS_AT_ONCE + k < blocks; k = k + 1u) {
-        pairwise_push(&sums, block_sums[k]);
-      }
-    }
+    workgroup_pass(tid, p, blocks, acc, &sums);
   }
   if (tid == 0u) {
     let total = pairwise_total(&sums);
