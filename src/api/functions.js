@@ -17,7 +17,7 @@ function kernelFunction(op, memoryFor) {
   return {
     [name](a, b, c, d, e) {
       const memory = memoryFor(name);
-      return run(memory, resolve(op, name, [a, b, c, d, e], memory));
+      return run(memory, resolve(op, name, memory, a, b, c, d, e));
     },
   }[name];
 }

@@ -22,9 +22,8 @@ const align16 = (n) => ceil(n / 16) * 16;
 // Where each array of a call goes: its address (or STAGED, or 0 for none),
 // values a row (0: dim for the whole call), bytes a value, whether it
 // shares the staging of the input it may overwrite, and its offset in the
-// staging. Per description, one is reused (the runner is never re-entered:
-// no caller code runs in it), so a call allocates nothing here; a call the
-// resolver remembered (src/ops/resolve.js, LastCall) keeps its own.
+// staging. Made once per resolved call: a call the resolver remembered
+// (src/ops/resolve.js, LastCall) runs on the plan of its first run.
 class Plan {
   constructor(op) {
     this.at = [];
@@ -62,7 +61,6 @@ class StagedView {
   }
 }
 setPrototypeOf(StagedView.prototype, null);
-const plans = { __proto__: null };
 
 /** Runs `call` on `memory` and returns what the function returns. */
 export function run(memory, call) {
@@ -70,9 +68,9 @@ export function run(memory, call) {
   if (plan === null) {
     makeResults(call);
     if (call.rows === 0) return returnValue(call);
-    plan = call.remembered ? new Plan(call.op) : (plans[call.op.name] ??= new Plan(call.op));
+    plan = new Plan(call.op);
     planCall(memory, call, plan);
-    if (call.remembered) call.plan = plan;
+    call.plan = plan; // kept while the call is remembered (src/ops/resolve.js, LastCall)
   }
   if (plan.staged === 0) call.op.kernel(memory.exports, call, plan.pointers, call.rows);
   else stageAndRun(memory, call, plan);

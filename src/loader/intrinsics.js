@@ -55,12 +55,12 @@ export const mapDelete = uncurryThis(Map.prototype.delete);
 export const promiseThen = uncurryThis(Promise.prototype.then);
 const nativeIsArray = Array.isArray;
 
-/** Array.isArray, but a revoked Proxy is `revoked` rather than an engine error. */
-export function isArray(value, revoked) {
+/** Array.isArray, but undefined for a revoked Proxy rather than an engine error. */
+export function isArray(value) {
   try {
     return nativeIsArray(value);
   } catch {
-    throw revoked();
+    return undefined;
   }
 }
 

@@ -84,7 +84,7 @@ export const rmsNormBackward = define('rmsNormBackward', {
   returns: ['dx', 'dweight'],
   exports: ['rmsnorm', 'rmsnorm_backward_f32'],
   kernel(e, c, p, n) {
-    if (c.given.rstd === null) e.rmsnorm(p.x, 0, 0, 0, p.rstd, n, c.dim, c.eps, F32, F32, 0, 0);
+    if (c.given('rstd') === null) e.rmsnorm(p.x, 0, 0, 0, p.rstd, n, c.dim, c.eps, F32, F32, 0, 0);
     e.rmsnorm_backward_f32(p.dy, p.x, p.weight, p.rstd, p.dx, p.dweight, n, c.dim);
   },
 });
@@ -97,7 +97,7 @@ export const layerNormBackward = define('layerNormBackward', {
   returns: ['dx', 'dweight', 'dbias'],
   exports: ['layernorm_f32', 'layernorm_backward_f32'],
   kernel(e, c, p, n) {
-    if (c.given.rstd === null) e.layernorm_f32(p.x, 0, 0, 0, p.mean, p.rstd, n, c.dim, c.eps);
+    if (c.given('rstd') === null) e.layernorm_f32(p.x, 0, 0, 0, p.mean, p.rstd, n, c.dim, c.eps);
     e.layernorm_backward_f32(p.dy, p.x, p.weight, p.mean, p.rstd, p.dx, p.dweight, p.dbias, n, c.dim);
   },
 });

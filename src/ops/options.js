@@ -5,8 +5,8 @@
 
 import { CAST_MODES, DTYPES } from '../loader/abi.js';
 import {
-  abs, defineProperty, freeze, fround, hasOwn, holds, isArray, isSafeInteger, isView, join, JSONStringify, kindOf, lengthOf,
-  RangeError, setPrototypeOf, sliceString, StringOf, TypeError,
+  abs, defineProperty, freeze, fround, hasOwn, holds, isArray, isSafeInteger, isView, join, JSONStringify, keys, kindOf,
+  lengthOf, RangeError, sliceString, StringOf, TypeError,
 } from '../loader/intrinsics.js';
 import { Tensor } from '../loader/tensor.js';
 
@@ -14,9 +14,8 @@ export const FLT_MAX = 3.4028234663852886e38;
 
 /** A short description of what was passed, for error messages. Runs no caller code. */
 export function describe(value) {
-  if (value === undefined) return 'undefined';
-  if (value === null) return 'null';
-  switch (typeof value) {
+  switch (value === null ? 'null' : typeof value) {
+    case 'null': case 'undefined': return `${value}`;
     case 'string': return `string ${JSONStringify(sliceString(value, 0, 20))}`;
     case 'bigint': return `bigint ${StringOf(value)}n`;
     case 'symbol': return 'a symbol';
@@ -24,46 +23,38 @@ export function describe(value) {
     case 'object': break;
     default: return `${typeof value} ${StringOf(value)}`;
   }
-  if (isView(value)) {
-    const kind = kindOf(value);
-    return kind === undefined ? 'DataView' : `${kind}(${lengthOf(value)})`;
-  }
+  if (isView(value)) return kindOf(value) === undefined ? 'DataView' : `${kindOf(value)}(${lengthOf(value)})`;
   if (Tensor.is(value)) {
     const record = Tensor.recordOf(value);
     return record === null ? 'a freed Tensor' : `${record.dtype} Tensor(${record.length})`;
   }
+  const array = isArray(value);
+  if (array === undefined) return 'a revoked Proxy';
   try {
-    if (isArray(value, () => 0)) return `Array(${value.length})`;
+    if (array) return `Array(${value.length})`;
     const name = value.constructor?.name;
     return typeof name === 'string' && name !== '' ? name : 'object';
   } catch {
-    return isRevoked(value) ? 'a revoked Proxy' : 'object';
+    return isArray(value) === undefined ? 'a revoked Proxy' : 'object';
   }
 }
 
-const revokedError = (fn, name) => () => new TypeError(`${fn}: ${name} is a revoked Proxy`);
-function isRevoked(value) {
-  try {
-    isArray(value, () => 0);
-    return false;
-  } catch {
-    return true;
-  }
+const revoked = (fn, name) => new TypeError(`${fn}: ${name} is a revoked Proxy`);
+
+/** An object with exactly `keys` as own properties, each `value`: cloned
+ * (`{ ...template }`) into records of one shape that never read a prototype. */
+export function template(keys, value) {
+  const t = {};
+  for (let i = 0; i < keys.length; i++) defineProperty(t, keys[i], { value, writable: true, enumerable: true, configurable: true });
+  return freeze(t);
 }
 
-/** What one read of options found, key by key, before it is known whether
- * they are the last call's (then no record is made). */
-class Found {
-  constructor(size) {
-    this.keys = [];
-    this.values = [];
-    for (let i = 0; i < size; i++) {
-      this.keys[i] = '';
-      this.values[i] = undefined;
-    }
-  }
+/** A record of `blank`'s shape holding previous[key] for the first `n` of `given`. */
+function copyOf(blank, previous, given, n) {
+  const record = { ...blank };
+  for (let i = 0; i < n; i++) record[given[i]] = previous[given[i]];
+  return record;
 }
-setPrototypeOf(Found.prototype, null);
 
 /**
  * A reader of the options named in `defaults` (the description's options):
@@ -71,77 +62,58 @@ setPrototypeOf(Found.prototype, null);
  * omitted options argument reads nothing; only own enumerable properties
  * count (as object spread reads them), so an inherited property never
  * steers a call and a getter runs once; an own key the function does not
- * know (a typo) is a TypeError. The record's class inherits nothing.
- * Given `previous` (a record this reader made, of `previousCount` options),
- * options with the same values read as `previous` itself: a decode loop's
- * call makes no record (object spread is slow in SpiderMonkey).
+ * know (a typo) is a TypeError. Given `previous` (a record this reader
+ * made, of `previousCount` options), options with the same values read as
+ * `previous` itself: a decode loop's call makes no record. Re-entrant: a
+ * getter may call the API, which reads options too.
  */
 export function optionReader(defaults) {
-  const names = [];
-  const template = {}; // every name its own property, so none is ever looked up on a prototype
-  for (const name in defaults) {
-    names[names.length] = name;
-    defineProperty(template, name, { value: undefined, writable: true, enumerable: true, configurable: true });
-  }
-  const none = freeze({ ...template });
-  // Reused from read to read; a getter that calls the API while options are
-  // read gets a Found of its own.
-  let spare = new Found(names.length);
+  const names = keys(defaults);
+  const blank = template(names, undefined);
+  const known = { __proto__: null };
+  for (let i = 0; i < names.length; i++) known[names[i]] = true;
   return (fn, options, name = 'options', previous = undefined, previousCount = -1) => {
     lastRead.count = 0;
-    lastRead.same = previous !== undefined;
-    if (options === undefined) return none;
-    if (options === null || typeof options !== 'object' || isArray(options, () => revokedError(fn, name)())) {
-      throw new TypeError(`${fn}: ${name} must be an object, got ${describe(options)}`);
-    }
-    const found = spare ?? new Found(names.length);
-    spare = null;
-    const { keys, values } = found;
+    if (options === undefined) return blank;
+    const array = options === null || typeof options !== 'object' || isArray(options);
+    if (array !== false) throw array === undefined ? revoked(fn, name) : new TypeError(`${fn}: ${name} must be an object, got ${describe(options)}`);
+    let record = previous === undefined ? { ...blank } : null;
+    let given;
     let count = 0;
-    let same = previous !== undefined;
     try {
-      for (const key in options) {
-        if (!hasOwn(options, key)) continue; // inherited (a polluted prototype, say)
-        if (!hasOwn(template, key)) throw new TypeError(`${fn}: unknown option '${key}' (allowed: ${join(names, ', ')})`);
-        const value = options[key]; // own: its getter, if any, runs here and only here
-        keys[count] = key;
-        values[count] = value;
+      given = keys(options); // own enumerable keys, in for-in order (a Proxy's traps run here)
+      for (let i = 0; i < given.length; i++) {
+        const key = given[i];
+        if (known[key] !== true) throw new TypeError(`${fn}: unknown option '${key}' (allowed: ${join(names, ', ')})`);
+        // Only an earlier key's getter can have deleted this one since it was listed.
+        if (i > 0 && !hasOwn(options, key)) {
+          record ??= copyOf(blank, previous, given, i);
+          continue;
+        }
+        const value = options[key]; // its getter, if any, runs here and only here
         count++;
-        if (same && previous[key] !== value) same = false;
+        if (record === null && previous[key] !== value) record = copyOf(blank, previous, given, i);
+        if (record !== null) record[key] = value;
       }
     } catch (error) {
-      release(found, count);
-      isArray(options, revokedError(fn, name)); // a proxy revoked while read: say so
-      throw error;
+      throw isArray(options) === undefined ? revoked(fn, name) : error; // a proxy revoked while read: say so
     }
-    let record = previous;
-    if (!same || count !== previousCount) {
-      record = { ...template }; // a clone of one shape: own properties only
-      for (let i = 0; i < count; i++) record[keys[i]] = values[i];
-    }
-    release(found, count);
-    // Written last: a getter above may have called the API, which reads options too.
-    lastRead.count = count;
-    lastRead.same = same;
-    return record;
+    if (record === null && count !== previousCount) record = copyOf(blank, previous, given, given.length);
+    lastRead.count = count; // written last: a getter above may have read options too
+    return record ?? previous;
   };
-
-  /** `found` back for the next read, holding none of the caller's values. */
-  function release(found, count) {
-    for (let i = 0; i < count; i++) found.values[i] = undefined;
-    spare = found;
-  }
 }
 
-/** What the last read found: how many options were given, and whether each
- * was the value `previous` holds (src/ops/resolve.js, LastCall). */
-export const lastRead = { count: 0, same: false };
+/** How many options the last read found (src/ops/resolve.js, LastCall). */
+export const lastRead = { count: 0 };
 
 /** options.shape read once, element by element, into a plain array of counts. */
 export function readShape(fn, shape) {
   if (shape === undefined) return undefined;
   const bad = () => new TypeError(`${fn}: options.shape must be a non-empty array of non-negative integers, got ${describe(shape)}`);
-  if (!isArray(shape, revokedError(fn, 'options.shape'))) throw bad();
+  const array = isArray(shape);
+  if (array === undefined) throw revoked(fn, 'options.shape');
+  if (!array) throw bad();
   let rank;
   const dims = [];
   try {
@@ -154,8 +126,7 @@ export function readShape(fn, shape) {
       dims[i] = n;
     }
   } catch (error) {
-    isArray(shape, revokedError(fn, 'options.shape'));
-    throw error;
+    throw isArray(shape) === undefined ? revoked(fn, 'options.shape') : error;
   }
   return dims;
 }

@@ -5,70 +5,47 @@
 // both resolve here, so both throw the same error for the same mistake.
 
 import { CAST_MODE, DTYPE } from '../loader/abi.js';
-import { defineProperty, freeze, isView, kindOf, lengthOf, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
+import { defineProperty, freeze, isView, keys, kindOf, lengthOf, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { Tensor } from '../loader/tensor.js';
 import { measure, newOutput, weightDtypeOf } from './arrays.js';
-import { castModeOption, dtypeOption, float32Option, lastRead, optionReader, readShape, resolveDim } from './options.js';
+import { castModeOption, dtypeOption, float32Option, lastRead, optionReader, readShape, resolveDim, template } from './options.js';
 import { checkOverlaps } from './overlap.js';
 
-export const ROW = 0;
-export const STAT = 1;
-export const ONCE = 2;
-export const NONE = 0;
-export const IN = 1;
-export const OUT = 2;
-export const INOUT = 3;
-
-/** An object with exactly `keys` as own properties, each `value`: cloned
- * (`{ ...template }`) into records of one shape that never read a prototype. */
-function template(keys, value) {
-  const t = {};
-  for (let i = 0; i < keys.length; i++) defineProperty(t, keys[i], { value, writable: true, enumerable: true, configurable: true });
-  return freeze(t);
-}
+export const ROW = 0, STAT = 1, ONCE = 2; // values a row: dim, one, or dim for the whole call
+export const NONE = 0, IN = 1, OUT = 2, INOUT = 3;
 
 /** A description made ready for calls: its slots numbered and resolved. */
 export function define(name, spec) {
-  const keys = [];
-  for (const key in spec.arrays) keys[keys.length] = key;
+  const names = keys(spec.arrays);
+  const index = { __proto__: null };
   const slots = [];
-  for (let i = 0; i < keys.length; i++) {
-    const s = spec.arrays[keys[i]];
+  const pairs = []; // (i, j) pairs the overlap rule compares: one of them written, neither unread and unwritten
+  for (let i = 0; i < names.length; i++) {
+    const s = spec.arrays[names[i]];
+    index[names[i]] = i;
     slots[i] = freeze({
-      key: keys[i],
-      name: s.param !== undefined || s.made !== undefined ? keys[i] : `options.${keys[i]}`,
+      key: names[i], name: s.param !== undefined || s.made !== undefined ? names[i] : `options.${names[i]}`,
       param: s.param ?? -1, per: s.per, dir: s.dir, writes: (s.dir & OUT) !== 0, reads: (s.dir & IN) !== 0,
       dtype: s.dtype ?? (s.per === STAT ? 'float32' : 'storage'), nullable: s.nullable === true,
-      over: s.over === undefined ? -1 : keys.indexOf(s.over), result: s.result === true,
-      made: s.made === undefined ? -1 : keys.indexOf(s.made), scratch: s.scratch === true,
+      over: s.over === undefined ? -1 : names.indexOf(s.over), result: s.result === true,
+      made: s.made === undefined ? -1 : names.indexOf(s.made), scratch: s.scratch === true,
     });
   }
-  const together = spec.together === undefined ? null : [keys.indexOf(spec.together[0]), keys.indexOf(spec.together[1])];
-  const paramSlots = [];
-  const optionSlots = [];
-  const pairs = []; // (i, j) pairs the overlap rule compares: one of them written, neither unread and unwritten
   for (let i = 0; i < slots.length; i++) {
-    if (slots[i].param >= 0) paramSlots.push(i);
-    else if (slots[i].made < 0) optionSlots.push(i);
     for (let j = i + 1; j < slots.length; j++) {
       if ((slots[i].writes || slots[j].writes) && slots[i].dir !== NONE && slots[j].dir !== NONE) pairs.push(i, j);
     }
   }
-
   return freeze({
-    name, params: spec.params, options: spec.options, slots, keys, together, returns: spec.returns,
+    name, params: spec.params, options: spec.options, slots, keys: names, index, returns: spec.returns,
     exports: spec.exports, kernel: spec.kernel, readOptions: optionReader(spec.options),
-    pointers: template(keys, 0), given: template(keys, null),
-    hasDtype: 'dtype' in spec.options, x: keys.indexOf('x'), weight: keys.indexOf('weight'), bias: keys.indexOf('bias'),
-    paramSlots, optionSlots, pairs, optionNames: keysOf(spec.options), last: new LastCall(),
-    returnSlots: typeof spec.returns === 'string' ? keys.indexOf(spec.returns) : spec.returns.map((key) => keys.indexOf(key)),
+    pointers: template(names, 0), given: template(names, null), pairs, last: new LastCall(),
+    together: spec.together === undefined ? null : [index[spec.together[0]], index[spec.together[1]]],
+    hasDtype: 'dtype' in spec.options, x: index.x, weight: index.weight, bias: index.bias ?? -1,
+    paramSlots: slots.filter((slot) => slot.param >= 0).map((slot) => index[slot.key]),
+    optionSlots: slots.filter((slot) => slot.param < 0 && slot.made < 0).map((slot) => index[slot.key]),
+    returnSlots: typeof spec.returns === 'string' ? index[spec.returns] : spec.returns.map((key) => index[key]),
   });
-}
-
-function keysOf(object) {
-  const keys = [];
-  for (const key in object) keys[keys.length] = key;
-  return keys;
 }
 
 /**
@@ -84,7 +61,7 @@ class LastCall {
   constructor() {
     this.call = null;
     this.memory = null;
-    this.values = [];
+    this.values = [undefined, undefined, undefined, undefined, undefined];
     this.opts = null;
     this.count = 0;
   }
@@ -98,17 +75,16 @@ export function stillHolds(record) {
   return record.buffer === null ? Tensor.recordOf(record.value) === record : lengthOf(record.value) === record.length;
 }
 
-/** Whether this call's arguments and options (as just read) are those of `last`. */
-function isLast(op, last, values, memory) {
-  if (last.call === null || last.memory !== memory) return false;
-  if (!lastRead.same || lastRead.count !== last.count) return false; // the options as read, against the last ones
-  for (let k = 0; k < op.params.length; k++) if (values[k] !== last.values[k]) return false;
+/** Whether this call's arguments (its options read as the last ones) are those of `last`. */
+function isLast(last, memory, a, b, c, d, e) {
+  const v = last.values;
+  if (last.call === null || last.memory !== memory || a !== v[0] || b !== v[1] || c !== v[2] || d !== v[3] || e !== v[4]) return false;
   const { records } = last.call;
   for (let i = 0; i < records.length; i++) if (records[i] !== null && !stillHolds(records[i])) return false;
   return true;
 }
 
-function remember(op, call, values, opts, memory) {
+function remember(op, call, values, opts, count, memory) {
   const { records, op: { slots } } = call;
   for (let i = 0; i < records.length; i++) {
     const r = records[i];
@@ -117,12 +93,11 @@ function remember(op, call, values, opts, memory) {
   }
   const { last } = op;
   last.call = null; // while it is written
-  for (let k = 0; k < op.params.length; k++) last.values[k] = values[k];
+  for (let k = 0; k < 5; k++) last.values[k] = values[k];
   last.opts = opts;
-  last.count = lastRead.count;
+  last.count = count;
   last.memory = memory;
   last.call = call;
-  call.remembered = true;
 }
 
 /** One checked call: the kernel's terms, and a record per slot (null where none). */
@@ -142,21 +117,14 @@ class Call {
     this.weightDtypeCode = 0;
     this.castModeCode = 0;
     this.mayAlias = false;
-    this.givenByName = null;
-    this.remembered = false; // the last call of its function (LastCall): the runner may keep its plan
-    this.plan = null;
+    this.plan = null; // the runner's (src/api/run.js)
     this.records = [];
     for (let i = 0; i < op.slots.length; i++) this.records[i] = null;
   }
 
-  /** The caller's records by slot name, null where not given. */
-  get given() {
-    if (this.givenByName === null) {
-      const given = { ...this.op.given };
-      for (let i = 0; i < this.records.length; i++) given[this.op.keys[i]] = this.records[i];
-      this.givenByName = given;
-    }
-    return this.givenByName;
+  /** The caller's record for slot `key`, null where not given. */
+  given(key) {
+    return this.records[this.op.index[key]];
   }
 }
 // Fields are plain assignments (fast), and the prototype ends here: no
@@ -169,12 +137,14 @@ setPrototypeOf(Call.prototype, null);
  * for the reference), adopts each record once all are checked: it refuses
  * what it cannot take and claims what lies in it (src/loader/memory.js).
  */
-export function resolve(op, fn, values, memory) {
-  const { slots, options: defaults } = op;
-  const previous = memory === undefined ? undefined : op.last.opts ?? undefined;
-  const opts = op.readOptions(fn, values[op.params.length], 'options', previous, op.last.count);
+export function resolve(op, fn, memory, a, b, c, d, e) {
+  const { slots, options: defaults, last } = op;
+  const previous = memory === undefined || last.opts === null ? undefined : last.opts;
+  const opts = op.readOptions(fn, op.params.length === 2 ? c : op.params.length === 3 ? d : e, 'options', previous, last.count);
+  const count = lastRead.count;
   // (A getter may have called the API: then the last call is another one.)
-  if (previous !== undefined && op.last.opts === previous && isLast(op, op.last, values, memory)) return op.last.call;
+  if (opts === previous && last.opts === previous && isLast(last, memory, a, b, c, d, e)) return last.call;
+  const values = [a, b, c, d, e];
   const shape = readShape(fn, opts.shape);
   const call = new Call(fn, op);
   const x = values[0];
@@ -243,7 +213,7 @@ export function resolve(op, fn, values, memory) {
     for (let i = 0; i < records.length; i++) if (records[i] !== null) memory.adopt(fn, slots[i].name, records[i]);
     // Views of one shared memory through several buffer objects: now known to be one memory.
     if (call.mayAlias) call.mayAlias = checkOverlaps(fn, op, records);
-    if (shape === undefined) remember(op, call, values, opts, memory);
+    if (shape === undefined) remember(op, call, values, opts, count, memory);
   }
   return call;
 }

@@ -45,7 +45,7 @@ function backward(call, inputs, centred) {
   }
   const dx = new Float32Array(rows * dim);
   const dweight = weight === null ? null : new Float32Array(dim);
-  const dbias = centred && call.given.bias !== null ? new Float32Array(dim) : null;
+  const dbias = centred && call.given('bias') !== null ? new Float32Array(dim) : null;
   for (let r = 0; r < rows; r++) {
     backwardRow(dy, x, weight, r * dim, dim, centred ? mean[r] : 0, rstd[r], centred, dx, dweight, dbias);
   }

@@ -14,7 +14,7 @@ export function referenceFunction(op, compute) {
   const { name, slots } = op;
   return {
     [name](a, b, c, d, e) {
-      const call = resolve(op, name, [a, b, c, d, e], undefined);
+      const call = resolve(op, name, undefined, a, b, c, d, e);
       const { records } = call;
       const inputs = { ...op.given }; // every slot's key its own: none is read from a prototype
       for (let i = 0; i < slots.length; i++) if (records[i] !== null && slots[i].reads) inputs[slots[i].key] = readIn(records[i]);

@@ -34,7 +34,7 @@ function rowStatistics(row, eps, scale) {
  * Same signature, options and errors as `layerNorm` from 'rmsnorm-wasm'.
  */
 export const layerNorm = referenceFunction(LAYERNORM, (call, { x, weight, bias }) => {
-  const { y, mean, rstd } = layerNormRows(call, x, weight, bias, call.given.mean !== null, call.given.rstd !== null);
+  const { y, mean, rstd } = layerNormRows(call, x, weight, bias, call.given('mean') !== null, call.given('rstd') !== null);
   return { out: y, mean, rstd };
 });
 

@@ -124,7 +124,7 @@ function compute(call, inputs) {
     source = residual;
   }
   const out = call.dtype === 'float32' ? new Float32Array(call.rows * call.dim) : new Uint16Array(call.rows * call.dim);
-  const rstd = call.given.rstd === null ? null : new Float32Array(call.rows);
+  const rstd = call.given('rstd') === null ? null : new Float32Array(call.rows);
   normalizeRows(call, source, weight, out, rstd);
   return { residual, out, rstd };
 }

@@ -92,10 +92,10 @@ export function createArrayKernels(kernels) {
 
   return Object.freeze({
     /** rmsNorm(x, weight, options) of 'rmsnorm-wasm', on the GPU: a promise of its result. */
-    rmsNorm: async (x, weight, options) => run(resolve(RMSNORM, 'rmsNorm', [x, weight, options], undefined)),
+    rmsNorm: async (x, weight, options) => run(resolve(RMSNORM, 'rmsNorm', undefined, x, weight, options)),
     /** addRmsNorm(x, residual, weight, options) of 'rmsnorm-wasm', on the GPU. */
-    addRmsNorm: async (x, residual, weight, options) => run(resolve(ADD_RMSNORM, 'addRmsNorm', [x, residual, weight, options], undefined)),
+    addRmsNorm: async (x, residual, weight, options) => run(resolve(ADD_RMSNORM, 'addRmsNorm', undefined, x, residual, weight, options)),
     /** layerNorm(x, weight, bias, options) of 'rmsnorm-wasm' (float32), on the GPU. */
-    layerNorm: async (x, weight, bias, options) => run(resolve(LAYERNORM, 'layerNorm', [x, weight, bias, options], undefined)),
+    layerNorm: async (x, weight, bias, options) => run(resolve(LAYERNORM, 'layerNorm', undefined, x, weight, bias, options)),
   });
 }

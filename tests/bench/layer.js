@@ -37,12 +37,12 @@ export async function measureLayer({ src, shape, rounds }) {
   for (const [kind, a, b, options] of [['zero-copy', tx, tw, { out: ty }], ['copying', x, w, { out }]]) {
     const args = [a, b, options];
     api.rmsNorm(a, b, options); // remembered from here on, as in a decode loop
-    const call = resolve(op, 'rmsNorm', args, memory);
+    const call = resolve(op, "rmsNorm", memory, ...args);
     run(memory, call);
     const { pointers } = call.plan ?? { pointers: null };
     Object.assign(calls, {
       [`${kind}: public call`]: () => api.rmsNorm(a, b, options),
-      [`${kind}: resolve`]: () => resolve(op, 'rmsNorm', args, memory),
+      [`${kind}: resolve`]: () => resolve(op, "rmsNorm", memory, ...args),
       [`${kind}: options read`]: () => op.readOptions('rmsNorm', options, 'options', op.last.opts, op.last.count),
       [`${kind}: run`]: () => run(memory, call),
     });
