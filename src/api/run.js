@@ -8,7 +8,7 @@ import { DTYPE } from '../loader/abi.js';
 import { ceil, copyInto, floor, min, RangeError, setPrototypeOf } from '../loader/intrinsics.js';
 import { STACK_BYTES } from '../loader/memory.js';
 import { storageView, viewOf } from '../ops/arrays.js';
-import { IN, makeResults, ONCE, OUT, returnValue, ROW, STAT } from '../ops/resolve.js';
+import { IN, makeResults, OUT, returnValue, ROW, STAT } from '../ops/resolve.js';
 
 // Arrays outside wasm memory move through it in chunks of whole rows of about
 // this size: a huge input does not grow the memory (which never shrinks) to
@@ -19,163 +19,127 @@ const STAGED = -1;
 /** Staging starts on 16-byte boundaries, where the kernels' vector loads are fastest. */
 const align16 = (n) => ceil(n / 16) * 16;
 
-// Where each array of a call goes: its address (or STAGED, or 0 for none),
-// values a row (0: dim for the whole call), bytes a value, whether it
-// shares the staging of the input it may overwrite, and its offset in the
-// staging. Made once per resolved call: a call the resolver remembered
-// (src/ops/resolve.js, LastCall) runs on the plan of its first run.
+function filled(n, value) {
+  const items = [];
+  for (let i = 0; i < n; i++) items[i] = value;
+  return items;
+}
+
+// Where each array of a call goes, made at its first run and kept with the
+// call (a remembered call, src/ops/resolve.js, runs on it again): its
+// address (STAGED, or 0 for none), values a row (0: dim for the whole
+// call), bytes a value, its offset in the staging (-1: not staged; an
+// output staged beside the input it may overwrite shares that staging).
 class Plan {
-  constructor(op) {
-    this.at = [];
-    this.width = [];
-    this.size = [];
-    this.shares = [];
-    this.offset = [];
-    for (let i = 0; i < op.slots.length; i++) {
-      this.at[i] = 0;
-      this.width[i] = 0;
-      this.size[i] = 0;
-      this.shares[i] = false;
-      this.offset[i] = 0;
-    }
-    this.pointers = { ...op.pointers };
-    this.pointersAt = -1; // the staging base the pointers hold the first chunk's addresses for, or -1
-    this.outViews = []; // per staged output: its last staging view (StagedView), or null
-    for (let i = 0; i < op.slots.length; i++) this.outViews[i] = null;
+  constructor(n, pointers) {
+    this.at = filled(n, 0);
+    this.width = filled(n, 0);
+    this.size = filled(n, 0);
+    this.offset = filled(n, -1);
+    this.pointers = { ...pointers };
     this.staged = 0;
     this.chunkRows = 0;
     this.total = 0;
+    this.pointersAt = -1; // the staging base the pointers hold the first chunk's addresses for
+    this.heap = null; // the memory's views, and the staging base, the outputs' views were made for
+    this.viewsAt = -1;
+    this.outViews = filled(n, null);
   }
 }
 setPrototypeOf(Plan.prototype, null);
 
-/** A view of a staged output's values in memory, kept while it still is one:
- * a call copies its outputs out of the same few bytes every time. */
-class StagedView {
-  constructor(view, dtype, buffer, at, n) {
-    this.view = view;
-    this.dtype = dtype;
-    this.buffer = buffer;
-    this.at = at;
-    this.n = n;
-  }
-}
-setPrototypeOf(StagedView.prototype, null);
-
 /** Runs `call` on `memory` and returns what the function returns. */
 export function run(memory, call) {
-  let plan = call.plan;
+  let { plan } = call;
   if (plan === null) {
     makeResults(call);
     if (call.rows === 0) return returnValue(call);
-    plan = new Plan(call.op);
-    planCall(memory, call, plan);
-    call.plan = plan; // kept while the call is remembered (src/ops/resolve.js, LastCall)
+    plan = planCall(memory, call);
+    call.plan = plan;
   }
   if (plan.staged === 0) call.op.kernel(memory.exports, call, plan.pointers, call.rows);
   else stageAndRun(memory, call, plan);
   return returnValue(call);
 }
 
-function planCall(memory, call, plan) {
-  const { op, rows, dim, records, fn } = call;
-  const { slots, keys } = op;
-  const { at, width, size, shares, offset, pointers } = plan;
-  const count = slots.length;
+function planCall(memory, call) {
+  const { op: { slots, keys, pointers: blank }, rows, dim, records, fn } = call;
+  const plan = new Plan(slots.length, blank);
+  const { at, width, size, offset, pointers } = plan;
   let perRowBytes = 0;
   let onceBytes = 0;
-  let staged = 0;
-  for (let i = 0; i < count; i++) {
-    const slot = slots[i];
+  for (let i = 0; i < slots.length; i++) {
+    const { per, dir, scratch, over } = slots[i];
     const r = records[i];
-    width[i] = slot.per === ROW ? dim : slot.per === STAT ? 1 : 0;
+    width[i] = per === ROW ? dim : per === STAT ? 1 : 0;
     size[i] = r === null ? 4 : DTYPE[r.dtype].bytes;
-    if (r === null || slot.dir === 0) at[i] = r === null && slot.scratch ? STAGED : 0;
-    else if (r.memory === memory) at[i] = r.start;
-    else at[i] = STAGED;
-    // An output staged beside its staged input shares that staging: the kernel works in place.
-    shares[i] = at[i] === STAGED && slot.over >= 0 && at[slot.over] === STAGED && records[slot.over] !== null;
-    if (at[i] === STAGED && !shares[i]) {
-      staged++;
+    at[i] = r === null || dir === 0 ? (r === null && scratch ? STAGED : 0) : r.memory === memory ? r.start : STAGED;
+    pointers[keys[i]] = at[i];
+    if (at[i] === STAGED && !(over >= 0 && at[over] === STAGED && records[over] !== null)) {
+      plan.staged++;
       if (width[i] === 0) onceBytes += align16(dim * size[i]);
       else perRowBytes += width[i] * size[i];
     }
   }
-  plan.staged = staged;
-  plan.pointersAt = -1;
-  if (staged === 0) {
-    // The zero-copy call: every array where it lies.
-    for (let i = 0; i < count; i++) pointers[keys[i]] = at[i];
-    return;
-  }
+  if (plan.staged === 0) return plan; // the zero-copy call: every array where it lies
   let chunkRows = call.mayAlias || perRowBytes === 0 ? rows : min(rows, floor(CHUNK_BYTES / perRowBytes) || 1);
   if (perRowBytes > 0) {
     // What the memory can stage at once (a lent region is finite), less alignment.
-    const fit = floor((memory.capacity - onceBytes - 16 * staged) / perRowBytes);
+    const fit = floor((memory.capacity - onceBytes - 16 * plan.staged) / perRowBytes);
     if (fit < 1) {
-      throw new RangeError(`${fn}: needs ${onceBytes + align16(rows * perRowBytes)} bytes of staging in options.scratch besides the kernels' ${STACK_BYTES}-byte stack; lend a larger region (one row at a time needs ${onceBytes + perRowBytes + 16 * staged})`);
+      throw new RangeError(`${fn}: needs ${onceBytes + align16(rows * perRowBytes)} bytes of staging in options.scratch besides the kernels' ${STACK_BYTES}-byte stack; lend a larger region (one row at a time needs ${onceBytes + perRowBytes + 16 * plan.staged})`);
     }
-    if (fit < chunkRows) chunkRows = fit;
+    chunkRows = min(chunkRows, fit);
   }
-  let total = 0;
-  for (let i = 0; i < count; i++) {
-    if (shares[i]) {
-      offset[i] = offset[slots[i].over];
-    } else if (at[i] === STAGED) {
-      offset[i] = total;
-      total += align16((width[i] === 0 ? dim : chunkRows * width[i]) * size[i]);
+  for (let i = 0; i < slots.length; i++) {
+    const { over } = slots[i];
+    if (at[i] !== STAGED) continue;
+    if (over >= 0 && at[over] === STAGED && records[over] !== null) {
+      offset[i] = offset[over];
     } else {
-      offset[i] = -1;
+      offset[i] = plan.total;
+      plan.total += align16((width[i] === 0 ? dim : chunkRows * width[i]) * size[i]);
     }
   }
   plan.chunkRows = chunkRows;
-  plan.total = total;
+  return plan;
 }
 
 /** The staged call: inputs copied in, the kernel run chunk by chunk, outputs copied out. */
 function stageAndRun(memory, call, plan) {
-  const { op, rows, dim, records, fn } = call;
-  const { slots, keys, kernel } = op;
-  const { at, width, size, shares, offset, pointers, chunkRows, total } = plan;
-  const count = slots.length;
+  const { op: { slots, keys, kernel }, rows, dim, records, fn } = call;
+  const { at, width, size, offset, pointers, chunkRows, total } = plan;
   // The last allocation of the call: views of memory are taken only after it.
   const base = memory.staging(fn, total);
   memory.checkStaged(fn, slots, records, base, total);
-
   // From here on: copies and kernel calls only, on the memory's buffer as it is now.
   const heap = memory.views();
-  for (let i = 0; i < count; i++) {
-    if (offset[i] >= 0 && width[i] === 0 && slots[i].dir & IN && records[i] !== null) copyIn(heap, records[i], 0, dim, base + offset[i]);
+  if (plan.heap !== heap || plan.viewsAt !== base) {
+    plan.heap = heap;
+    plan.viewsAt = base;
+    for (let i = 0; i < slots.length; i++) plan.outViews[i] = null;
   }
+  for (let i = 0; i < slots.length; i++) if (width[i] === 0 && copies(plan, slots[i], records[i], i, IN)) copyIn(heap, records[i], 0, dim, base + offset[i]);
   for (let row = 0; row < rows; row += chunkRows) {
     const n = min(chunkRows, rows - row);
-    // The first chunk's addresses are those of the last call on this plan while the staging stays put.
-    const samePointers = row === 0 && plan.pointersAt === base;
-    for (let i = 0; i < count; i++) {
-      if (offset[i] < 0) {
-        if (!samePointers) pointers[keys[i]] = at[i] === 0 ? 0 : at[i] + row * width[i] * size[i];
-      } else {
-        if (!samePointers) pointers[keys[i]] = base + offset[i];
-        if (width[i] !== 0 && !shares[i] && slots[i].dir & IN && records[i] !== null) {
-          copyIn(heap, records[i], row * width[i], n * width[i], base + offset[i]);
-        }
-      }
+    if (row !== 0 || plan.pointersAt !== base) {
+      for (let i = 0; i < slots.length; i++) pointers[keys[i]] = offset[i] >= 0 ? base + offset[i] : at[i] === 0 ? 0 : at[i] + row * width[i] * size[i];
     }
     plan.pointersAt = row === 0 ? base : -1;
+    for (let i = 0; i < slots.length; i++) {
+      if (width[i] !== 0 && copies(plan, slots[i], records[i], i, IN)) copyIn(heap, records[i], row * width[i], n * width[i], base + offset[i]);
+    }
     kernel(memory.exports, call, pointers, n);
     // Outputs in slot order: where shared memory lets two of them alias, the last one written wins, as in the reference.
-    for (let i = 0; i < count; i++) {
-      if (offset[i] >= 0 && width[i] !== 0 && slots[i].dir & OUT && records[i] !== null) {
-        copyOut(heap, plan, i, records[i], row * width[i], n * width[i], base + offset[i]);
-      }
+    for (let i = 0; i < slots.length; i++) {
+      if (width[i] !== 0 && copies(plan, slots[i], records[i], i, OUT)) copyOut(plan, i, records[i], row * width[i], n * width[i], base + offset[i]);
     }
   }
-  for (let i = 0; i < count; i++) {
-    if (offset[i] >= 0 && slots[i].per === ONCE && slots[i].dir & OUT && records[i] !== null) {
-      copyOut(heap, plan, i, records[i], 0, dim, base + offset[i]);
-    }
-  }
+  for (let i = 0; i < slots.length; i++) if (width[i] === 0 && copies(plan, slots[i], records[i], i, OUT)) copyOut(plan, i, records[i], 0, dim, base + offset[i]);
 }
+
+/** Whether the staging copies slot i's record in (dir IN) or out (OUT). */
+const copies = (plan, slot, record, i, dir) => plan.offset[i] >= 0 && (slot.dir & dir) !== 0 && record !== null;
 
 /** Copies values [from, from + n) of a staged record to byte `to` of memory. */
 function copyIn(heap, record, from, n, to) {
@@ -184,12 +148,12 @@ function copyIn(heap, record, from, n, to) {
 }
 
 /** Copies n values from byte `at` of memory to values [from, from + n) of
- * a staged record, the output of slot i of `plan`. */
-function copyOut(heap, plan, i, record, from, n, at) {
-  let staged = plan.outViews[i];
-  if (staged === null || staged.buffer !== heap.buffer || staged.at !== at || staged.n !== n || staged.dtype !== record.dtype) {
-    staged = new StagedView(storageView(record.dtype, heap.buffer, at, n), record.dtype, heap.buffer, at, n);
-    plan.outViews[i] = staged;
+ * a staged record, the output of slot i: a full chunk's view is kept. */
+function copyOut(plan, i, record, from, n, at) {
+  let view = plan.outViews[i];
+  if (view === null || n !== plan.chunkRows * plan.width[i]) {
+    view = storageView(record.dtype, plan.heap.buffer, at, n);
+    if (n === plan.chunkRows * plan.width[i]) plan.outViews[i] = view;
   }
-  copyInto(viewOf(record, 0, record.length), staged.view, from);
+  copyInto(viewOf(record, 0, record.length), view, from);
 }
