@@ -266,10 +266,10 @@ function selfTest(memory) {
   const { exports } = memory;
   const a = exports.malloc(48) >>> 0;
   const b = exports.malloc(48) >>> 0;
-  const limit = lengthOf(memory.heap('float32')) * 4;
+  const heap = memory.views().float32;
+  const limit = lengthOf(heap) * 4;
   const ok = a !== 0 && b !== 0 && a % 8 === 0 && b % 8 === 0 && (a + 48 <= b || b + 48 <= a) && a + 48 <= limit && b + 48 <= limit;
   if (!ok) return false;
-  const heap = memory.heap('float32');
   copyInto(heap, new Float32Array(KNOWN_ANSWER.x), a / 4);
   copyInto(heap, new Float32Array(KNOWN_ANSWER.w), b / 4);
   exports.rmsnorm(a, 0, b, a + 16, 0, 1, 4, fround(1e-6), 0, 0, 0, 0);

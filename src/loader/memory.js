@@ -3,8 +3,8 @@
 // tensors, a scratch block for staging) and a memory lent by an engine
 // (LentMemory, bindMemory: no allocator; staging and the kernels' stack in
 // the region the engine lent). Both answer:
-//   buffer(), heap(dtype)       the memory's current buffer, views of all of it
-//   views()                     both at once: { buffer, float32, uint16 }
+//   views()                     views of all of its current buffer: { buffer, float32, uint16 }
+//   buffer()                    that buffer
 //   space()                     what the overlap rule compares (src/ops/overlap.js)
 //   adopt(fn, name, record)     a measured array of a call: refuse it, or claim it
 //                               when it lies in this memory (record.memory = this)
@@ -14,8 +14,8 @@
 
 import { DTYPE } from './abi.js';
 import {
-  defineProperty, fill, Float32Array, setPrototypeOf, Int32Array, isSharedBuffer, lengthOf, memoryBufferOf, random, RangeError, TypeError, typedArraySet, Uint16Array, Uint8Array,
-  WeakSet, weakAdd, weakHas,
+  defineProperty, fill, Float32Array, Int32Array, isSharedBuffer, lengthOf, memoryBufferOf, random, RangeError,
+  setPrototypeOf, TypeError, typedArraySet, Uint16Array, Uint8Array, WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
 import { makeTensor } from './tensor.js';
 
@@ -34,21 +34,17 @@ function claim(memory, fn, name, record) {
   record.shared = false;
 }
 
+/** Views of all of a buffer, each with %TypedArray%.prototype.set as its
+ * own, fixed `set`: views only this module holds, so `view.set(source, at)`
+ * runs the intrinsic whatever a page did to the prototype, as a plain
+ * method call, which JavaScriptCore makes much cheaper than the uncurried
+ * copyInto. */
 class Views {
   constructor(buffer) {
     this.buffer = buffer;
-    this.float32 = withOwnSet(new Float32Array(buffer));
-    this.uint16 = withOwnSet(new Uint16Array(buffer));
+    this.float32 = defineProperty(new Float32Array(buffer), 'set', { value: typedArraySet });
+    this.uint16 = defineProperty(new Uint16Array(buffer), 'set', { value: typedArraySet });
   }
-}
-
-/** `view` with %TypedArray%.prototype.set as its own, fixed `set`: views
- * only this module holds, so `view.set(source, at)` runs the intrinsic
- * whatever a page did to the prototype, as a plain method call, which
- * JavaScriptCore makes much cheaper than the uncurried copyInto. */
-function withOwnSet(view) {
-  defineProperty(view, 'set', { value: typedArraySet });
-  return view;
 }
 setPrototypeOf(Views.prototype, null);
 
@@ -57,32 +53,23 @@ export class OwnMemory {
   #scratchAt = 0;
   #scratchBytes = 0;
   capacity = Infinity; // staging(…) grows the memory, up to what malloc can give
-  exports;
-  memory;
 
   constructor(exports) {
     this.exports = exports;
     this.memory = exports.memory;
   }
 
-  /** The memory's current buffer. The getter (the intrinsic: no property of
-   * the memory object can redirect it) is a slow builtin, so the buffer is
-   * kept with views of it, and asked again only once those read as empty:
-   * growing a memory detaches its old buffer. */
-  buffer() {
-    return this.views().buffer;
-  }
-
+  /** Views of the memory's current buffer. The buffer getter (the intrinsic:
+   * no property of the memory object can redirect it) is a slow builtin, so
+   * it is asked again only once the views read as empty: growing a memory
+   * detaches its old buffer. */
   views() {
-    const views = this.#views;
-    if (views !== null && lengthOf(views.float32) !== 0) return views;
-    this.#views = new Views(memoryBufferOf(this.memory));
+    if (this.#views === null || lengthOf(this.#views.float32) === 0) this.#views = new Views(memoryBufferOf(this.memory));
     return this.#views;
   }
 
-  heap(dtype) {
-    const views = this.views();
-    return dtype === 'float32' ? views.float32 : views.uint16;
+  buffer() {
+    return this.views().buffer;
   }
 
   space() {
@@ -90,12 +77,9 @@ export class OwnMemory {
   }
 
   adopt(fn, name, record) {
-    if (record.memory !== null) {
-      if (record.memory !== this) {
-        throw new TypeError(`${fn}: ${name} is a tensor of another instance's memory (allocated by another instance or backend)`);
-      }
-    } else if (record.buffer === this.buffer()) {
-      claim(this, fn, name, record);
+    if (record.memory === null && record.buffer === this.buffer()) claim(this, fn, name, record);
+    else if (record.memory !== null && record.memory !== this) {
+      throw new TypeError(`${fn}: ${name} is a tensor of another instance's memory (allocated by another instance or backend)`);
     }
   }
 
@@ -104,7 +88,7 @@ export class OwnMemory {
   malloc(fn, bytes) {
     if (bytes > MAX_ALLOC_BYTES) throw new RangeError(`${fn}: needs ${bytes} bytes of wasm memory, more than wasm32 can address`);
     const at = this.exports.malloc(bytes < 1 ? 1 : bytes) >>> 0;
-    if (at === 0 || at + bytes > lengthOf(this.heap('float32')) * 4) {
+    if (at === 0 || at + bytes > lengthOf(this.views().float32) * 4) {
       if (at !== 0) this.exports.free(at);
       throw new RangeError(`${fn}: could not grow wasm memory to hold ${bytes} more bytes`);
     }
@@ -126,12 +110,13 @@ export class OwnMemory {
   /** A scratch block of at least `bytes`, reused across calls and only
    * replaced by a larger one. */
   staging(fn, bytes) {
-    if (bytes <= this.#scratchBytes) return this.#scratchAt;
-    if (this.#scratchAt !== 0) this.exports.free(this.#scratchAt);
-    this.#scratchAt = 0;
-    this.#scratchBytes = 0;
-    this.#scratchAt = this.malloc(fn, bytes);
-    this.#scratchBytes = bytes;
+    if (bytes > this.#scratchBytes) {
+      if (this.#scratchAt !== 0) this.exports.free(this.#scratchAt);
+      this.#scratchAt = 0;
+      this.#scratchBytes = 0;
+      this.#scratchAt = this.malloc(fn, bytes);
+      this.#scratchBytes = bytes;
+    }
     return this.#scratchAt;
   }
 
@@ -150,11 +135,6 @@ export class LentMemory {
   #end;
   #probe = null;
   #verified = new WeakSet(); // buffers proven to be this memory's
-  exports;
-  memory;
-  shared;
-  capacity;
-
   /** `lent` = [start, end): the region the kernels may use, their stack at the top. */
   constructor(exports, memory, lent, shared) {
     this.exports = exports;
@@ -174,11 +154,6 @@ export class LentMemory {
 
   views() {
     return new Views(this.buffer());
-  }
-
-  heap(dtype) {
-    const buffer = this.buffer();
-    return dtype === 'float32' ? new Float32Array(buffer) : new Uint16Array(buffer);
   }
 
   space() {
