@@ -142,3 +142,26 @@ for (const kernels of INSTANCES) {
     for (const t of [xt, wt, rt, yt, foreign, short, odd, oddOut, bf16]) t.free();
   });
 }
+
+test('a decode loop is checked once: the same arrays and option values, in a fresh options object, resolve to the remembered call', async () => {
+  // Internals: what the one path remembers is not observable from outside but in time.
+  const { init, alloc } = await import('../src/index.js');
+  const { activeKernels } = await import('../src/api/runtime.js');
+  const { OPS } = await import('../src/ops/descriptions.js');
+  const { resolve } = await import('../src/ops/resolve.js');
+  await init();
+  const memory = activeKernels('test');
+  const [x, w, y, r] = [alloc(16), alloc(16), alloc(16), alloc(16)];
+  const first = resolve(OPS.rmsNorm, 'rmsNorm', memory, x, w, { out: y, eps: 1e-5 });
+  assert.equal(resolve(OPS.rmsNorm, 'rmsNorm', memory, x, w, { out: y, eps: 1e-5 }), first, 'fresh options of the same values');
+  assert.equal(resolve(OPS.rmsNorm, 'rmsNorm', memory, x, w, { eps: 1e-5, out: y }), first, 'the same values in another key order');
+  assert.notEqual(resolve(OPS.rmsNorm, 'rmsNorm', memory, x, w, { out: y, eps: 1e-6 }), first, 'another eps');
+  const other = resolve(OPS.rmsNorm, 'rmsNorm', memory, x, w, { out: r, eps: 1e-6 });
+  assert.notEqual(other, first, 'another out');
+  assert.notEqual(resolve(OPS.rmsNorm, 'rmsNorm', memory, y, w, { out: r, eps: 1e-6 }), other, 'another x');
+  assert.notEqual(resolve(OPS.rmsNorm, 'rmsNorm', memory, y, w, { out: r }), other, 'an option left out');
+  const fused = resolve(OPS.addRmsNorm, 'addRmsNorm', memory, x, r, w, { out: y });
+  assert.equal(resolve(OPS.addRmsNorm, 'addRmsNorm', memory, x, r, w, { out: y }), fused, 'addRmsNorm, fresh options');
+  assert.notEqual(resolve(OPS.addRmsNorm, 'addRmsNorm', memory, x, r, y, { out: w }), fused, 'addRmsNorm, another weight');
+  for (const t of [x, w, y, r]) t.free();
+});

@@ -61,7 +61,7 @@ class LastCall {
   constructor() {
     this.call = null;
     this.memory = null;
-    this.values = [undefined, undefined, undefined, undefined, undefined];
+    this.values = [undefined, undefined, undefined, undefined];
     this.opts = null;
     this.count = 0;
   }
@@ -75,10 +75,11 @@ export function stillHolds(record) {
   return record.buffer === null ? Tensor.recordOf(record.value) === record : lengthOf(record.value) === record.length;
 }
 
-/** Whether this call's arguments (its options read as the last ones) are those of `last`. */
-function isLast(last, memory, a, b, c, d, e) {
+/** Whether this call's parameters a, b[, c[, d]] (n of them; its options
+ * read as the last ones) are those of `last`. */
+function isLast(last, memory, n, a, b, c, d) {
   const v = last.values;
-  if (last.call === null || last.memory !== memory || a !== v[0] || b !== v[1] || c !== v[2] || d !== v[3] || e !== v[4]) return false;
+  if (last.call === null || last.memory !== memory || a !== v[0] || b !== v[1] || (n > 2 && c !== v[2]) || (n > 3 && d !== v[3])) return false;
   const { records } = last.call;
   for (let i = 0; i < records.length; i++) if (records[i] !== null && !stillHolds(records[i])) return false;
   return true;
@@ -93,7 +94,7 @@ function remember(op, call, values, opts, count, memory) {
   }
   const { last } = op;
   last.call = null; // while it is written
-  for (let k = 0; k < 5; k++) last.values[k] = values[k];
+  for (let k = 0; k < op.params.length; k++) last.values[k] = values[k];
   last.opts = opts;
   last.count = count;
   last.memory = memory;
@@ -140,10 +141,11 @@ setPrototypeOf(Call.prototype, null);
 export function resolve(op, fn, memory, a, b, c, d, e) {
   const { slots, options: defaults, last } = op;
   const previous = memory === undefined || last.opts === null ? undefined : last.opts;
-  const opts = op.readOptions(fn, op.params.length === 2 ? c : op.params.length === 3 ? d : e, 'options', previous, last.count);
+  const n = op.params.length;
+  const opts = op.readOptions(fn, n === 2 ? c : n === 3 ? d : e, 'options', previous, last.count);
   const count = lastRead.count;
   // (A getter may have called the API: then the last call is another one.)
-  if (opts === previous && last.opts === previous && isLast(last, memory, a, b, c, d, e)) return last.call;
+  if (opts === previous && last.opts === previous && isLast(last, memory, n, a, b, c, d)) return last.call;
   const values = [a, b, c, d, e];
   const shape = readShape(fn, opts.shape);
   const call = new Call(fn, op);
