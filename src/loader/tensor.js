@@ -22,6 +22,7 @@ export class ArrayRecord {
     this.kind = kind; // 'Float32Array' | 'Uint16Array' | 'Float16Array', or null for a tensor
     this.shared = memory === null ? undefined : false; // a SharedArrayBuffer? asked only when it matters
     this.owned = false; // made by the package for its result, not the caller's
+    this.live = true; // false once its tensor is freed
   }
 }
 
@@ -71,6 +72,7 @@ export class Tensor {
   free() {
     if (this.#record === null) return;
     this.#memory.free(this.#record.start);
+    this.#record.live = false;
     this.#record = null;
     this.#view = null;
   }

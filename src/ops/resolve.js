@@ -6,7 +6,6 @@
 
 import { CAST_MODE, DTYPE } from '../loader/abi.js';
 import { defineProperty, freeze, isView, keys, kindOf, lengthOf, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
-import { Tensor } from '../loader/tensor.js';
 import { measure, newOutput, weightDtypeOf } from './arrays.js';
 import { castModeOption, dtypeOption, float32Option, lastRead, optionReader, readShape, resolveDim, template } from './options.js';
 import { checkOverlaps } from './overlap.js';
@@ -72,7 +71,7 @@ setPrototypeOf(LastCall.prototype, null);
  * freed, a view not detached nor shrunk (its buffer, offset and kind
  * cannot change; its length can, and is asked again). */
 export function stillHolds(record) {
-  return record.buffer === null ? Tensor.recordOf(record.value) === record : lengthOf(record.value) === record.length;
+  return record.buffer === null ? record.live : lengthOf(record.value) === record.length;
 }
 
 /** Whether this call's parameters a, b[, c[, d]] (n of them; its options
@@ -139,14 +138,18 @@ setPrototypeOf(Call.prototype, null);
  * what it cannot take and claims what lies in it (src/loader/memory.js).
  */
 export function resolve(op, fn, memory, a, b, c, d, e) {
-  const { slots, options: defaults, last } = op;
-  const previous = memory === undefined || last.opts === null ? undefined : last.opts;
+  const { last } = op;
   const n = op.params.length;
+  const previous = memory === undefined || last.opts === null ? undefined : last.opts;
   const opts = op.readOptions(fn, n === 2 ? c : n === 3 ? d : e, 'options', previous, last.count);
-  const count = lastRead.count;
   // (A getter may have called the API: then the last call is another one.)
   if (opts === previous && last.opts === previous && isLast(last, memory, n, a, b, c, d)) return last.call;
-  const values = [a, b, c, d, e];
+  return check(op, fn, memory, opts, lastRead.count, [a, b, c, d, e]);
+}
+
+/** A call that is not the last one, checked from its options as read. */
+function check(op, fn, memory, opts, count, values) {
+  const { slots, options: defaults } = op;
   const shape = readShape(fn, opts.shape);
   const call = new Call(fn, op);
   const x = values[0];
