@@ -44,6 +44,10 @@ class Plan {
     this.heap = null; // the memory's views, and the staging base, the outputs' views were made for
     this.viewsAt = -1;
     this.outViews = filled(n, null);
+    this.onceIn = []; // slots copied in once, copied in each chunk, out each chunk, out once
+    this.rowIn = [];
+    this.rowOut = [];
+    this.onceOut = [];
   }
 }
 setPrototypeOf(Plan.prototype, null);
@@ -102,13 +106,23 @@ function planCall(memory, call) {
     }
   }
   plan.chunkRows = chunkRows;
+  // The records the staging copies, in slot order: in before the kernel, out after it.
+  for (let i = 0; i < slots.length; i++) {
+    if (offset[i] < 0 || records[i] === null) continue;
+    if (slots[i].dir & IN) add(width[i] === 0 ? plan.onceIn : plan.rowIn, i);
+    if (slots[i].dir & OUT) add(width[i] === 0 ? plan.onceOut : plan.rowOut, i);
+  }
   return plan;
 }
+
+const add = (list, item) => {
+  list[list.length] = item;
+};
 
 /** The staged call: inputs copied in, the kernel run chunk by chunk, outputs copied out. */
 function stageAndRun(memory, call, plan) {
   const { op: { slots, keys, kernel }, rows, dim, records, fn } = call;
-  const { at, width, size, offset, pointers, chunkRows, total } = plan;
+  const { at, width, size, offset, pointers, chunkRows, total, onceIn, rowIn, rowOut, onceOut } = plan;
   // The last allocation of the call: views of memory are taken only after it.
   const base = memory.staging(fn, total);
   memory.checkStaged(fn, slots, records, base, total);
@@ -119,27 +133,26 @@ function stageAndRun(memory, call, plan) {
     plan.viewsAt = base;
     for (let i = 0; i < slots.length; i++) plan.outViews[i] = null;
   }
-  for (let i = 0; i < slots.length; i++) if (width[i] === 0 && copies(plan, slots[i], records[i], i, IN)) copyIn(heap, records[i], 0, dim, base + offset[i]);
+  for (let k = 0; k < onceIn.length; k++) copyIn(heap, records[onceIn[k]], 0, dim, base + offset[onceIn[k]]);
   for (let row = 0; row < rows; row += chunkRows) {
     const n = min(chunkRows, rows - row);
     if (row !== 0 || plan.pointersAt !== base) {
       for (let i = 0; i < slots.length; i++) pointers[keys[i]] = offset[i] >= 0 ? base + offset[i] : at[i] === 0 ? 0 : at[i] + row * width[i] * size[i];
     }
     plan.pointersAt = row === 0 ? base : -1;
-    for (let i = 0; i < slots.length; i++) {
-      if (width[i] !== 0 && copies(plan, slots[i], records[i], i, IN)) copyIn(heap, records[i], row * width[i], n * width[i], base + offset[i]);
+    for (let k = 0; k < rowIn.length; k++) {
+      const i = rowIn[k];
+      copyIn(heap, records[i], row * width[i], n * width[i], base + offset[i]);
     }
     kernel(memory.exports, call, pointers, n);
     // Outputs in slot order: where shared memory lets two of them alias, the last one written wins, as in the reference.
-    for (let i = 0; i < slots.length; i++) {
-      if (width[i] !== 0 && copies(plan, slots[i], records[i], i, OUT)) copyOut(plan, i, records[i], row * width[i], n * width[i], base + offset[i]);
+    for (let k = 0; k < rowOut.length; k++) {
+      const i = rowOut[k];
+      copyOut(plan, i, records[i], row * width[i], n * width[i], base + offset[i]);
     }
   }
-  for (let i = 0; i < slots.length; i++) if (width[i] === 0 && copies(plan, slots[i], records[i], i, OUT)) copyOut(plan, i, records[i], 0, dim, base + offset[i]);
+  for (let k = 0; k < onceOut.length; k++) copyOut(plan, onceOut[k], records[onceOut[k]], 0, dim, base + offset[onceOut[k]]);
 }
-
-/** Whether the staging copies slot i's record in (dir IN) or out (OUT). */
-const copies = (plan, slot, record, i, dir) => plan.offset[i] >= 0 && (slot.dir & dir) !== 0 && record !== null;
 
 /** Copies values [from, from + n) of a staged record to byte `to` of memory. */
 function copyIn(heap, record, from, n, to) {
