@@ -75,6 +75,57 @@ test('a copying call with a mistake is refused by name, and writes nothing', asy
   }
 });
 
+test('a repeated copying call whose arrays are detached or resized since is refused by name, and writes nothing', async () => {
+  // A decode loop's call is checked once, then compared (src/ops/arrays.js, stillHolds): each array is
+  // taken away after the call has run three times, so after its shadow view exists.
+  const dim = 16;
+  const x = normalArray(prng(93), 2 * dim, 1);
+  const w = uniformArray(prng(94), dim, 0.5, 1.5);
+  const expected = reference.rmsNorm(x, w);
+  const transfer = (view) => structuredClone(view.buffer, { transfer: [view.buffer] });
+  for (const { name, rmsNorm, rmsNormBackward } of await implementations()) {
+    for (const target of ['x', 'weight', 'out', 'rstd']) {
+      for (const how of ['between calls', 'by an option getter']) {
+        const arrays = { x: x.slice(), weight: w.slice(), out: new Float32Array(2 * dim), rstd: new Float32Array(2) };
+        const call = (options = {}) => rmsNorm(arrays.x, arrays.weight, { out: arrays.out, rstd: arrays.rstd, ...options });
+        for (let i = 0; i < 3; i++) assertSameBits(call(), expected, `${name}: ${target}: call ${i}`);
+        const others = Object.keys(arrays).filter((k) => k !== target && k !== 'x' && k !== 'weight');
+        for (const k of others) arrays[k].fill(7);
+        const what = `${name}: ${target} detached ${how}`;
+        const message = new RegExp(`^rmsNorm: (options\\.)?${target} is a view of a detached ArrayBuffer`);
+        if (how === 'between calls') {
+          transfer(arrays[target]);
+          assert.throws(() => call(), (e) => e instanceof TypeError && message.test(e.message), what);
+        } else {
+          assert.throws(() => call({ get eps() { transfer(arrays[target]); return 1e-6; } }),
+            (e) => e instanceof TypeError && message.test(e.message), what);
+        }
+        for (const k of others) assert.ok(arrays[k].every((v) => v === 7), `${what}: ${k} was written to`);
+      }
+    }
+    // A length-tracking view of a resizable buffer, shrunk after the call ran three times.
+    const buffer = new ArrayBuffer(4 * 2 * dim, { maxByteLength: 4 * 4 * dim });
+    const tracking = new Float32Array(buffer);
+    tracking.set(x);
+    const out = new Float32Array(2 * dim).fill(7);
+    for (let i = 0; i < 3; i++) assertSameBits(rmsNorm(tracking, w, { out }), expected, `${name}: resizable, call ${i}`);
+    out.fill(7);
+    buffer.resize(4 * dim);
+    assert.throws(() => rmsNorm(tracking, w, { out }), (e) => e instanceof RangeError && /^rmsNorm: options\.out\.length/.test(e.message),
+      `${name}: a shrunk length-tracking x`);
+    assert.ok(out.every((v) => v === 7), `${name}: shrunk x: out was written to`);
+    // The backward pass (no weight, so nothing made: a call that can repeat), then its dy detached.
+    const dy = x.slice();
+    const dx = new Float32Array(2 * dim);
+    for (let i = 0; i < 3; i++) rmsNormBackward(dy, x, null, { dx, dim });
+    dx.fill(7);
+    transfer(dy);
+    assert.throws(() => rmsNormBackward(dy, x, null, { dx, dim }),
+      (e) => e instanceof TypeError && /^rmsNormBackward: dy is a view of a detached/.test(e.message), `${name}: backward, dy detached`);
+    assert.ok(dx.every((v) => v === 7), `${name}: backward: dx was written to`);
+  }
+});
+
 test('copying calls on a SharedArrayBuffer, with no rows, no weight or rstd give the reference\'s bits', async () => {
   const dim = 8;
   const x = normalArray(prng(93), 2 * dim, 1);

@@ -156,7 +156,7 @@ function stageAndRun(memory, call, plan) {
 
 /** Copies values [from, from + n) of a staged record to byte `to` of memory. */
 function copyIn(heap, record, from, n, to) {
-  // The memory's own views carry the intrinsic `set` (src/loader/memory.js, withOwnSet).
+  // The memory's views, and a record's shadow, carry the intrinsic `set` (ownView in src/loader/intrinsics.js).
   (record.dtype === 'float32' ? heap.float32 : heap.uint16).set(viewOf(record, from, n), to / DTYPE[record.dtype].bytes);
 }
 
@@ -168,5 +168,6 @@ function copyOut(plan, i, record, from, n, at) {
     view = storageView(record.dtype, plan.heap.buffer, at, n);
     if (n === plan.chunkRows * plan.width[i]) plan.outViews[i] = view;
   }
-  copyInto(viewOf(record, 0, record.length), view, from);
+  if (record.shadow !== null) record.shadow.set(view, from);
+  else copyInto(viewOf(record, 0, record.length), view, from);
 }

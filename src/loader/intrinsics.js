@@ -12,6 +12,7 @@ const descriptor = Object.getOwnPropertyDescriptor;
 const TypedArray = Object.getPrototypeOf(globalThis.Uint8Array);
 const TypedArrayPrototype = TypedArray.prototype;
 const typedArrayGetter = (key) => uncurryThis(descriptor(TypedArrayPrototype, key).get);
+const lengthGetter = descriptor(TypedArrayPrototype, 'length').get;
 
 export const lengthOf = typedArrayGetter('length');
 export const byteOffsetOf = typedArrayGetter('byteOffset');
@@ -22,10 +23,17 @@ export const kindOf = typedArrayGetter(Symbol.toStringTag);
 /** %TypedArray%.prototype.set, which reads no property of its target or its
  * source: copyInto(target, source, offset). */
 export const copyInto = uncurryThis(TypedArrayPrototype.set);
-export const typedArraySet = TypedArrayPrototype.set;
+const typedArraySet = TypedArrayPrototype.set;
 export const fill = uncurryThis(TypedArrayPrototype.fill);
 const typedArrayAt = uncurryThis(TypedArrayPrototype.at);
 const arrayBufferByteLength = uncurryThis(descriptor(ArrayBuffer.prototype, 'byteLength').get);
+const getterOr = (prototype, key, fallback) => {
+  const get = descriptor(prototype, key)?.get;
+  return get === undefined ? fallback : uncurryThis(get);
+};
+// An engine without these getters has no resizable or growable buffers.
+const resizableOf = getterOr(ArrayBuffer.prototype, 'resizable', () => false);
+const growableOf = getterOr(globalThis.SharedArrayBuffer?.prototype ?? {}, 'growable', () => false);
 /** WebAssembly.Memory.prototype.buffer: throws for anything but a memory. */
 export const memoryBufferOf = uncurryThis(descriptor(WebAssembly.Memory.prototype, 'buffer').get);
 export const instanceExportsOf = uncurryThis(descriptor(WebAssembly.Instance.prototype, 'exports').get);
@@ -97,6 +105,33 @@ export function isUnreachable(view) {
   } catch {
     return true;
   }
+}
+
+/** Whether a buffer can neither grow nor shrink: a view of it changes
+ * length only when it is detached. */
+export function isFixedLength(buffer) {
+  try {
+    return !resizableOf(buffer);
+  } catch {
+    try {
+      return !growableOf(buffer);
+    } catch {
+      return false;
+    }
+  }
+}
+
+/**
+ * A view the package made and only it holds, given the intrinsics as its
+ * own properties: `view.set(source, at)` is %TypedArray%.prototype.set
+ * and `view.size` its length getter, whatever a page did to the
+ * prototypes. As a method and an accessor of the view itself they are
+ * plain property reads, which JavaScriptCore makes far cheaper than the
+ * uncurried copyInto and lengthOf (docs/benchmarks.md).
+ */
+export function ownView(view) {
+  defineProperty(view, 'set', { value: typedArraySet });
+  return defineProperty(view, 'size', { get: lengthGetter });
 }
 
 /** `items` joined by `separator`, without Array.prototype.join. */

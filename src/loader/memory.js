@@ -14,8 +14,8 @@
 
 import { DTYPE } from './abi.js';
 import {
-  defineProperty, fill, Float32Array, Int32Array, isSharedBuffer, lengthOf, memoryBufferOf, random, RangeError,
-  setPrototypeOf, TypeError, typedArraySet, Uint16Array, Uint8Array, WeakSet, weakAdd, weakHas,
+  fill, Float32Array, Int32Array, isSharedBuffer, memoryBufferOf, ownView, random, RangeError, setPrototypeOf, TypeError,
+  Uint16Array, Uint8Array, WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
 import { makeTensor } from './tensor.js';
 
@@ -34,16 +34,12 @@ function claim(memory, fn, name, record) {
   record.shared = false;
 }
 
-/** Views of all of a buffer, each with %TypedArray%.prototype.set as its
- * own, fixed `set`: views only this module holds, so `view.set(source, at)`
- * runs the intrinsic whatever a page did to the prototype, as a plain
- * method call, which JavaScriptCore makes much cheaper than the uncurried
- * copyInto. */
+/** Views of all of a buffer, with the intrinsics as their own `set` and `size` (ownView). */
 class Views {
   constructor(buffer) {
     this.buffer = buffer;
-    this.float32 = defineProperty(new Float32Array(buffer), 'set', { value: typedArraySet });
-    this.uint16 = defineProperty(new Uint16Array(buffer), 'set', { value: typedArraySet });
+    this.float32 = ownView(new Float32Array(buffer));
+    this.uint16 = ownView(new Uint16Array(buffer));
   }
 }
 setPrototypeOf(Views.prototype, null);
@@ -64,7 +60,7 @@ export class OwnMemory {
    * it is asked again only once the views read as empty: growing a memory
    * detaches its old buffer. */
   views() {
-    if (this.#views === null || lengthOf(this.#views.float32) === 0) this.#views = new Views(memoryBufferOf(this.memory));
+    if (this.#views === null || this.#views.float32.size === 0) this.#views = new Views(memoryBufferOf(this.memory));
     return this.#views;
   }
 
@@ -88,7 +84,7 @@ export class OwnMemory {
   malloc(fn, bytes) {
     if (bytes > MAX_ALLOC_BYTES) throw new RangeError(`${fn}: needs ${bytes} bytes of wasm memory, more than wasm32 can address`);
     const at = this.exports.malloc(bytes < 1 ? 1 : bytes) >>> 0;
-    if (at === 0 || at + bytes > lengthOf(this.views().float32) * 4) {
+    if (at === 0 || at + bytes > this.views().float32.size * 4) {
       if (at !== 0) this.exports.free(at);
       throw new RangeError(`${fn}: could not grow wasm memory to hold ${bytes} more bytes`);
     }

@@ -23,6 +23,7 @@ export class ArrayRecord {
     this.shared = memory === null ? undefined : false; // a SharedArrayBuffer? asked only when it matters
     this.owned = false; // made by the package for its result, not the caller's
     this.live = true; // false once its tensor is freed
+    this.shadow = null; // a view's own view of the same values, once its call is repeated (src/ops/arrays.js, stillHolds)
   }
 }
 

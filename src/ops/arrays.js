@@ -6,8 +6,8 @@
 
 import { DTYPE, DTYPES } from '../loader/abi.js';
 import {
-  bufferOf, byteOffsetOf, copyInto, Float16Array, Float32Array, isSharedBuffer, isUnreachable, isView, kindOf, lengthOf,
-  TypeError, Uint16Array,
+  bufferOf, byteOffsetOf, copyInto, Float16Array, Float32Array, isFixedLength, isSharedBuffer, isUnreachable, isView, kindOf,
+  lengthOf, ownView, TypeError, Uint16Array,
 } from '../loader/intrinsics.js';
 import { ArrayRecord, Tensor } from '../loader/tensor.js';
 import { describe, oneOf } from './options.js';
@@ -89,19 +89,43 @@ export function newOutput(dtype, length) {
   return record;
 }
 
+/**
+ * Whether a measured record still describes its array: a tensor not
+ * freed, a view not detached nor shrunk (its buffer, offset and kind
+ * cannot change; its length can, and is asked again). A view of a buffer
+ * that can neither grow nor shrink changes length only when detached, and
+ * so does a view of the same values the package makes: its shadow, whose
+ * length (ownView) is cheap to ask and which the staging copies through.
+ */
+export function stillHolds(record) {
+  if (record.buffer === null) return record.live;
+  if (record.shadow !== null) return record.shadow.size === record.length;
+  return viewHolds(record);
+}
+
+// Apart from stillHolds, which SpiderMonkey then optimizes as the small function it is.
+function viewHolds(record) {
+  if (lengthOf(record.value) !== record.length) return false;
+  if (isFixedLength(record.buffer)) record.shadow = ownView(storageView(record.dtype, record.buffer, record.start, record.length));
+  return true;
+}
+
 /** Values [from, from + n) of a record as a view in its storage type, at
  * its measured range: a length-tracking view of a shared buffer another
  * thread grew since is read at the length it was checked at, and a
- * Float16Array is copied as bits. The caller's own array serves when it is
- * all of it, of that type, and unshared (no caller code has run since it
- * was measured, so its length is the measured one). */
+ * Float16Array is copied as bits. All of it is its shadow where it has
+ * one, else the caller's own array when of that type and unshared (no
+ * caller code has run since it was measured, so its length is the measured one). */
 export function viewOf(record, from, n) {
   if (record.memory !== null) {
     const view = Tensor.is(record.value) ? Tensor.viewOf(record.value) : null;
     if (view !== null && from === 0 && n === record.length) return view;
     return storageView(record.dtype, record.memory.buffer(), record.start + from * DTYPE[record.dtype].bytes, n);
   }
-  if (from === 0 && n === record.length && record.kind === storageKind(record.dtype) && !isShared(record)) return record.value;
+  if (from === 0 && n === record.length) {
+    if (record.shadow !== null) return record.shadow;
+    if (record.kind === storageKind(record.dtype) && !isShared(record)) return record.value;
+  }
   return storageView(record.dtype, record.buffer, record.start + from * DTYPE[record.dtype].bytes, n);
 }
 

@@ -5,8 +5,8 @@
 // both resolve here, so both throw the same error for the same mistake.
 
 import { CAST_MODE, DTYPE } from '../loader/abi.js';
-import { defineProperty, freeze, isView, keys, kindOf, lengthOf, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
-import { measure, newOutput, weightDtypeOf } from './arrays.js';
+import { defineProperty, freeze, isView, keys, kindOf, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
+import { measure, newOutput, stillHolds, weightDtypeOf } from './arrays.js';
 import { castModeOption, dtypeOption, float32Option, lastRead, optionReader, readShape, resolveDim, template } from './options.js';
 import { checkOverlaps } from './overlap.js';
 
@@ -66,13 +66,6 @@ class LastCall {
   }
 }
 setPrototypeOf(LastCall.prototype, null);
-
-/** Whether a remembered record still describes its array: a tensor not
- * freed, a view not detached nor shrunk (its buffer, offset and kind
- * cannot change; its length can, and is asked again). */
-export function stillHolds(record) {
-  return record.buffer === null ? record.live : lengthOf(record.value) === record.length;
-}
 
 /** Whether this call's parameters a, b[, c[, d]] (n of them; its options
  * read as the last ones) are those of `last`. */

@@ -6,9 +6,9 @@
 // slot order, only if every array is still what was measured (the caller's
 // code can run while the GPU computes).
 import { bufferOf, byteLengthOf, ceil, Float32Array, max, TypeError, Uint16Array, Uint8Array } from '../loader/intrinsics.js';
-import { readIn, writeOut } from '../ops/arrays.js';
+import { readIn, stillHolds, writeOut } from '../ops/arrays.js';
 import { addRmsNorm as ADD_RMSNORM, layerNorm as LAYERNORM, rmsNorm as RMSNORM } from '../ops/descriptions.js';
-import { makeResults, resolve, returnValue, stillHolds } from '../ops/resolve.js';
+import { makeResults, resolve, returnValue } from '../ops/resolve.js';
 
 const { STORAGE, COPY_SRC, COPY_DST, MAP_READ } = globalThis.GPUBufferUsage ?? {};
 const words = (bytes) => max(4, ceil(bytes / 4) * 4);

@@ -34,16 +34,16 @@ export async function measureLayer({ src, shape, rounds }) {
   const eps = Math.fround(1e-6);
   const [xp, wp, yp] = [tx.byteOffset, tw.byteOffset, ty.byteOffset];
   const calls = {};
-  for (const [kind, a, b, options] of [['zero-copy', tx, tw, { out: ty }], ['copying', x, w, { out }]]) {
-    const args = [a, b, options];
-    api.rmsNorm(a, b, options); // remembered from here on, as in a decode loop
-    const call = resolve(op, "rmsNorm", memory, ...args);
+  // Each call writes its options afresh, as a decode loop does.
+  for (const [kind, a, b, o] of [['zero-copy', tx, tw, ty], ['copying', x, w, out]]) {
+    api.rmsNorm(a, b, { out: o }); // remembered from here on, as in a decode loop
+    const call = resolve(op, 'rmsNorm', memory, a, b, { out: o });
     run(memory, call);
     const { pointers } = call.plan ?? { pointers: null };
     Object.assign(calls, {
-      [`${kind}: public call`]: () => api.rmsNorm(a, b, options),
-      [`${kind}: resolve`]: () => resolve(op, "rmsNorm", memory, ...args),
-      [`${kind}: options read`]: () => op.readOptions('rmsNorm', options, 'options', op.last.opts, op.last.count),
+      [`${kind}: public call`]: () => api.rmsNorm(a, b, { out: o }),
+      [`${kind}: resolve`]: () => resolve(op, 'rmsNorm', memory, a, b, { out: o }),
+      [`${kind}: options read`]: () => op.readOptions('rmsNorm', { out: o }, 'options', op.last.opts, op.last.count),
       [`${kind}: run`]: () => run(memory, call),
     });
     if (kind === 'zero-copy') calls[`${kind}: kernel through the description`] = () => op.kernel(memory.exports, call, pointers, rows);
