@@ -143,7 +143,7 @@ for (const kernels of INSTANCES) {
   });
 }
 
-test('a decode loop is checked once: the same arrays and option values, in a fresh options object, resolve to the remembered call', async () => {
+test('a decode loop is checked once: each call\'s arrays and option values, in a fresh options object, resolve to its remembered call', async () => {
   // Internals: what the one path remembers is not observable from outside but in time.
   const { init, alloc } = await import('../src/index.js');
   const { activeKernels } = await import('../src/api/runtime.js');
@@ -160,8 +160,20 @@ test('a decode loop is checked once: the same arrays and option values, in a fre
   assert.notEqual(other, first, 'another out');
   assert.notEqual(resolve(OPS.rmsNorm, 'rmsNorm', memory, y, w, { out: r, eps: 1e-6 }), other, 'another x');
   assert.notEqual(resolve(OPS.rmsNorm, 'rmsNorm', memory, y, w, { out: r }), other, 'an option left out');
+  // A layer stack: each call with its own weight, remembered each.
+  const weights = [alloc(16), alloc(16), alloc(16)];
+  const layers = weights.map((weight) => resolve(OPS.rmsNorm, 'rmsNorm', memory, x, weight, { out: y }));
+  for (let token = 0; token < 2; token++) {
+    weights.forEach((weight, l) => assert.equal(resolve(OPS.rmsNorm, 'rmsNorm', memory, x, weight, { out: y }), layers[l], `layer ${l}`));
+  }
+  const noWeight = resolve(OPS.rmsNorm, 'rmsNorm', memory, x, null, { out: y, dim: 16 });
+  assert.equal(resolve(OPS.rmsNorm, 'rmsNorm', memory, x, null, { out: y, dim: 16 }), noWeight, 'no weight: x is the key');
+  assert.notEqual(resolve(OPS.rmsNorm, 'rmsNorm', memory, r, null, { out: y, dim: 16 }), noWeight, 'no weight, another x');
+  weights[1].free();
+  assert.throws(() => resolve(OPS.rmsNorm, 'rmsNorm', memory, x, weights[1], { out: y }), /^TypeError: rmsNorm: weight is a freed tensor/,
+    'a remembered call whose weight was freed');
   const fused = resolve(OPS.addRmsNorm, 'addRmsNorm', memory, x, r, w, { out: y });
   assert.equal(resolve(OPS.addRmsNorm, 'addRmsNorm', memory, x, r, w, { out: y }), fused, 'addRmsNorm, fresh options');
   assert.notEqual(resolve(OPS.addRmsNorm, 'addRmsNorm', memory, x, r, y, { out: w }), fused, 'addRmsNorm, another weight');
-  for (const t of [x, w, y, r]) t.free();
+  for (const t of [x, w, y, r, weights[0], weights[2]]) t.free();
 });

@@ -53,9 +53,10 @@ export const charCodeAt = uncurryThis(String.prototype.charCodeAt);
 export const sliceString = uncurryThis(String.prototype.slice);
 export const JSONStringify = JSON.stringify;
 export const decodeBase64 = globalThis.atob;
-export const { TypeError, RangeError, Error, Promise, WeakSet, Map, Float32Array, Uint16Array, Uint8Array, Uint32Array, Int32Array } =
+export const { TypeError, RangeError, Error, Promise, WeakSet, WeakMap, Map, Float32Array, Uint16Array, Uint8Array, Uint32Array, Int32Array } =
   globalThis;
 export const weakHas = uncurryThis(WeakSet.prototype.has);
+const { get: weakMapGet, set: weakMapSet } = WeakMap.prototype;
 export const weakAdd = uncurryThis(WeakSet.prototype.add);
 export const mapGet = uncurryThis(Map.prototype.get);
 export const mapSet = uncurryThis(Map.prototype.set);
@@ -132,6 +133,13 @@ export function isFixedLength(buffer) {
 export function ownView(view) {
   defineProperty(view, 'set', { value: typedArraySet });
   return defineProperty(view, 'size', { get: lengthGetter });
+}
+
+/** A WeakMap with the intrinsic `get` and `set` as its own methods (as ownView does for views). */
+export function ownWeakMap() {
+  const map = new WeakMap();
+  defineProperty(map, 'get', { value: weakMapGet });
+  return defineProperty(map, 'set', { value: weakMapSet });
 }
 
 /** `items` joined by `separator`, without Array.prototype.join. */

@@ -5,7 +5,7 @@
 // both resolve here, so both throw the same error for the same mistake.
 
 import { CAST_MODE, DTYPE } from '../loader/abi.js';
-import { defineProperty, freeze, isView, keys, kindOf, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
+import { defineProperty, freeze, isView, keys, kindOf, ownWeakMap, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { measure, newOutput, stillHolds, weightDtypeOf } from './arrays.js';
 import { castModeOption, dtypeOption, float32Option, lastRead, optionReader, readShape, resolveDim, template } from './options.js';
 import { checkOverlaps } from './overlap.js';
@@ -38,9 +38,9 @@ export function define(name, spec) {
   return freeze({
     name, params: spec.params, options: spec.options, slots, keys: names, index, returns: spec.returns,
     exports: spec.exports, kernel: spec.kernel, readOptions: optionReader(spec.options),
-    pointers: template(names, 0), given: template(names, null), pairs, last: new LastCall(),
+    pointers: template(names, 0), given: template(names, null), pairs, remembered: new Remembered(),
     together: spec.together === undefined ? null : [index[spec.together[0]], index[spec.together[1]]],
-    hasDtype: 'dtype' in spec.options, x: index.x, weight: index.weight, bias: index.bias ?? -1,
+    hasDtype: 'dtype' in spec.options, x: index.x, weight: index.weight, bias: index.bias ?? -1, weightAt: spec.arrays.weight.param,
     paramSlots: slots.filter((slot) => slot.param >= 0).map((slot) => index[slot.key]),
     optionSlots: slots.filter((slot) => slot.param < 0 && slot.made < 0).map((slot) => index[slot.key]),
     returnSlots: typeof spec.returns === 'string' ? index[spec.returns] : spec.returns.map((key) => index[key]),
@@ -48,16 +48,18 @@ export function define(name, spec) {
 }
 
 /**
- * The last call of a description on an instance memory that made no new
- * result and had no shape: its arguments and options as read, and its
+ * A call of a description on an instance memory that made no new result
+ * and had no shape: its arguments and options as read, and its
  * resolution. A call with the same arguments and option values, every
  * record still true of its array, resolves to the same checked call: a
- * tensor's record never changes while it lives, nor a view's buffer, offset
- * or kind. So the engine's decode loop (the same arrays every token) is
- * checked once, then only compared.
+ * tensor's record never changes while it lives, nor a view's buffer,
+ * offset or kind. One is kept per key array (the weight, else x), so the
+ * calls of an engine's decode loop, every layer's with its own weight, are
+ * each checked once, then only compared.
  */
 class LastCall {
-  constructor() {
+  constructor(key) {
+    this.key = key;
     this.call = null;
     this.memory = null;
     this.values = [undefined, undefined, undefined, undefined];
@@ -66,6 +68,18 @@ class LastCall {
   }
 }
 setPrototypeOf(LastCall.prototype, null);
+
+/** A description's remembered calls by key, and the one used last (looked up without the map). */
+class Remembered {
+  constructor() {
+    this.last = null;
+    this.byKey = ownWeakMap();
+  }
+}
+setPrototypeOf(Remembered.prototype, null);
+
+/** The key array of a call: its weight, else its x. */
+const keyOf = (op, values) => (values[op.weightAt] === null ? values[0] : values[op.weightAt]);
 
 /** Whether this call's parameters a, b[, c[, d]] (n of them; its options
  * read as the last ones) are those of `last`. */
@@ -84,13 +98,20 @@ function remember(op, call, values, opts, count, memory) {
     // Not a call that makes new results, nor one on an empty view (which cannot tell detached from empty).
     if (r === null ? slots[i].result && (slots[i].made < 0 || records[slots[i].made] !== null) : r.length === 0) return;
   }
-  const { last } = op;
+  const key = keyOf(op, values); // a measured array: an object
+  const { remembered } = op;
+  let last = remembered.byKey.get(key);
+  if (last === undefined) {
+    last = new LastCall(key);
+    remembered.byKey.set(key, last);
+  }
   last.call = null; // while it is written
   for (let k = 0; k < op.params.length; k++) last.values[k] = values[k];
   last.opts = opts;
   last.count = count;
   last.memory = memory;
   last.call = call;
+  remembered.last = last;
 }
 
 /** One checked call: the kernel's terms, and a record per slot (null where none). */
@@ -131,12 +152,20 @@ setPrototypeOf(Call.prototype, null);
  * what it cannot take and claims what lies in it (src/loader/memory.js).
  */
 export function resolve(op, fn, memory, a, b, c, d, e) {
-  const { last } = op;
+  const { remembered } = op;
   const n = op.params.length;
-  const previous = memory === undefined || last.opts === null ? undefined : last.opts;
-  const opts = op.readOptions(fn, n === 2 ? c : n === 3 ? d : e, 'options', previous, last.count);
-  // (A getter may have called the API: then the last call is another one.)
-  if (opts === previous && last.opts === previous && isLast(last, memory, n, a, b, c, d)) return last.call;
+  let last = memory === undefined ? null : remembered.last;
+  if (last !== null) {
+    const key = (op.weightAt === 1 ? b : c) ?? a; // keyOf, on the parameters as given
+    if (last.key !== key) last = remembered.byKey.get(key) ?? null; // a key of no object is in no WeakMap
+  }
+  const previous = last === null ? undefined : last.opts;
+  const opts = op.readOptions(fn, n === 2 ? c : n === 3 ? d : e, 'options', previous, last === null ? -1 : last.count);
+  // (A getter may have called the API: then this key's last call may be another one.)
+  if (last !== null && opts === previous && last.opts === previous && isLast(last, memory, n, a, b, c, d)) {
+    remembered.last = last;
+    return last.call;
+  }
   return check(op, fn, memory, opts, lastRead.count, [a, b, c, d, e]);
 }
 
