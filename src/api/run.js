@@ -38,6 +38,7 @@ class Plan {
     this.offset = filled(n, -1);
     this.pointers = { ...pointers };
     this.staged = 0;
+    this.claimsViews = false; // a view the memory claimed, which the staging must not overlap
     this.chunkRows = 0;
     this.total = 0;
     this.pointersAt = -1; // the staging base the pointers hold the first chunk's addresses for
@@ -79,6 +80,7 @@ function planCall(memory, call) {
     size[i] = r === null ? 4 : DTYPE[r.dtype].bytes;
     at[i] = r === null || dir === 0 ? (r === null && scratch ? STAGED : 0) : r.memory === memory ? r.start : STAGED;
     pointers[keys[i]] = at[i];
+    if (r !== null && r.memory === memory && r.buffer !== null) plan.claimsViews = true;
     if (at[i] === STAGED && !(over >= 0 && at[over] === STAGED && records[over] !== null)) {
       plan.staged++;
       if (width[i] === 0) onceBytes += align16(dim * size[i]);
@@ -125,7 +127,7 @@ function stageAndRun(memory, call, plan) {
   const { at, width, size, offset, pointers, chunkRows, total, onceIn, rowIn, rowOut, onceOut } = plan;
   // The last allocation of the call: views of memory are taken only after it.
   const base = memory.staging(fn, total);
-  memory.checkStaged(fn, slots, records, base, total);
+  if (plan.claimsViews) memory.checkStaged(fn, slots, records, base, total);
   // From here on: copies and kernel calls only, on the memory's buffer as it is now.
   const heap = memory.views();
   if (plan.heap !== heap || plan.viewsAt !== base) {
@@ -157,7 +159,8 @@ function stageAndRun(memory, call, plan) {
 /** Copies values [from, from + n) of a staged record to byte `to` of memory. */
 function copyIn(heap, record, from, n, to) {
   // The memory's views, and a record's shadow, carry the intrinsic `set` (ownView in src/loader/intrinsics.js).
-  (record.dtype === 'float32' ? heap.float32 : heap.uint16).set(viewOf(record, from, n), to / DTYPE[record.dtype].bytes);
+  if (record.dtype === 'float32') heap.float32.set(viewOf(record, from, n), to / 4);
+  else heap.uint16.set(viewOf(record, from, n), to / 2);
 }
 
 /** Copies n values from byte `at` of memory to values [from, from + n) of
