@@ -167,3 +167,16 @@ for (const { name: backend, rmsNorm, addRmsNorm } of await wasmImplementations()
     assert.deepEqual(Array.from(out, (v) => v.toFixed(2)), ['0.37', '-0.73', '1.10', '-1.46']);
   });
 }
+
+test('a new tensor holds zeros, also where a freed one held values', async () => {
+  for (const kernels of await wasmImplementations()) {
+    for (const [dtype, length] of [['float32', 896], ['bfloat16', 7], ['float16', 1]]) {
+      for (let i = 0; i < 4; i++) {
+        const t = kernels.alloc(length, dtype);
+        assert.ok(t.array.every((v) => v === 0), `${kernels.name} ${dtype}(${length}), allocation ${i}: zeros`);
+        t.array.fill(dtype === 'float32' ? 7 : 0x4000);
+        t.free();
+      }
+    }
+  }
+});

@@ -15,7 +15,7 @@
 import { DTYPE } from './abi.js';
 import {
   fill, Float32Array, Int32Array, isSharedBuffer, memoryBufferOf, ownView, random, RangeError, setPrototypeOf, TypeError,
-  Uint16Array, Uint8Array, WeakSet, weakAdd, weakHas,
+  Uint16Array, WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
 import { makeTensor } from './tensor.js';
 
@@ -99,7 +99,7 @@ export class OwnMemory {
   alloc(fn, length, dtype) {
     const bytes = length * DTYPE[dtype].bytes;
     const at = this.malloc(fn, bytes);
-    fill(new Uint8Array(this.buffer(), at, bytes), 0);
+    fill(this.views().uint16, 0, at / 2, (at + bytes) / 2); // every dtype's bytes a value are even
     return makeTensor(this, at, length, dtype);
   }
 

@@ -25,6 +25,8 @@ function cases(api, kernels, rows, dim) {
   const bw = api.alloc(dim, 'bfloat16');
   const bout = api.alloc(n, 'bfloat16');
   bw.array.fill(0x3f80);
+  const tw2 = api.alloc(dim);
+  tw2.array.set(w);
   const out = new Float32Array(n);
   const { rmsnorm, malloc, free } = kernels.exports;
   const [xp, wp, yp] = [tx.byteOffset, tw.byteOffset, tout.byteOffset];
@@ -38,6 +40,11 @@ function cases(api, kernels, rows, dim) {
     'zero-copy rmsNorm (tensors)': () => api.rmsNorm(tx, tw, { out: tout }),
     'copying rmsNorm (Float32Arrays, out)': () => api.rmsNorm(x, w, { out }),
     'allocating rmsNorm (no out)': () => api.rmsNorm(x, w),
+    // A layer stack's decode loop: every layer's norm has its own weight.
+    'zero-copy rmsNorm, two weights in turn (two calls)': () => {
+      api.rmsNorm(tx, tw, { out: tout });
+      api.rmsNorm(tx, tw2, { out: tout });
+    },
     'zero-copy addRmsNorm (tensors)': () => api.addRmsNorm(tx, tres, tw, { out: tout }),
     'zero-copy bfloat16 rmsNorm (tensors)': () => api.rmsNorm(bx, bw, { out: bout, dtype: 'bfloat16' }),
     'alloc + free (float32 tensor)': () => api.alloc(n).free(),
