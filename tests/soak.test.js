@@ -265,7 +265,7 @@ for (const backend of WASM_BACKENDS) {
       assertSameBits(rmsNorm(tx.array, tw.array), te, `${when}: tensor views`);
     };
     checkAll('before growth');
-    const heapBefore = kernels.heap('float32'); // the loader's view of wasm memory
+    const heapBefore = kernels.views().float32; // the loader's view of wasm memory
     const staleView = tx.array;
     // Growth caused from outside the call sequence (as an alloc() would):
     // every old view on wasm memory is detached, tensors refresh theirs.
