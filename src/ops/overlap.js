@@ -39,23 +39,16 @@ export function checkOverlaps(fn, op, records) {
     const a = records[i];
     const b = records[j];
     if (a === null || b === null) continue;
-    {
-      const rel = relation(a, b);
-      if (rel === APART) continue;
-      if (rel === MAYBE) {
-        mayAlias = true;
-        continue;
-      }
-      const w = slots[j].writes ? j : i;
-      const o = w === j ? i : j;
-      const inPlace = slots[w].over === o;
-      if (inPlace && rel === SAME) continue;
-      const writer = slots[w].name;
-      const other = slots[o].name;
-      throw new RangeError(inPlace
-        ? `${fn}: ${writer} must be ${other} itself or not overlap ${other}`
-        : `${fn}: ${writer} must not overlap ${other}`);
-    }
+    const rel = relation(a, b);
+    if (rel === MAYBE) mayAlias = true;
+    if (rel === APART || rel === MAYBE) continue;
+    const w = slots[j].writes ? j : i;
+    const o = w === j ? i : j;
+    const inPlace = slots[w].over === o;
+    if (inPlace && rel === SAME) continue;
+    throw new RangeError(inPlace
+      ? `${fn}: ${slots[w].name} must be ${slots[o].name} itself or not overlap ${slots[o].name}`
+      : `${fn}: ${slots[w].name} must not overlap ${slots[o].name}`);
   }
   return mayAlias;
 }
