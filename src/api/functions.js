@@ -11,15 +11,33 @@ import { resolve } from '../ops/resolve.js';
 import { run } from './run.js';
 
 /** The function `op` describes, on the memory `memoryFor(name)` gives at each call
- * (the default instance looks it up every time: init() may switch it). */
+ * (the default instance looks it up every time: init() may switch it). It
+ * takes as many parameters as the function has, options included: an
+ * engine calls with fewer arguments than a function declares through a
+ * slower path (SpiderMonkey's arguments rectifier). */
 function kernelFunction(op, memoryFor) {
   const { name } = op;
-  return {
-    [name](a, b, c, d, e) {
-      const memory = memoryFor(name);
-      return run(memory, resolve(op, name, memory, a, b, c, d, e));
+  const byArity = {
+    2: {
+      [name](x, p, options) {
+        const memory = memoryFor(name);
+        return run(memory, resolve(op, name, memory, x, p, options, undefined, undefined));
+      },
     },
-  }[name];
+    3: {
+      [name](x, p, q, options) {
+        const memory = memoryFor(name);
+        return run(memory, resolve(op, name, memory, x, p, q, options, undefined));
+      },
+    },
+    4: {
+      [name](x, p, q, r, options) {
+        const memory = memoryFor(name);
+        return run(memory, resolve(op, name, memory, x, p, q, r, options));
+      },
+    },
+  };
+  return byArity[op.params.length][name];
 }
 
 /** rmsNorm, addRmsNorm, layerNorm and the backward passes on an instance's memory. */
