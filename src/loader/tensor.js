@@ -7,8 +7,9 @@ import { Float32Array, lengthOf, setPrototypeOf, TypeError, Uint16Array } from '
 /**
  * What the package knows of one array argument once measured: where its
  * values lie and what they hold. `memory` is the instance memory it lies
- * in (a tensor, or a view the instance adopted), else null and `buffer`
- * is the caller's buffer; [start, end) are byte offsets in it.
+ * in (a tensor, or a view the instance adopted), else null; `buffer` is
+ * a view's buffer (null for a tensor; undefined for a result the package
+ * made, src/ops/arrays.js newOutput); [start, end) are byte offsets in it.
  */
 export class ArrayRecord {
   constructor(value, dtype, memory, buffer, start, length, kind) {

@@ -77,13 +77,19 @@ export function isShared(record) {
   return record.shared;
 }
 
-/** A new array for a call's result: float16 comes back as a Float16Array where the engine has one. */
+/** A new array for a call's result: float16 comes back as a Float16Array
+ * where the engine has one. Its record has no buffer but a Float16Array's
+ * (read as bits through it, viewOf): asking a new typed array for its
+ * buffer makes JavaScriptCore build one, and a result is only ever copied
+ * to whole, after every check that compares buffers. */
 export function newOutput(dtype, length) {
-  let value;
-  if (dtype === 'float32') value = new Float32Array(length);
-  else if (dtype === 'float16' && Float16Array !== undefined) value = new Float16Array(length);
-  else value = new Uint16Array(length);
-  const record = new ArrayRecord(value, dtype, null, bufferOf(value), 0, length, kindOf(value));
+  let record;
+  if (dtype === 'float32') record = new ArrayRecord(new Float32Array(length), dtype, null, undefined, 0, length, 'Float32Array');
+  else if (dtype !== 'float16' || Float16Array === undefined) record = new ArrayRecord(new Uint16Array(length), dtype, null, undefined, 0, length, 'Uint16Array');
+  else {
+    const value = new Float16Array(length);
+    record = new ArrayRecord(value, dtype, null, bufferOf(value), 0, length, 'Float16Array');
+  }
   record.owned = true;
   record.shared = false;
   return record;
