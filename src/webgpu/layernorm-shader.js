@@ -7,7 +7,7 @@
 // sharing one: every sum has its own lanes either way, so the bits are the
 // same. x - y is computed as x + (-y), which IEEE defines it to be.
 import { SOFTFLOAT_WGSL } from './softfloat.js';
-import { FOLD_WGSL, WORKGROUP_SIZE, wordAccess } from './shader.js';
+import { FOLD_WGSL, WORKGROUP_SIZE, wordAccess, workgroupBlocks } from './shader.js';
 
 /** Bindings after the uniform block: x, weight, bias, out, mean, rstd at most. */
 export const LAYERNORM_SLOTS = 6;
@@ -135,24 +135,10 @@ var<workgroup> total_sum: u32;
 var<workgroup> max_abs: atomic<u32>;
 var<workgroup> top_abs: u32;
 
-fn wg_blocked_sum(xb: u32, scale: u32, mean_hi: u32, term: u32, tid: u32) -> u32 {
-  let blocks = (P.dim + 255u) / 256u;
-  let passes = (blocks + BLOCKS_AT_ONCE - 1u) / BLOCKS_AT_ONCE;
-  var sums: Pairwise; // the pending block sums (invocation 0's, in a workgroup)
-  for (var p = 0u; p < passes; p = p + 1u) {
-    let block = p * BLOCKS_AT_ONCE + (tid >> 4u);
-    var acc = 0u;
-    if (block < blocks) {
-      let end = min(P.dim, block * 256u + 256u);
-      for (var i = block * 256u + (tid & 15u); i < end; i = i + 16u) {
+fn wg_blocked_sum(xb: u32, scale: u32, mean_hi: u32, term: u32, tid: u32) -> u32 {${workgroupBlocks(`
         var v = z_at(xb, i, scale);
         if (term != 0u) { v = f32_sub(v, mean_hi); }
-        if (term == 2u) { v = f32_mul(v, v); }
-        acc = f32_add(acc, v);
-      }
-    }
-    workgroup_pass(tid, p, blocks, acc, &sums);
-  }
+        if (term == 2u) { v = f32_mul(v, v); }`)}
   if (tid == 0u) {
     let total = pairwise_total(&sums);
     total_sum = total;

@@ -121,6 +121,27 @@ fn pairwise_total(p: ptr<function, Pairwise>) -> u32 {
 }
 `;
 
+/** WGSL statements: a workgroup's passes over one row's 256-value blocks
+ * (each invocation's lane of BLOCKS_AT_ONCE blocks at a time, then
+ * workgroup_pass), leaving invocation 0's pending block sums in `sums`.
+ * `element` is WGSL that sets `v`, the term summed for row element i. */
+export const workgroupBlocks = (element) => `
+  let blocks = (P.dim + 255u) / 256u;
+  let passes = (blocks + BLOCKS_AT_ONCE - 1u) / BLOCKS_AT_ONCE;
+  var sums: Pairwise; // the pending block sums (invocation 0's, in a workgroup)
+  for (var p = 0u; p < passes; p = p + 1u) {
+    let block = p * BLOCKS_AT_ONCE + (tid >> 4u);
+    var acc = 0u;
+    if (block < blocks) {
+      let end = min(P.dim, block * 256u + 256u);
+      for (var i = block * 256u + (tid & 15u); i < end; i = i + 16u) {
+        ${element.trim()}
+        acc = f32_add(acc, v);
+      }
+    }
+    workgroup_pass(tid, p, blocks, acc, &sums);
+  }`;
+
 const ACCESS = `
 fn word_ld(slot: u32, i: u32) -> u32 {
   switch slot {
@@ -204,23 +225,10 @@ fn src_bits(xb: u32, rb: u32, i: u32) -> u32 {
 }
 
 // Steps 1 to 3 on x_i * scale: (S, inv), the same in every invocation.
-fn row_stats(xb: u32, rb: u32, scale: u32, eps: u32, tid: u32) -> vec2<u32> {
-  let blocks = (P.dim + 255u) / 256u;
-  let passes = (blocks + BLOCKS_AT_ONCE - 1u) / BLOCKS_AT_ONCE;
-  var sums: Pairwise; // the pending block sums (invocation 0's, in a workgroup)
-  for (var p = 0u; p < passes; p = p + 1u) {
-    let block = p * BLOCKS_AT_ONCE + (tid >> 4u);
-    var acc = 0u;
-    if (block < blocks) {
-      let end = min(P.dim, block * 256u + 256u);
-      for (var i = block * 256u + (tid & 15u); i < end; i = i + 16u) {
-        var v = widen(src_bits(xb, rb, i), P.dtype);
-        if (scale != F32_ONE) { v = f32_mul(v, scale); }
-        acc = f32_add(acc, f32_mul(v, v));
-      }
-    }
-    workgroup_pass(tid, p, blocks, acc, &sums);
-  }
+fn row_stats(xb: u32, rb: u32, scale: u32, eps: u32, tid: u32) -> vec2<u32> {${workgroupBlocks(`
+        var x = widen(src_bits(xb, rb, i), P.dtype);
+        if (scale != F32_ONE) { x = f32_mul(x, scale); }
+        let v = f32_mul(x, x);`)}
   if (tid == 0u) {
     let total = pairwise_total(&sums);
     let ms = f32_div(total, P.dim_f32);
