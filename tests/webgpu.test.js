@@ -18,7 +18,7 @@ import { engineNamed, startTestServer } from './helpers/engines.js';
 import { gpuCalls, portableCalls } from './helpers/webgpu-cases.js';
 import { GPU_ENGINES, launchGpuBrowser } from './helpers/webgpu-engines.js';
 
-const PAGE = '/tests/pages/webgpu.html';
+const PAGE = '/tests/pages/blank.html';
 const bytesOf = (text) => Uint8Array.from(Buffer.from(text, 'base64'));
 const b64 = (v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
 

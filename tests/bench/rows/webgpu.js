@@ -19,7 +19,7 @@ export async function runGpuBench(engine, { shapes = GPU_SHAPES, rounds = 7, log
   const server = await startTestServer();
   const browser = await launchGpuBrowser(engine);
   try {
-    const page = await browser.openPage(server.url('/tests/pages/webgpu.html'));
+    const page = await browser.openPage(server.url('/tests/pages/blank.html'));
     log(`${browser.version}: measuring ${shapes.map((s) => s.join('x')).join(', ')}`);
     const measured = await page.evaluate(async (arg) => (await import('/tests/bench/rows/webgpu-page.js')).measureGpu(arg), { shapes, rounds });
     const problems = (await page.problems()).filter((p) => !/powerPreference/.test(p));
