@@ -12,6 +12,11 @@ import { LAYERNORM_PARAMS, LAYERNORM_SLOTS, layerNormShader } from './layernorm-
 // The shaders' source, written out when this module loads: nothing a page
 // replaces later (Array.prototype.join, say) can reach the code it runs.
 const CODE = { rmsNorm: rmsNormShader(), layerNorm: layerNormShader() };
+// Each shader's entry points (an invocation a row, a workgroup a row), parameters and bindings.
+const SHADERS = {
+  rmsNorm: { entries: ['main_rows', 'main'], params: PARAMS, slotCount: SLOTS },
+  layerNorm: { entries: ['main', 'main_wg'], params: LAYERNORM_PARAMS, slotCount: LAYERNORM_SLOTS },
+};
 
 // Rows up to one block long are normalized an invocation a row: a workgroup
 // would spend them waiting at its barriers. Longer rows take a workgroup
@@ -188,7 +193,7 @@ export function createGpuKernels(device) {
   const modules = {};
   let spare = null; // a small buffer for each binding a call leaves unused
 
-  function pipelineOf(entryPoint, shader = 'rmsNorm') {
+  function pipelineOf(entryPoint, shader) {
     modules[shader] ??= device.createShaderModule({
       code: CODE[shader], label: `rmsnorm-wasm exact ${shader}`,
     });
@@ -237,6 +242,21 @@ export function createGpuKernels(device) {
     return size;
   }
 
+  /** Binds `measured` (checked for overlaps) and records one pass of
+   * `shader` over `rows` rows: an invocation a row for rows of one block,
+   * else a workgroup a row; values(roleSlot, roleOffset, groupsX) gives the
+   * pass's parameters. A call of no rows binds and records nothing more. */
+  function encodeRows(fn, encoder, shader, measured, rows, dim, values) {
+    checkOverlaps(fn, measured);
+    const { slots, roleSlot, roleOffset } = bindingsOf(fn, device, measured);
+    if (rows === 0) return;
+    const perInvocation = dim <= SERIAL_DIM;
+    const groups = dispatchSize(fn, perInvocation ? ceil(rows / WORKGROUP_SIZE) : rows, rows);
+    const { entries, params, slotCount } = SHADERS[shader];
+    encodePass(encoder, `rmsnorm-wasm ${fn}`, pipelineOf(entries[perInvocation ? 0 : 1], shader), params,
+      values(roleSlot, roleOffset, groups[0]), slots, slotCount, groups);
+  }
+
   function recordLayerNorm(encoder, given, options) {
     const fn = 'layerNorm';
     checkEncoder(fn, encoder, given, options);
@@ -256,19 +276,13 @@ export function createGpuKernels(device) {
     if (buffers.out != null) measured.out = measureBinding(fn, 'buffers.out', buffers.out, 'float32', n, true);
     if (buffers.mean != null) measured.mean = measureBinding(fn, 'buffers.mean', buffers.mean, 'float32', rows, true);
     if (buffers.rstd != null) measured.rstd = measureBinding(fn, 'buffers.rstd', buffers.rstd, 'float32', rows, true);
-    checkOverlaps(fn, measured);
-    const { slots, roleSlot, roleOffset } = bindingsOf(fn, device, measured);
-    if (rows === 0) return;
-    const perInvocation = dim <= SERIAL_DIM;
-    const groups = dispatchSize(fn, perInvocation ? ceil(rows / WORKGROUP_SIZE) : rows, rows);
-    const values = {
-      rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), groups_x: groups[0],
+    encodeRows(fn, encoder, 'layerNorm', measured, rows, dim, (roleSlot, roleOffset, groupsX) => ({
+      rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), groups_x: groupsX,
       has_weight: measured.weight ? 1 : 0, has_bias: measured.bias ? 1 : 0, has_out: measured.out ? 1 : 0,
       has_mean: measured.mean ? 1 : 0, has_rstd: measured.rstd ? 1 : 0,
       x_slot: roleSlot.x, w_slot: roleSlot.weight, b_slot: roleSlot.bias, y_slot: roleSlot.out, m_slot: roleSlot.mean, s_slot: roleSlot.rstd,
       x_off: roleOffset.x, w_off: roleOffset.weight, b_off: roleOffset.bias, y_off: roleOffset.out, m_off: roleOffset.mean, s_off: roleOffset.rstd,
-    };
-    encodePass(encoder, `rmsnorm-wasm ${fn}`, pipelineOf(perInvocation ? 'main' : 'main_wg', 'layerNorm'), LAYERNORM_PARAMS, values, slots, LAYERNORM_SLOTS, groups);
+    }));
   }
 
   function record(fn, encoder, given, options, withResidual) {
@@ -295,21 +309,14 @@ export function createGpuKernels(device) {
     if (hasWeight) measured.weight = measureBinding(fn, 'buffers.weight', buffers.weight, weightDtype, dim, false);
     if (buffers.out != null) measured.out = measureBinding(fn, 'buffers.out', buffers.out, dtype, n, true);
     if (buffers.rstd != null) measured.rstd = measureBinding(fn, 'buffers.rstd', buffers.rstd, 'float32', rows, true);
-    checkOverlaps(fn, measured);
-    const { slots, roleSlot, roleOffset } = bindingsOf(fn, device, measured);
-    if (rows === 0) return;
-
-    const perInvocation = dim <= SERIAL_DIM;
-    const groups = dispatchSize(fn, perInvocation ? ceil(rows / WORKGROUP_SIZE) : rows, rows);
-    const values = {
+    encodeRows(fn, encoder, 'rmsNorm', measured, rows, dim, (roleSlot, roleOffset, groupsX) => ({
       rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), weight_offset: bitsOfFloat(weightOffset),
-      cast_gemma: CAST_MODE[castMode] === CAST_MODE.gemma ? 1 : 0, groups_x: groups[0],
+      cast_gemma: CAST_MODE[castMode] === CAST_MODE.gemma ? 1 : 0, groups_x: groupsX,
       dtype: DTYPE[dtype].code, weight_dtype: hasWeight ? DTYPE[weightDtype].code : NO_WEIGHT,
       has_residual: withResidual ? 1 : 0, has_out: measured.out ? 1 : 0, has_rstd: measured.rstd ? 1 : 0,
       x_slot: roleSlot.x, r_slot: roleSlot.residual, w_slot: roleSlot.weight, y_slot: roleSlot.out, s_slot: roleSlot.rstd,
       x_off: roleOffset.x, r_off: roleOffset.residual, w_off: roleOffset.weight, y_off: roleOffset.out, s_off: roleOffset.rstd,
-    };
-    encodePass(encoder, `rmsnorm-wasm ${fn}`, pipelineOf(perInvocation ? 'main_rows' : 'main'), PARAMS, values, slots, SLOTS, groups);
+    }));
   }
 
   return Object.freeze({
