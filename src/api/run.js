@@ -71,6 +71,7 @@ function planCall(memory, call) {
   const { op: { slots, keys, pointers: blank }, rows, dim, records, fn } = call;
   const plan = new Plan(slots.length, blank);
   const { at, width, size, offset, pointers } = plan;
+  const shares = filled(slots.length, false); // an output staged beside its staged input shares that staging
   let perRowBytes = 0;
   let onceBytes = 0;
   for (let i = 0; i < slots.length; i++) {
@@ -81,7 +82,8 @@ function planCall(memory, call) {
     at[i] = r === null || dir === 0 ? (r === null && scratch ? STAGED : 0) : r.memory === memory ? r.start : STAGED;
     pointers[keys[i]] = at[i];
     if (r !== null && r.memory === memory && r.buffer !== null) plan.claimsViews = true;
-    if (at[i] === STAGED && !(over >= 0 && at[over] === STAGED && records[over] !== null)) {
+    shares[i] = at[i] === STAGED && over >= 0 && at[over] === STAGED && records[over] !== null;
+    if (at[i] === STAGED && !shares[i]) {
       plan.staged++;
       if (width[i] === 0) onceBytes += align16(dim * size[i]);
       else perRowBytes += width[i] * size[i];
@@ -98,10 +100,9 @@ function planCall(memory, call) {
     chunkRows = min(chunkRows, fit);
   }
   for (let i = 0; i < slots.length; i++) {
-    const { over } = slots[i];
     if (at[i] !== STAGED) continue;
-    if (over >= 0 && at[over] === STAGED && records[over] !== null) {
-      offset[i] = offset[over];
+    if (shares[i]) {
+      offset[i] = offset[slots[i].over];
     } else {
       offset[i] = plan.total;
       plan.total += align16((width[i] === 0 ? dim : chunkRows * width[i]) * size[i]);
