@@ -79,7 +79,7 @@ class Remembered {
 setPrototypeOf(Remembered.prototype, null);
 
 /** The key array of a call: its weight, else its x. */
-const keyOf = (op, values) => (values[op.weightAt] === null ? values[0] : values[op.weightAt]);
+const keyOf = (x, weight) => weight ?? x;
 
 /** Whether this call's parameters a, b[, c[, d]] (n of them; its options
  * read as the last ones) are those of `last`. */
@@ -98,7 +98,7 @@ function remember(op, call, values, opts, count, memory) {
     // Not a call that makes new results, nor one on an empty view (which cannot tell detached from empty).
     if (r === null ? slots[i].result && (slots[i].made < 0 || records[slots[i].made] !== null) : r.length === 0) return;
   }
-  const key = keyOf(op, values); // a measured array: an object
+  const key = keyOf(values[0], values[op.weightAt]); // a measured array: an object
   const { remembered } = op;
   let last = remembered.byKey.get(key);
   if (last === undefined) {
@@ -156,7 +156,7 @@ export function resolve(op, fn, memory, a, b, c, d, e) {
   const n = op.params.length;
   let last = memory === undefined ? null : remembered.last;
   if (last !== null) {
-    const key = (op.weightAt === 1 ? b : c) ?? a; // keyOf, on the parameters as given
+    const key = keyOf(a, op.weightAt === 1 ? b : c);
     if (last.key !== key) last = remembered.byKey.get(key) ?? null; // a key of no object is in no WeakMap
   }
   const previous = last === null ? undefined : last.opts;
