@@ -83,13 +83,9 @@ export function isShared(record) {
  * buffer makes JavaScriptCore build one, and a result is only ever copied
  * to whole, after every check that compares buffers. */
 export function newOutput(dtype, length) {
-  let record;
-  if (dtype === 'float32') record = new ArrayRecord(new Float32Array(length), dtype, null, undefined, 0, length, 'Float32Array');
-  else if (dtype !== 'float16' || Float16Array === undefined) record = new ArrayRecord(new Uint16Array(length), dtype, null, undefined, 0, length, 'Uint16Array');
-  else {
-    const value = new Float16Array(length);
-    record = new ArrayRecord(value, dtype, null, bufferOf(value), 0, length, 'Float16Array');
-  }
+  const kind = dtype === 'float32' ? 'Float32Array' : dtype === 'float16' && Float16Array !== undefined ? 'Float16Array' : 'Uint16Array';
+  const value = kind === 'Float32Array' ? new Float32Array(length) : kind === 'Float16Array' ? new Float16Array(length) : new Uint16Array(length);
+  const record = new ArrayRecord(value, dtype, null, kind === 'Float16Array' ? bufferOf(value) : undefined, 0, length, kind);
   record.owned = true;
   record.shared = false;
   return record;
