@@ -2,7 +2,8 @@
 // null pointer, outputs aliasing through shared memory, a shared memory
 // grown by another thread, lent regions smaller than one staging,
 // precompiled modules that are not ours, built-ins replaced after load,
-// and errors of the wrong kind. Each check: the reference's bits, or the
+// accessors defined on Array.prototype and Object.prototype, and errors of
+// the wrong kind. Each check: the reference's bits, or the
 // right error type naming the function and argument, with every array and
 // every other live tensor byte for byte unchanged.
 import assert from 'node:assert/strict';
@@ -14,6 +15,7 @@ import { KNOWN_ANSWER, moduleBytes } from '../src/loader/load.js';
 import * as reference from '../src/reference/index.js';
 import { assertSameBits } from './helpers/bits.js';
 import { assertAllAgree, implementations, WASM_BACKENDS } from './helpers/implementations.js';
+import { packageNames } from './helpers/package-names.js';
 import { normalArray, prng, uniformArray } from './helpers/random.js';
 
 const PAGE = 65536;
@@ -349,6 +351,19 @@ test('class 7: built-ins replaced after load steer nothing: every function gives
   assert.equal(error, undefined, error);
   assert.ok(same, 'the same bits after the built-ins were replaced');
   assert.deepEqual(bystanders, [true, true], 'no other live tensor was written');
+});
+
+test('class 7: accessors a page defines on Array.prototype and Object.prototype, for every index and name, steer nothing', () => {
+  // In a process of its own: the accessors outlive the call until it removes them.
+  const out = runIsolated(`
+    const { writeSync } = await import('node:fs');
+    const { attackPrototypes } = await import(${JSON.stringify(new URL('./helpers/prototype-attack.js', import.meta.url).href)});
+    writeSync(1, JSON.stringify(await attackPrototypes({ names: ${JSON.stringify(packageNames())} })));`);
+  const { same, differences, accessors, hits } = JSON.parse(out);
+  assert.ok(accessors > 400, `only ${accessors} accessors defined`);
+  assert.deepEqual(differences, []);
+  assert.ok(same);
+  assert.equal(hits, 0, 'an accessor of the page ran');
 });
 
 test('class 8: a wrong type is a TypeError, a wrong value a RangeError, always naming the function', async () => {

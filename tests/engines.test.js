@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { runBitExactSuite } from './helpers/bit-exact-suite.js';
 import { ENGINES, startTestServer } from './helpers/engines.js';
+import { packageNames } from './helpers/package-names.js';
 
 const BLANK = '/tests/pages/blank.html';
 const EXAMPLE = ['0.55', '-0.37', '1.10', '-2.92'];
@@ -72,6 +73,16 @@ for (const engine of ENGINES) {
       assert.equal(result.cases, inNode.cases);
       assert.equal(result.values, inNode.values);
       assert.equal(result.digest, inNode.digest, `${browser.version}: digest of the SIMD outputs vs Node's`);
+    });
+
+    test('accessors the page defines on Array.prototype and Object.prototype steer nothing', async () => {
+      const result = await inPage(browser, BLANK, async (names) => {
+        const { attackPrototypes } = await import('/tests/helpers/prototype-attack.js');
+        return attackPrototypes({ names });
+      }, packageNames());
+      assert.deepEqual(result.differences, [], browser.version);
+      assert.ok(result.same && result.accessors > 400);
+      assert.equal(result.hits, 0, `${browser.version}: an accessor of the page ran`);
     });
 
     test('the tutorial\'s model panel generates names with the package\'s norms, with a clean console', async () => {

@@ -43,7 +43,11 @@ function kernelFunction(op, memoryFor) {
 /** rmsNorm, addRmsNorm, layerNorm and the backward passes on an instance's memory. */
 export function kernelFunctions(memoryFor) {
   const functions = {};
-  for (let i = 0; i < OP_NAMES.length; i++) defineProperty(functions, OP_NAMES[i], { value: kernelFunction(OPS[OP_NAMES[i]], memoryFor), enumerable: true, writable: true, configurable: true });
+  for (let i = 0; i < OP_NAMES.length; i++) {
+    const value = kernelFunction(OPS[OP_NAMES[i]], memoryFor);
+    // A descriptor of no prototype: defineProperty reads `get` and `set` too, where a page may have put them.
+    defineProperty(functions, OP_NAMES[i], { __proto__: null, value, enumerable: true, writable: true, configurable: true });
+  }
   return functions;
 }
 

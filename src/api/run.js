@@ -5,7 +5,7 @@
 // at once: that is the zero-copy call on tensors.
 
 import { DTYPE } from '../loader/abi.js';
-import { ceil, copyInto, floor, min, RangeError, setPrototypeOf } from '../loader/intrinsics.js';
+import { ceil, copyInto, floor, List, min, RangeError, setPrototypeOf } from '../loader/intrinsics.js';
 import { STACK_BYTES } from '../loader/memory.js';
 import { storageView, viewOf } from '../ops/arrays.js';
 import { IN, makeResults, OUT, returnValue, ROW, STAT } from '../ops/resolve.js';
@@ -20,7 +20,7 @@ const STAGED = -1;
 const align16 = (n) => ceil(n / 16) * 16;
 
 function filled(n, value) {
-  const items = [];
+  const items = new List(n);
   for (let i = 0; i < n; i++) items[i] = value;
   return items;
 }
@@ -30,6 +30,7 @@ function filled(n, value) {
 // address (STAGED, or 0 for none), values a row (0: dim for the whole
 // call), bytes a value, its offset in the staging (-1: not staged; an
 // output staged beside the input it may overwrite shares that staging).
+// What only staging needs is made once a call stages.
 class Plan {
   constructor(n, pointers) {
     this.at = filled(n, 0);
@@ -44,11 +45,11 @@ class Plan {
     this.pointersAt = -1; // the staging base the pointers hold the first chunk's addresses for
     this.heap = null; // the memory's views, and the staging base, the outputs' views were made for
     this.viewsAt = -1;
-    this.outViews = filled(n, null);
-    this.onceIn = []; // slots copied in once, copied in each chunk, out each chunk, out once
-    this.rowIn = [];
-    this.rowOut = [];
-    this.onceOut = [];
+    this.outViews = null;
+    this.onceIn = null; // slots copied in once, copied in each chunk, out each chunk, out once
+    this.rowIn = null;
+    this.rowOut = null;
+    this.onceOut = null;
   }
 }
 setPrototypeOf(Plan.prototype, null);
@@ -109,6 +110,11 @@ function planCall(memory, call) {
     }
   }
   plan.chunkRows = chunkRows;
+  plan.outViews = new List(slots.length);
+  plan.onceIn = new List();
+  plan.rowIn = new List();
+  plan.rowOut = new List();
+  plan.onceOut = new List();
   // The records the staging copies, in slot order: in before the kernel, out after it.
   for (let i = 0; i < slots.length; i++) {
     if (offset[i] < 0 || records[i] === null) continue;

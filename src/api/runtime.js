@@ -6,7 +6,7 @@
 import {
   BACKENDS, backendOf, compileBackend, instantiate, isWasmModule, notOurs, simdSupported,
 } from '../loader/load.js';
-import { Error, holds, Map, mapDelete, mapGet, mapSet, promiseThen, RangeError, TypeError } from '../loader/intrinsics.js';
+import { Error, holds, List, Map, mapDelete, mapGet, mapSet, promiseThen, RangeError, TypeError } from '../loader/intrinsics.js';
 import { KERNEL_EXPORTS } from '../ops/descriptions.js';
 import { describe, optionReader } from '../ops/options.js';
 import { allocFunction, kernelFunctions } from './functions.js';
@@ -85,7 +85,7 @@ const defaults = new Map(); // backend -> Promise<OwnMemory>
 let active = null;
 // The init() calls not refused, in the order asked, each with its instance
 // once it has one: the last of them wins.
-let standing = [];
+let standing = new List();
 
 /**
  * Loads the kernels of the default instance: the SIMD128 module where the
@@ -112,7 +112,7 @@ export async function init(options) {
     request.memory = await instance;
   } catch (error) {
     // A refused request leaves no trace: an earlier one may win after all.
-    const rest = [];
+    const rest = new List();
     for (let i = 0; i < standing.length; i++) if (standing[i] !== request) rest[rest.length] = standing[i];
     standing = rest;
     settle();

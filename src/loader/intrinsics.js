@@ -52,6 +52,7 @@ export const fromCharCode = String.fromCharCode;
 export const charCodeAt = uncurryThis(String.prototype.charCodeAt);
 export const sliceString = uncurryThis(String.prototype.slice);
 export const JSONStringify = JSON.stringify;
+export const ITERATOR = Symbol.iterator;
 export const decodeBase64 = globalThis.atob;
 export const { TypeError, RangeError, Error, Promise, WeakSet, WeakMap, Map, Float32Array, Uint16Array, Uint8Array, Uint32Array, Int32Array } =
   globalThis;
@@ -131,16 +132,31 @@ export function isFixedLength(buffer) {
  * uncurried copyInto and lengthOf (docs/benchmarks.md).
  */
 export function ownView(view) {
-  defineProperty(view, 'set', { value: typedArraySet });
-  return defineProperty(view, 'size', { get: lengthGetter });
+  defineProperty(view, 'set', { __proto__: null, value: typedArraySet });
+  return defineProperty(view, 'size', { __proto__: null, get: lengthGetter });
 }
 
 /** A WeakMap with the intrinsic `get` and `set` as its own methods (as ownView does for views). */
 export function ownWeakMap() {
   const map = new WeakMap();
-  defineProperty(map, 'get', { value: weakMapGet });
-  return defineProperty(map, 'set', { value: weakMapSet });
+  defineProperty(map, 'get', { __proto__: null, value: weakMapGet });
+  return defineProperty(map, 'set', { __proto__: null, value: weakMapSet });
 }
+
+/**
+ * An array of the package's own, for every array it builds after load:
+ * its prototype chain ends at List.prototype, so no index, accessor or
+ * method a page puts on Array.prototype or Object.prototype is read or
+ * run through it. (`items[n] = v` past a plain array's end runs a setter
+ * a page defined for index n, and reading a hole runs its getter.) It has
+ * no methods: index it. `new List(n)` has n holes; fill them first.
+ */
+export class List extends Array {
+  constructor(n = 0) {
+    super(n);
+  }
+}
+setPrototypeOf(List.prototype, null);
 
 /** `items` joined by `separator`, without Array.prototype.join. */
 export function join(items, separator, quote = '') {

@@ -6,7 +6,7 @@
 import { simd as simdBase64, scalar as scalarBase64 } from './modules.generated.js';
 import {
   charCodeAt, compile, copyInto, floor, fround, isView, lengthOf, customSections, decodeBase64 as atob, Error, Float32Array, fromCharCode, instantiate as instantiateModule,
-  instanceExportsOf, mapDelete, mapGet, mapSet, Map, moduleExports, moduleImports, promiseThen, Uint32Array, Uint8Array,
+  instanceExportsOf, List, mapDelete, mapGet, mapSet, Map, moduleExports, moduleImports, promiseThen, Uint32Array, Uint8Array,
   validate, WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
 import { ALLOCATOR_EXPORTS } from './abi.js';
@@ -171,7 +171,7 @@ function readLeb(bytes, at) {
 }
 
 function leb(value) {
-  const out = [];
+  const out = new List();
   do {
     let byte = value % 128;
     value = floor(value / 128);
@@ -220,14 +220,14 @@ function withSharedMemoryImport(bytes) {
 
 /** Bytes [from, to) of `bytes` as a plain array. */
 function part(bytes, from, to) {
-  const out = [];
+  const out = new List();
   for (let i = from; i < to; i++) out[i - from] = bytes[i];
   return out;
 }
 
 /** The bytes of `parts` (plain arrays or Uint8Arrays) one after another. */
 function concat(parts) {
-  const out = [];
+  const out = new List();
   for (let i = 0; i < parts.length; i++) {
     const n = isView(parts[i]) ? lengthOf(parts[i]) : parts[i].length;
     for (let j = 0; j < n; j++) out[out.length] = parts[i][j];

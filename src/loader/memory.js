@@ -212,3 +212,8 @@ export class LentMemory {
 
   checkStaged() {} // adopt refused every view in the lent region
 }
+
+// Their fields are plain assignments, and the prototypes end here: no
+// setter a page puts on Object.prototype runs for them.
+setPrototypeOf(OwnMemory.prototype, null);
+setPrototypeOf(LentMemory.prototype, null);

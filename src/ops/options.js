@@ -6,7 +6,7 @@
 import { CAST_MODES, DTYPES } from '../loader/abi.js';
 import {
   abs, defineProperty, freeze, fround, hasOwn, holds, isArray, isSafeInteger, isView, join, JSONStringify, keys, kindOf,
-  lengthOf, RangeError, sliceString, StringOf, TypeError,
+  lengthOf, List, RangeError, sliceString, StringOf, TypeError,
 } from '../loader/intrinsics.js';
 import { Tensor } from '../loader/tensor.js';
 
@@ -45,7 +45,7 @@ const revoked = (fn, name) => new TypeError(`${fn}: ${name} is a revoked Proxy`)
  * (`{ ...template }`) into records of one shape that never read a prototype. */
 export function template(keys, value) {
   const t = {};
-  for (let i = 0; i < keys.length; i++) defineProperty(t, keys[i], { value, writable: true, enumerable: true, configurable: true });
+  for (let i = 0; i < keys.length; i++) defineProperty(t, keys[i], { __proto__: null, value, writable: true, enumerable: true, configurable: true });
   return freeze(t);
 }
 
@@ -115,7 +115,7 @@ export function readShape(fn, shape) {
   if (array === undefined) throw revoked(fn, 'options.shape');
   if (!array) throw bad();
   let rank;
-  const dims = [];
+  const dims = new List();
   try {
     rank = shape.length;
     if (!isSafeInteger(rank) || rank === 0) throw bad();

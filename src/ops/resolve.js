@@ -5,7 +5,7 @@
 // both resolve here, so both throw the same error for the same mistake.
 
 import { CAST_MODE, DTYPE } from '../loader/abi.js';
-import { defineProperty, freeze, isView, keys, kindOf, ownWeakMap, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
+import { defineProperty, freeze, isView, keys, kindOf, List, ownWeakMap, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { measure, newOutput, stillHolds, weightDtypeOf } from './arrays.js';
 import { castModeOption, dtypeOption, float32Option, lastRead, optionReader, readShape, resolveDim, template } from './options.js';
 import { checkOverlaps } from './overlap.js';
@@ -17,8 +17,10 @@ export const NONE = 0, IN = 1, OUT = 2, INOUT = 3;
 export function define(name, spec) {
   const names = keys(spec.arrays);
   const index = { __proto__: null };
-  const slots = [];
-  const pairs = []; // (i, j) pairs the overlap rule compares: one of them written, neither unread and unwritten
+  const slots = new List(names.length);
+  const pairs = new List(); // (i, j) pairs the overlap rule compares: one of them written, neither unread and unwritten
+  const paramSlots = new List();
+  const optionSlots = new List();
   for (let i = 0; i < names.length; i++) {
     const s = spec.arrays[names[i]];
     index[names[i]] = i;
@@ -29,10 +31,14 @@ export function define(name, spec) {
       over: s.over === undefined ? -1 : names.indexOf(s.over), result: s.result === true,
       made: s.made === undefined ? -1 : names.indexOf(s.made), scratch: s.scratch === true,
     });
+    if (s.param !== undefined) paramSlots[paramSlots.length] = i;
+    else if (s.made === undefined) optionSlots[optionSlots.length] = i;
   }
   for (let i = 0; i < slots.length; i++) {
     for (let j = i + 1; j < slots.length; j++) {
-      if ((slots[i].writes || slots[j].writes) && slots[i].dir !== NONE && slots[j].dir !== NONE) pairs.push(i, j);
+      if ((!slots[i].writes && !slots[j].writes) || slots[i].dir === NONE || slots[j].dir === NONE) continue;
+      pairs[pairs.length] = i;
+      pairs[pairs.length] = j;
     }
   }
   return freeze({
@@ -41,8 +47,7 @@ export function define(name, spec) {
     pointers: template(names, 0), given: template(names, null), pairs, remembered: new Remembered(),
     together: spec.together === undefined ? null : [index[spec.together[0]], index[spec.together[1]]],
     hasDtype: 'dtype' in spec.options, x: index.x, weight: index.weight, bias: index.bias ?? -1, weightAt: spec.arrays.weight.param,
-    paramSlots: slots.filter((slot) => slot.param >= 0).map((slot) => index[slot.key]),
-    optionSlots: slots.filter((slot) => slot.param < 0 && slot.made < 0).map((slot) => index[slot.key]),
+    paramSlots, optionSlots,
     returnSlots: typeof spec.returns === 'string' ? index[spec.returns] : spec.returns.map((key) => index[key]),
   });
 }
@@ -132,7 +137,7 @@ class Call {
     this.castModeCode = 0;
     this.mayAlias = false;
     this.plan = null; // the runner's (src/api/run.js)
-    this.records = [];
+    this.records = new List(op.slots.length);
     for (let i = 0; i < op.slots.length; i++) this.records[i] = null;
   }
 
@@ -272,7 +277,7 @@ export function returnValue(call) {
   const grads = {};
   for (let i = 0; i < op.returns.length; i++) {
     const record = records[op.returnSlots[i]];
-    defineProperty(grads, op.returns[i], { value: record === null ? null : record.value, enumerable: true, writable: true, configurable: true });
+    defineProperty(grads, op.returns[i], { __proto__: null, value: record === null ? null : record.value, enumerable: true, writable: true, configurable: true });
   }
   return grads;
 }

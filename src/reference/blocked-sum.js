@@ -3,13 +3,13 @@
 // per-value term: 256-value blocks, value i of a block to lane (i mod 16),
 // lanes folded in the contract's fixed tree, block sums added pairwise.
 
-import { fround, min } from '../loader/intrinsics.js';
+import { fround, List, min } from '../loader/intrinsics.js';
 
 const LANES = 16;
 const BLOCK = 256;
 
 function blockSum(term, start, end) {
-  const lanes = [];
+  const lanes = new List(LANES);
   for (let lane = 0; lane < LANES; lane++) lanes[lane] = 0;
   for (let i = start; i < end; i++) {
     const lane = (i - start) % LANES;
@@ -33,7 +33,7 @@ function pairwiseSum(blockSums, lo, hi) {
  * return a float32 value (already rounded).
  */
 export function blockedSum(dim, term) {
-  const blockSums = [];
+  const blockSums = new List();
   for (let start = 0; start < dim; start += BLOCK) {
     blockSums[blockSums.length] = blockSum(term, start, min(dim, start + BLOCK));
   }

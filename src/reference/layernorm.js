@@ -4,7 +4,7 @@
 // the wasm kernels. Why Math.fround per operation is exact float32: see
 // ./rmsnorm.js.
 
-import { abs, Float32Array, fround, sqrt } from '../loader/intrinsics.js';
+import { abs, Float32Array, fround, List, sqrt } from '../loader/intrinsics.js';
 import { layerNorm as LAYERNORM } from '../ops/descriptions.js';
 import { FLT_MAX } from '../ops/options.js';
 import { blockedSum } from './blocked-sum.js';
@@ -46,7 +46,7 @@ export function layerNormRows(call, xs, w, b, wantMean, wantRstd) {
   const mean = wantMean ? new Float32Array(rows) : null;
   const rstd = wantRstd ? new Float32Array(rows) : null;
   for (let r = 0; r < rows; r++) {
-    const row = []; // a plain array: its length is its own
+    const row = new List(dim);
     for (let i = 0; i < dim; i++) row[i] = xs[r * dim + i];
     let scale = 1;
     let st = rowStatistics(row, eps, 1);

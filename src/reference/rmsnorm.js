@@ -9,7 +9,7 @@
 // rounded to float32 equals the float32 operation itself (float64 carries more
 // than 2*24+2 bits), so there is no double rounding.
 
-import { abs, Float32Array, floor, fround, hasOwn, log2, max, min, sqrt, Uint16Array } from '../loader/intrinsics.js';
+import { abs, Float32Array, floor, fround, hasOwn, List, log2, max, min, sqrt, Uint16Array } from '../loader/intrinsics.js';
 import { addRmsNorm as ADD_RMSNORM, rmsNorm as RMSNORM } from '../ops/descriptions.js';
 import { FLT_MAX } from '../ops/options.js';
 import { blockedSum } from './blocked-sum.js';
@@ -89,7 +89,7 @@ function writeRow(row, weights, y, offset, { scale, inv }, dtype, castMode) {
 /** The weight as applied (step 4): widened, plus the offset unless it is ±0. */
 function appliedWeights(call, w) {
   if (w === null) return null;
-  const weights = [];
+  const weights = new List(call.dim);
   for (let i = 0; i < call.dim; i++) {
     const wi = widen(w, i, call.weightDtype);
     weights[i] = call.weightOffset === 0 ? wi : fround(call.weightOffset + wi);
@@ -101,7 +101,7 @@ function normalizeRows(call, source, w, y, rstd) {
   const { rows, dim, eps, dtype, castMode } = call;
   if (rows === 0) return;
   const weights = appliedWeights(call, w);
-  const row = [];
+  const row = new List(dim);
   for (let r = 0; r < rows; r++) {
     for (let i = 0; i < dim; i++) row[i] = widen(source, r * dim + i, dtype);
     const scaling = rowScaling(row, eps);
