@@ -39,6 +39,9 @@ export default [
         { selector: 'ArrayPattern', message: 'array destructuring calls a replaceable iterator' },
         { selector: 'ArrayExpression > SpreadElement, CallExpression > SpreadElement, NewExpression > SpreadElement',
           message: 'spread calls a replaceable iterator' },
+        // A page can define an index on Array.prototype or Object.prototype:
+        // appending to a plain array runs its setter, reading a hole its getter.
+        { selector: 'ArrayExpression[elements.length=0]', message: 'build arrays as new List() (src/loader/intrinsics.js)' },
       ],
     },
   },

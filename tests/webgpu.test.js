@@ -15,6 +15,7 @@ import * as reference from '../src/reference/index.js';
 import { numberToBfloat16, numberToFloat16, float16ToNumber } from '../src/reference/float16.js';
 import { prng } from '../web/lib/random.js';
 import { engineNamed, startTestServer } from './helpers/engines.js';
+import { packageNames } from './helpers/package-names.js';
 import { gpuCalls, portableCalls } from './helpers/webgpu-cases.js';
 import { GPU_ENGINES, launchGpuBrowser } from './helpers/webgpu-engines.js';
 
@@ -337,6 +338,22 @@ for (const name of GPU_ENGINES) {
       const { mismatches, values } = await runAndCompare(page, cases);
       t.diagnostic(`${cases.length} calls, ${values} values`);
       assert.deepEqual(mismatches.slice(0, 10), [], `${mismatches.length} calls differ`);
+    });
+
+    test('accessors the page defines on Array.prototype and Object.prototype steer neither form, nor the wasm API', async () => {
+      // A page of its own: the accessors would outlive a failed run.
+      const own = await browser.openPage(server.url(PAGE));
+      try {
+        const result = await own.evaluate(async (names) => {
+          const { attackPrototypes } = await import('/tests/helpers/prototype-attack.js');
+          return attackPrototypes({ names, gpu: true });
+        }, packageNames());
+        assert.deepEqual(result.differences, [], browser.version);
+        assert.ok(result.same && result.accessors > 400);
+        assert.equal(result.hits, 0, `${browser.version}: an accessor of the page ran`);
+      } finally {
+        await own.close();
+      }
     });
 
     test('device form: caller buffers at odd offsets, shared, in place; every other byte untouched', async () => {

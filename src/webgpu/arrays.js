@@ -5,19 +5,19 @@
 // returns. Inputs are read before the first await; outputs are written, in
 // slot order, only if every array is still what was measured (the caller's
 // code can run while the GPU computes).
-import { bufferOf, byteLengthOf, ceil, Float32Array, max, TypeError, Uint16Array, Uint8Array } from '../loader/intrinsics.js';
+import { bufferOf, byteLengthOf, ceil, copyInto, Float32Array, lengthOf, List, max, TypeError, Uint16Array, Uint8Array } from '../loader/intrinsics.js';
 import { readIn, stillHolds, writeOut } from '../ops/arrays.js';
 import { addRmsNorm as ADD_RMSNORM, layerNorm as LAYERNORM, rmsNorm as RMSNORM } from '../ops/descriptions.js';
 import { makeResults, resolve, returnValue } from '../ops/resolve.js';
+import { COPY_DST, COPY_SRC, MAP_MODE_READ, MAP_READ, sequence, STORAGE } from './kernels.js';
 
-const { STORAGE, COPY_SRC, COPY_DST, MAP_READ } = globalThis.GPUBufferUsage ?? {};
 const words = (bytes) => max(4, ceil(bytes / 4) * 4);
 
 /** A storage buffer holding a copy of `bits` (4-byte padded). */
 function upload(device, bits) {
   const byteLength = byteLengthOf(bits);
-  const buffer = device.createBuffer({ size: words(byteLength), usage: STORAGE | COPY_SRC | COPY_DST, mappedAtCreation: true });
-  new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(bufferOf(bits), 0, byteLength));
+  const buffer = device.createBuffer({ __proto__: null, size: words(byteLength), usage: STORAGE | COPY_SRC | COPY_DST, mappedAtCreation: true });
+  copyInto(new Uint8Array(buffer.getMappedRange()), new Uint8Array(bufferOf(bits), 0, byteLength), 0);
   buffer.unmap();
   return buffer;
 }
@@ -28,7 +28,7 @@ export function createArrayKernels(kernels) {
 
   async function run(call) {
     const { rows, dim, dtype, fn, op } = call;
-    const created = [];
+    const created = new List();
     const keep = (b) => {
       created[created.length] = b;
       return b;
@@ -42,7 +42,7 @@ export function createArrayKernels(kernels) {
       if (call.records[i] !== null && reads) buffers[key] = keep(upload(device, readIn(call.records[i])));
       else if (writes && (key === 'out' || call.records[i] !== null)) {
         const bytes = key === 'out' ? n * elementBytes : rows * 4;
-        buffers[key] = keep(device.createBuffer({ size: words(bytes), usage: STORAGE | COPY_SRC }));
+        buffers[key] = keep(device.createBuffer({ __proto__: null, size: words(bytes), usage: STORAGE | COPY_SRC }));
       } else buffers[key] = null;
     }
     // Literals define their properties: no setter on Object.prototype runs.
@@ -54,7 +54,7 @@ export function createArrayKernels(kernels) {
     const encoder = device.createCommandEncoder();
     kernels[op.name](encoder, buffers, params);
     // Every result into one buffer to map, in slot order.
-    const parts = [];
+    const parts = new List();
     let total = 0;
     for (let i = 0; i < op.slots.length; i++) {
       const { key, writes } = op.slots[i];
@@ -63,14 +63,16 @@ export function createArrayKernels(kernels) {
       parts[parts.length] = { key, at: total, bytes, slot: i }; // a literal: defined, not set
       total += ceil(bytes / 4) * 4;
     }
-    const read = keep(device.createBuffer({ size: max(4, total), usage: MAP_READ | COPY_DST }));
+    const read = keep(device.createBuffer({ __proto__: null, size: max(4, total), usage: MAP_READ | COPY_DST }));
     for (let i = 0; i < parts.length; i++) {
       if (parts[i].bytes > 0) encoder.copyBufferToBuffer(buffers[parts[i].key], 0, read, parts[i].at, ceil(parts[i].bytes / 4) * 4);
     }
-    device.queue.submit([encoder.finish()]);
+    device.queue.submit(sequence([encoder.finish()]));
     try {
-      await read.mapAsync(GPUMapMode.READ);
-      const bytes = new Uint8Array(read.getMappedRange().slice(0));
+      await read.mapAsync(MAP_MODE_READ);
+      const mapped = new Uint8Array(read.getMappedRange());
+      const bytes = new Uint8Array(lengthOf(mapped)); // a copy: the mapping ends with the buffer
+      copyInto(bytes, mapped, 0);
       for (let i = 0; i < call.records.length; i++) {
         const record = call.records[i];
         if (record !== null && !stillHolds(record)) {

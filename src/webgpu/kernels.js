@@ -4,7 +4,7 @@
 // passes with no readback. Every argument is checked before anything is
 // recorded; a bad call records nothing.
 import { CAST_MODE, CAST_MODES, DTYPE, DTYPES } from '../loader/abi.js';
-import { ceil, Float32Array, isSafeInteger, max, min, RangeError, TypeError, Uint32Array } from '../loader/intrinsics.js';
+import { ceil, Float32Array, hasOwn, isSafeInteger, ITERATOR, keys, List, max, min, RangeError, TypeError, Uint32Array } from '../loader/intrinsics.js';
 import { describe, float32Option as float32Param, oneOf, optionReader } from '../ops/options.js';
 import { NO_WEIGHT, PARAMS, rmsNormShader, SLOTS, WORKGROUP_SIZE } from './shader.js';
 import { LAYERNORM_PARAMS, LAYERNORM_SLOTS, layerNormShader } from './layernorm-shader.js';
@@ -24,6 +24,23 @@ const SHADERS = {
 const SERIAL_DIM = 256;
 
 const MAX_GROUPS = 65535; // maxComputeWorkgroupsPerDimension's guaranteed value
+
+// WebGPU's flags, as they were when the package loaded.
+export const { STORAGE, UNIFORM, COPY_SRC, COPY_DST, MAP_READ } = globalThis.GPUBufferUsage ?? {};
+export const MAP_MODE_READ = globalThis.GPUMapMode?.READ;
+
+// Every descriptor the package hands WebGPU has a null prototype: WebGPU
+// reads a dictionary member the descriptor lacks (an entry's offset, a
+// pipeline's constants) through the prototype chain, where a page may have
+// put it on Object.prototype.
+
+/** The items of an array as a WebIDL sequence: iterated through an
+ * iterator of its own, not Array.prototype's, which a page may have replaced. */
+export function sequence(items) {
+  let i = 0;
+  const next = () => (i < items.length ? { __proto__: null, done: false, value: items[i++] } : { __proto__: null, done: true, value: undefined });
+  return { __proto__: null, [ITERATOR]: () => ({ __proto__: null, next }) };
+}
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 const bitsOfFloat = (v) => {
@@ -68,18 +85,21 @@ function countParam(fn, name, value, least) {
 /** A binding argument: a GPUBuffer or { buffer, offset }, checked for its
  * usage, alignment and size: { name, buffer, start, end, dtype, writes }. */
 function measureBinding(fn, name, value, dtype, count, writes) {
-  const buffer = isGpuBuffer(value) ? value : value?.buffer;
+  // Of a { buffer, offset } object, its own properties only, as of options.
+  const own = (key) => (value !== null && typeof value === 'object' && hasOwn(value, key) ? value[key] : undefined);
+  const buffer = isGpuBuffer(value) ? value : own('buffer');
   if (!isGpuBuffer(buffer)) {
     throw new TypeError(`${fn}: ${name} must be a GPUBuffer or { buffer: GPUBuffer, offset }, got ${describe(value)}`);
   }
-  const offset = isGpuBuffer(value) || value.offset === undefined ? 0 : value.offset;
+  const given = isGpuBuffer(value) ? undefined : own('offset');
+  const offset = given === undefined ? 0 : given;
   const at = isGpuBuffer(value) ? name : `${name}.offset`;
   if (typeof offset !== 'number') throw new TypeError(`${fn}: ${at} must be a number, got ${describe(offset)}`);
   const { bytes } = DTYPE[dtype];
   if (!isSafeInteger(offset) || offset < 0 || offset % bytes !== 0) {
     throw new RangeError(`${fn}: ${at} must be a non-negative multiple of ${bytes} (the bytes of a ${dtype} value), got ${offset}`);
   }
-  if ((buffer.usage & GPUBufferUsage.STORAGE) === 0) {
+  if ((buffer.usage & STORAGE) === 0) {
     throw new RangeError(`${fn}: ${name} must be a buffer with GPUBufferUsage.STORAGE`);
   }
   if (buffer.mapState !== 'unmapped') {
@@ -92,10 +112,10 @@ function measureBinding(fn, name, value, dtype, count, writes) {
   return { name, buffer, start: offset, end, dtype, writes };
 }
 
-/** The overlap rule of the wasm API (src/api/args.js): nothing written
+/** The overlap rule of the wasm API (src/ops/overlap.js): nothing written
  * shares a byte with anything else of the call, except out exactly over x. */
 function checkOverlaps(fn, measured) {
-  const roles = keysOf(measured);
+  const roles = keys(measured);
   for (let i = 0; i < roles.length; i++) {
     for (let j = i + 1; j < roles.length; j++) {
       const a = measured[roles[i]];
@@ -113,13 +133,6 @@ function checkOverlaps(fn, measured) {
   }
 }
 
-/** Own keys of one of this module's records, in insertion order. */
-function keysOf(record) {
-  const keys = [];
-  for (const key in record) keys[keys.length] = key;
-  return keys;
-}
-
 /**
  * The bindings of a call: the roles in one GPUBuffer whose bound ranges
  * (from the offset alignment below their first byte to the 4-byte word
@@ -130,11 +143,12 @@ function keysOf(record) {
 function bindingsOf(fn, device, measured) {
   const align = device.limits.minStorageBufferOffsetAlignment;
   const maxSize = device.limits.maxStorageBufferBindingSize;
-  const roles = keysOf(measured);
-  let groups = [];
+  const roles = keys(measured);
+  let groups = new List();
   for (let i = 0; i < roles.length; i++) {
     const m = measured[roles[i]];
-    groups[i] = { buffer: m.buffer, start: m.start - (m.start % align), end: ceil(m.end / 4) * 4, roles: [roles[i]] };
+    groups[i] = { buffer: m.buffer, start: m.start - (m.start % align), end: ceil(m.end / 4) * 4, roles: new List(1) };
+    groups[i].roles[0] = roles[i];
   }
   for (let merged = true; merged;) {
     merged = false;
@@ -146,7 +160,7 @@ function bindingsOf(fn, device, measured) {
           a.start = min(a.start, b.start);
           a.end = max(a.end, b.end);
           for (let k = 0; k < b.roles.length; k++) a.roles[a.roles.length] = b.roles[k];
-          const rest = [];
+          const rest = new List();
           for (let k = 0; k < groups.length; k++) if (k !== j) rest[rest.length] = groups[k];
           groups = rest;
           merged = true;
@@ -154,9 +168,9 @@ function bindingsOf(fn, device, measured) {
       }
     }
   }
-  const roleSlot = {};
-  const roleOffset = {};
-  const slots = [];
+  const roleSlot = { __proto__: null }; // a role not bound reads as undefined, never as a prototype's
+  const roleOffset = { __proto__: null };
+  const slots = new List();
   for (let slot = 0; slot < groups.length; slot++) {
     const g = groups[slot];
     let names = '';
@@ -189,20 +203,22 @@ export function createGpuKernels(device) {
   // Built on first use (seconds each on a software adapter): 'main', a
   // workgroup a row; 'main_rows', an invocation a row, for rows of one block.
   // LayerNorm's shader is a module of its own, built only if it is called.
-  const pipelines = {};
-  const modules = {};
+  const pipelines = { __proto__: null };
+  const modules = { __proto__: null };
   let spare = null; // a small buffer for each binding a call leaves unused
 
   function pipelineOf(entryPoint, shader) {
     modules[shader] ??= device.createShaderModule({
-      code: CODE[shader], label: `rmsnorm-wasm exact ${shader}`,
+      __proto__: null, code: CODE[shader], label: `rmsnorm-wasm exact ${shader}`,
     });
     if (spare === null) {
-      spare = [];
-      for (let k = 0; k < max(SLOTS, LAYERNORM_SLOTS); k++) spare[k] = device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE });
+      spare = new List();
+      for (let k = 0; k < max(SLOTS, LAYERNORM_SLOTS); k++) spare[k] = device.createBuffer({ __proto__: null, size: 16, usage: STORAGE });
     }
     const key = `${shader} ${entryPoint}`;
-    pipelines[key] ??= device.createComputePipeline({ layout: 'auto', compute: { module: modules[shader], entryPoint } });
+    pipelines[key] ??= device.createComputePipeline({
+      __proto__: null, layout: 'auto', compute: { __proto__: null, module: modules[shader], entryPoint },
+    });
     return pipelines[key];
   }
 
@@ -210,17 +226,18 @@ export function createGpuKernels(device) {
   function encodePass(encoder, label, pipe, names, values, slots, count, groups) {
     // A uniform buffer per call, filled at creation: calls recorded into
     // one encoder each keep their own parameters.
-    const uniform = device.createBuffer({ size: names.length * 4, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
+    const uniform = device.createBuffer({ __proto__: null, size: names.length * 4, usage: UNIFORM, mappedAtCreation: true });
     const words = new Uint32Array(uniform.getMappedRange());
     for (let i = 0; i < names.length; i++) words[i] = values[names[i]] ?? 0;
     uniform.unmap();
-    const entries = [{ binding: 0, resource: { buffer: uniform } }];
+    const entries = new List(count + 1);
+    entries[0] = { __proto__: null, binding: 0, resource: { __proto__: null, buffer: uniform, offset: 0, size: names.length * 4 } };
     for (let k = 0; k < count; k++) {
-      const b = slots[k] ?? { buffer: spare[k], offset: 0, size: 16 };
-      entries[k + 1] = { binding: k + 1, resource: { buffer: b.buffer, offset: b.offset, size: b.size } };
+      const b = slots[k] ?? { __proto__: null, buffer: spare[k], offset: 0, size: 16 };
+      entries[k + 1] = { __proto__: null, binding: k + 1, resource: { __proto__: null, buffer: b.buffer, offset: b.offset, size: b.size } };
     }
-    const bindGroup = device.createBindGroup({ layout: pipe.getBindGroupLayout(0), entries });
-    const pass = encoder.beginComputePass({ label });
+    const bindGroup = device.createBindGroup({ __proto__: null, layout: pipe.getBindGroupLayout(0), entries: sequence(entries) });
+    const pass = encoder.beginComputePass({ __proto__: null, label });
     pass.setPipeline(pipe);
     pass.setBindGroup(0, bindGroup);
     pass.dispatchWorkgroups(groups[0], groups[1]);
@@ -270,14 +287,15 @@ export function createGpuKernels(device) {
       throw new TypeError(`${fn}: buffers.out, buffers.mean or buffers.rstd is required`);
     }
     const n = rows * dim;
-    const measured = { x: measureBinding(fn, 'buffers.x', buffers.x, 'float32', n, false) };
+    // Null-prototype: a role not given reads as undefined, and is set as an own key.
+    const measured = { __proto__: null, x: measureBinding(fn, 'buffers.x', buffers.x, 'float32', n, false) };
     if (buffers.weight != null) measured.weight = measureBinding(fn, 'buffers.weight', buffers.weight, 'float32', dim, false);
     if (buffers.bias != null) measured.bias = measureBinding(fn, 'buffers.bias', buffers.bias, 'float32', dim, false);
     if (buffers.out != null) measured.out = measureBinding(fn, 'buffers.out', buffers.out, 'float32', n, true);
     if (buffers.mean != null) measured.mean = measureBinding(fn, 'buffers.mean', buffers.mean, 'float32', rows, true);
     if (buffers.rstd != null) measured.rstd = measureBinding(fn, 'buffers.rstd', buffers.rstd, 'float32', rows, true);
     encodeRows(fn, encoder, 'layerNorm', measured, rows, dim, (roleSlot, roleOffset, groupsX) => ({
-      rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), groups_x: groupsX,
+      __proto__: null, rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), groups_x: groupsX,
       has_weight: measured.weight ? 1 : 0, has_bias: measured.bias ? 1 : 0, has_out: measured.out ? 1 : 0,
       has_mean: measured.mean ? 1 : 0, has_rstd: measured.rstd ? 1 : 0,
       x_slot: roleSlot.x, w_slot: roleSlot.weight, b_slot: roleSlot.bias, y_slot: roleSlot.out, m_slot: roleSlot.mean, s_slot: roleSlot.rstd,
@@ -304,13 +322,13 @@ export function createGpuKernels(device) {
       throw new TypeError(`${fn}: buffers.out or buffers.rstd is required`);
     }
     const n = rows * dim;
-    const measured = { x: measureBinding(fn, 'buffers.x', buffers.x, dtype, n, false) };
+    const measured = { __proto__: null, x: measureBinding(fn, 'buffers.x', buffers.x, dtype, n, false) };
     if (withResidual) measured.residual = measureBinding(fn, 'buffers.residual', buffers.residual, dtype, n, true);
     if (hasWeight) measured.weight = measureBinding(fn, 'buffers.weight', buffers.weight, weightDtype, dim, false);
     if (buffers.out != null) measured.out = measureBinding(fn, 'buffers.out', buffers.out, dtype, n, true);
     if (buffers.rstd != null) measured.rstd = measureBinding(fn, 'buffers.rstd', buffers.rstd, 'float32', rows, true);
     encodeRows(fn, encoder, 'rmsNorm', measured, rows, dim, (roleSlot, roleOffset, groupsX) => ({
-      rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), weight_offset: bitsOfFloat(weightOffset),
+      __proto__: null, rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(eps), weight_offset: bitsOfFloat(weightOffset),
       cast_gemma: CAST_MODE[castMode] === CAST_MODE.gemma ? 1 : 0, groups_x: groupsX,
       dtype: DTYPE[dtype].code, weight_dtype: hasWeight ? DTYPE[weightDtype].code : NO_WEIGHT,
       has_residual: withResidual ? 1 : 0, has_out: measured.out ? 1 : 0, has_rstd: measured.rstd ? 1 : 0,
