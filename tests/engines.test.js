@@ -85,6 +85,29 @@ for (const engine of ENGINES) {
       assert.equal(result.hits, 0, `${browser.version}: an accessor of the page ran`);
     });
 
+    test('bindMemory refuses a memory64 memory with a TypeError naming it, where the engine makes one', async (t) => {
+      const result = await inPage(browser, BLANK, async () => {
+        const { bindMemory } = await import('/src/index.js');
+        let memory;
+        try {
+          memory = new WebAssembly.Memory({ initial: 2n, address: 'i64' });
+        } catch {
+          return { made: false };
+        }
+        try {
+          await bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 65536 } });
+          return { made: true, bound: true };
+        } catch (error) {
+          return { made: true, name: error.constructor.name, message: error.message };
+        }
+      });
+      t.diagnostic(`${browser.version}: ${result.made ? 'makes' : 'does not make'} memory64 memories`);
+      if (result.made) {
+        assert.equal(result.name, 'TypeError', JSON.stringify(result));
+        assert.match(result.message, /^bindMemory: memory must be a 32-bit WebAssembly\.Memory: .*memory64/);
+      }
+    });
+
     test('the tutorial\'s model panel generates names with the package\'s norms, with a clean console', async () => {
       const page = await browser.openPage(server.url('/web/#inside-a-model'));
       try {

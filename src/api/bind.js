@@ -12,7 +12,7 @@
 import { compileImportedMemoryBackend } from '../loader/load.js';
 import {
   bufferOf, byteLengthOf, byteOffsetOf, instanceExportsOf, instantiate, isSafeInteger, isSharedBuffer, isView, kindOf,
-  memoryBufferOf, RangeError, TypeError, Uint8Array, lengthOf,
+  LinkError, memoryBufferOf, RangeError, TypeError, Uint8Array, lengthOf,
 } from '../loader/intrinsics.js';
 import { LentMemory, STACK_BYTES } from '../loader/memory.js';
 import { describe, optionReader } from '../ops/options.js';
@@ -89,7 +89,16 @@ export async function bindMemory(memory, options) {
   // SharedArrayBuffer global, which pages without cross-origin isolation lack.
   const shared = isSharedBuffer(buffer);
   const module = await compileImportedMemoryBackend(backend, shared);
-  const exports = instanceExportsOf(await instantiate(module, { env: { memory } }));
+  let instance;
+  try {
+    instance = await instantiate(module, { env: { memory } });
+  } catch (error) {
+    // The kernels import a 32-bit memory; the only memories that cannot be
+    // imported as one are memory64 ones, which engines now make.
+    if (!(error instanceof LinkError)) throw error;
+    throw new TypeError("bindMemory: memory must be a 32-bit WebAssembly.Memory: the kernels are wasm32 and cannot import a memory64 one (address: 'i64')");
+  }
+  const exports = instanceExportsOf(instance);
   exports._initialize?.();
   exports.stackRestore(lent[1]); // the stack grows down from the end of the lent region
   const lentMemory = new LentMemory(exports, memory, lent, shared);
