@@ -1,7 +1,7 @@
 // Hostile callers: objects that lie about themselves (getters, subclasses,
 // proxies, own properties), change under the call (detaching, resizing,
 // growing buffers), pollute Object.prototype, or alias one another (overlaps,
-// shared buffers, views over the kernels' own scratch). By class, on every
+// shared buffers, views of wasm memory outside every live tensor). By class, on every
 // implementation (tests/helpers/implementations.js). Each attack either gets
 // the right result, or a TypeError/RangeError naming the argument with
 // nothing written: inputs, outputs and an unrelated live tensor (the canary)
@@ -486,21 +486,71 @@ test('class 4: a call whose staging grows the memory completes, with every view 
   }
 });
 
-test('class 4: a typed array given as a view of wasm memory over the scratch region is refused, not overwritten', async () => {
+test('class 4: a view of an instance\'s memory outside its live tensors is refused by every implementation, nothing written', async () => {
   for (const backend of WASM_BACKENDS) {
     const k = await createKernels({ backend });
-    // The call below stages x and the weight: 256 bytes of scratch, which
-    // the allocator takes from the block just freed.
+    const other = await createKernels({ backend });
+    k.rmsNorm(X, W); // the scratch block exists
     const keep = k.alloc(4);
-    const t = k.alloc(64);
-    const at = t.byteOffset;
+    const t = k.alloc(X.length);
+    const next = k.alloc(4);
+    const memory = () => keep.array.buffer;
+    const stale = t.array; // kept past free(): its bytes are the allocator's now
     t.free();
-    // (Nothing is written there first: a freed block holds the allocator's own links.)
-    const out = new Float32Array(keep.array.buffer, at, X.length);
-    const before = out.slice();
-    assertRejected(() => k.rmsNorm(X, W, { out }), RangeError, 'rmsNorm', /options\.out overlaps the kernels' scratch region/, backend);
-    assertSameBits(new Float32Array(keep.array.buffer, at, X.length), before, `${backend}: nothing written`);
-    assertSameBits(k.rmsNorm(X, W, { eps: 1e-5 }), EXPECTED, `${backend}: still working`);
+    const scratchAt = (() => { // the staging of the next copying call takes the block just freed
+      const u = k.alloc(X.length);
+      const at = u.byteOffset;
+      u.free();
+      return at;
+    })();
+    const strays = {
+      'a freed tensor\'s array': () => stale,
+      'the module\'s own bytes (below every tensor)': () => new Float32Array(memory(), 16, X.length),
+      'the allocator\'s header of a live tensor': () => new Float32Array(memory(), next.byteOffset - 16, X.length),
+      'a view running past the end of a live tensor': () => new Float32Array(memory(), keep.byteOffset, X.length),
+      'the block the staging reuses': () => new Float32Array(memory(), scratchAt, X.length),
+    };
+    const snapshot = () => new Uint8Array(memory()).slice();
+    for (const [what, view] of Object.entries(strays)) {
+      // As an output, an input and a statistic; of this instance, of another, and to the reference.
+      const calls = {
+        out: (impl) => impl.rmsNorm(X, W, { out: view() }),
+        x: (impl) => impl.rmsNorm(view(), W),
+        rstd: (impl) => impl.rmsNorm(X, W, { rstd: view().subarray(X.length - 3) }), // its last bytes
+      };
+      for (const [slot, call] of Object.entries(calls)) {
+        for (const [who, impl] of [['this instance', k], ['another instance', other], ['the reference', reference]]) {
+          const before = snapshot();
+          const name = slot === 'out' || slot === 'rstd' ? `options.${slot}` : slot;
+          const pattern = new RegExp(`^rmsNorm: ${name.replace('.', '\\.')} is a view of wasm memory outside every live tensor`);
+          assertRejected(() => call(impl), RangeError, 'rmsNorm', pattern, `${backend}, ${what}, as ${slot}, by ${who}`);
+          assert.deepEqual(snapshot(), before, `${backend}, ${what}, as ${slot}, by ${who}: memory written`);
+        }
+      }
+    }
+    // The allocator is intact, and views inside live tensors work as before.
+    const many = Array.from({ length: 64 }, (_, i) => k.alloc(16 + i));
+    for (const u of many) u.free();
+    const inside = k.alloc(X.length + 8);
+    inside.array.subarray(4, 4 + X.length).set(X);
+    const view = inside.array.subarray(4, 4 + X.length);
+    assertSameBits(k.rmsNorm(view, W, { eps: 1e-5, out: view }), EXPECTED, `${backend}: a view inside a live tensor, in place`);
+    view.set(X);
+    assertSameBits(other.rmsNorm(view, W, { eps: 1e-5 }), EXPECTED, `${backend}: a view of another instance's live tensor, copied`);
+    checkCanaries(`${backend}: stray views`);
+  }
+});
+
+test('class 4: a repeated call on a view of a tensor freed since is refused, not run on the freed block', async () => {
+  for (const backend of WASM_BACKENDS) {
+    const k = await createKernels({ backend });
+    const t = k.alloc(X.length);
+    const out = t.array;
+    for (let i = 0; i < 3; i++) assertSameBits(k.rmsNorm(X, W, { eps: 1e-5, out }), EXPECTED, `${backend}: repeat ${i}`);
+    t.free();
+    const before = new Uint8Array(out.buffer).slice();
+    assertRejected(() => k.rmsNorm(X, W, { eps: 1e-5, out }), RangeError, 'rmsNorm', /options\.out is a view of wasm memory outside every live tensor/, `${backend}: after free`);
+    assert.deepEqual(new Uint8Array(out.buffer), before, `${backend}: the freed block was written`);
   }
 });
 

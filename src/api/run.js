@@ -39,7 +39,6 @@ class Plan {
     this.offset = filled(n, -1);
     this.pointers = { ...pointers };
     this.staged = 0;
-    this.claimsViews = false; // a view the memory claimed, which the staging must not overlap
     this.chunkRows = 0;
     this.total = 0;
     this.pointersAt = -1; // the staging base the pointers hold the first chunk's addresses for
@@ -82,7 +81,6 @@ function planCall(memory, call) {
     size[i] = r === null ? 4 : DTYPE[r.dtype].bytes;
     at[i] = r === null || dir === 0 ? (r === null && scratch ? STAGED : 0) : r.memory === memory ? r.start : STAGED;
     pointers[keys[i]] = at[i];
-    if (r !== null && r.memory === memory && r.buffer !== null) plan.claimsViews = true;
     shares[i] = at[i] === STAGED && over >= 0 && at[over] === STAGED && records[over] !== null;
     if (at[i] === STAGED && !shares[i]) {
       plan.staged++;
@@ -134,7 +132,6 @@ function stageAndRun(memory, call, plan) {
   const { at, width, size, offset, pointers, chunkRows, total, onceIn, rowIn, rowOut, onceOut } = plan;
   // The last allocation of the call: views of memory are taken only after it.
   const base = memory.staging(fn, total);
-  if (plan.claimsViews) memory.checkStaged(fn, slots, records, base, total);
   // From here on: copies and kernel calls only, on the memory's buffer as it is now.
   const heap = memory.views();
   if (plan.heap !== heap || plan.viewsAt !== base) {

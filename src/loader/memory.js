@@ -10,14 +10,17 @@
 //                               when it lies in this memory (record.memory = this)
 //   staging(fn, bytes)          the address of `bytes` to stage a call's other arrays in
 //   capacity                    the most bytes staging(…) can give at once
-//   checkStaged(fn, records, base, bytes)  no claimed view may lie where a call stages
+// A view of an instance's own memory must lie inside one of its live
+// tensors (tensorHolding): the rest is the module's stack, data, allocator
+// and scratch, or freed, and a call writing there would corrupt them. So no
+// view a call takes can lie where it stages.
 
 import { DTYPE } from './abi.js';
 import {
-  fill, Float32Array, Int32Array, isSharedBuffer, memoryBufferOf, ownView, random, RangeError, setPrototypeOf, TypeError,
-  Uint16Array, WeakSet, weakAdd, weakHas,
+  fill, Float32Array, Int32Array, isSharedBuffer, List, memoryBufferOf, ownView, ownWeakMap, random, RangeError, setPrototypeOf,
+  TypeError, Uint16Array, WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
-import { makeTensor } from './tensor.js';
+import { makeTensor, Tensor } from './tensor.js';
 
 // Largest single allocation asked of a wasm32 module: malloc takes a 32-bit
 // size, and the whole address space is 4 GiB, part of it already in use.
@@ -25,13 +28,33 @@ const MAX_ALLOC_BYTES = 2 ** 32 - 2 ** 24;
 /** Bytes of call stack the kernels need at most: a lent region must hold them. */
 export const STACK_BYTES = 4096;
 
+const nullPointer = (fn, name) => new RangeError(`${fn}: ${name} is a view at byte 0 of wasm memory, the null pointer, which the kernels read as "no array"; place it at byte 16 or later`);
+
 /** A view of `record`'s bytes claimed by `memory`, refused at the null pointer. */
 function claim(memory, fn, name, record) {
-  if (record.start === 0 && record.length !== 0) {
-    throw new RangeError(`${fn}: ${name} is a view at byte 0 of wasm memory, the null pointer, which the kernels read as "no array"; place it at byte 16 or later`);
-  }
+  if (record.start === 0 && record.length !== 0) throw nullPointer(fn, name);
   record.memory = memory;
   record.shared = false;
+}
+
+// Each instance's own memory by the buffers it has handed out.
+const ownerOf = ownWeakMap();
+
+/**
+ * The record of the live tensor whose bytes hold a view's, when the view
+ * is of an instance's own memory (this one's or another's); null when it
+ * is of no such memory, or empty. A RangeError when it lies in no live
+ * tensor there. Every kind of call asks, the reference's included.
+ */
+export function tensorHolding(fn, name, record) {
+  const owner = record.length === 0 || record.buffer === null ? undefined : ownerOf.get(record.buffer);
+  if (owner === undefined) return null;
+  if (record.start === 0) throw nullPointer(fn, name);
+  const within = owner.tensorAt(record.start);
+  if (within === null || record.end > within.end) {
+    throw new RangeError(`${fn}: ${name} is a view of wasm memory outside every live tensor (a freed tensor's bytes, or the module's own); pass a tensor, or a view of a live tensor's array`);
+  }
+  return within;
 }
 
 /** Views of all of a buffer, with the intrinsics as their own `set` and `size` (ownView). */
@@ -46,6 +69,8 @@ setPrototypeOf(Views.prototype, null);
 
 export class OwnMemory {
   #views = null;
+  #tensors = new List(); // the records of the live tensors, by address: [0, #count)
+  #count = 0;
   #scratchAt = 0;
   #scratchBytes = 0;
   capacity = Infinity; // staging(…) grows the memory, up to what malloc can give
@@ -60,7 +85,10 @@ export class OwnMemory {
    * it is asked again only once the views read as empty: growing a memory
    * detaches its old buffer. */
   views() {
-    if (this.#views === null || this.#views.float32.size === 0) this.#views = new Views(memoryBufferOf(this.memory));
+    if (this.#views === null || this.#views.float32.size === 0) {
+      this.#views = new Views(memoryBufferOf(this.memory));
+      ownerOf.set(this.#views.buffer, this);
+    }
     return this.#views;
   }
 
@@ -73,10 +101,32 @@ export class OwnMemory {
   }
 
   adopt(fn, name, record) {
-    if (record.memory === null && record.buffer === this.buffer()) claim(this, fn, name, record);
-    else if (record.memory !== null && record.memory !== this) {
+    if (record.memory === null) {
+      // A view of another instance's tensor is copied like any array; it is checked all the same.
+      record.within = tensorHolding(fn, name, record);
+      if (record.buffer === this.buffer()) claim(this, fn, name, record);
+    } else if (record.memory !== this) {
       throw new TypeError(`${fn}: ${name} is a tensor of another instance's memory (allocated by another instance or backend)`);
     }
+  }
+
+  /** The index in #tensors of the first live tensor at `at` or above. */
+  #firstFrom(at) {
+    const tensors = this.#tensors;
+    let lo = 0;
+    let hi = this.#count;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (tensors[mid].start < at) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The record of the live tensor with the last start at or below `at`, or null. */
+  tensorAt(at) {
+    const i = this.#firstFrom(at + 1) - 1;
+    return i < 0 ? null : this.#tensors[i];
   }
 
   /** `bytes` of this module's memory from its allocator; a RangeError when
@@ -91,7 +141,16 @@ export class OwnMemory {
     return at;
   }
 
+  /** A tensor's block back to the allocator (Tensor.free). */
   free(at) {
+    const tensors = this.#tensors;
+    const n = this.#count;
+    const i = this.#firstFrom(at);
+    if (i < n && tensors[i].start === at) {
+      for (let j = i; j + 1 < n; j++) tensors[j] = tensors[j + 1];
+      tensors[n - 1] = null;
+      this.#count = n - 1;
+    }
     this.exports.free(at);
   }
 
@@ -100,7 +159,13 @@ export class OwnMemory {
     const bytes = length * DTYPE[dtype].bytes;
     const at = this.malloc(fn, bytes);
     fill(this.views().uint16, 0, at / 2, (at + bytes) / 2); // every dtype's bytes a value are even
-    return makeTensor(this, at, length, dtype);
+    const tensor = makeTensor(this, at, length, dtype);
+    const tensors = this.#tensors;
+    const i = this.#firstFrom(at);
+    for (let j = this.#count; j > i; j--) tensors[j] = tensors[j - 1];
+    tensors[i] = Tensor.recordOf(tensor);
+    this.#count += 1;
+    return tensor;
   }
 
   /** A scratch block of at least `bytes`, reused across calls and only
@@ -116,14 +181,6 @@ export class OwnMemory {
     return this.#scratchAt;
   }
 
-  checkStaged(fn, slots, records, base, bytes) {
-    for (let i = 0; i < records.length; i++) {
-      const r = records[i];
-      if (r !== null && r.memory === this && r.buffer !== null && r.start < base + bytes && base < r.end) {
-        throw new RangeError(`${fn}: ${slots[i].name} overlaps the kernels' scratch region [${base}, ${base + bytes}) of wasm memory`);
-      }
-    }
-  }
 }
 
 export class LentMemory {
@@ -209,8 +266,6 @@ export class LentMemory {
     }
     return this.#start;
   }
-
-  checkStaged() {} // adopt refused every view in the lent region
 }
 
 // Their fields are plain assignments, and the prototypes end here: no

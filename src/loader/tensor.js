@@ -25,6 +25,7 @@ export class ArrayRecord {
     this.owned = false; // made by the package for its result, not the caller's
     this.live = true; // false once its tensor is freed
     this.shadow = null; // a view's own view of the same values, once its call is repeated (src/ops/arrays.js, stillHolds)
+    this.within = null; // the record of the tensor a view of an instance's memory lies in (src/loader/memory.js)
   }
 }
 

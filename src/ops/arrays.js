@@ -101,6 +101,7 @@ export function newOutput(dtype, length) {
  */
 export function stillHolds(record) {
   if (record.buffer === null) return record.live;
+  if (record.within !== null && !record.within.live) return false; // a view of a tensor since freed
   if (record.shadow !== null) return record.shadow.size === record.length;
   return viewHolds(record);
 }

@@ -6,6 +6,7 @@
 
 import { CAST_MODE, DTYPE } from '../loader/abi.js';
 import { defineProperty, freeze, isView, keys, kindOf, List, ownWeakMap, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
+import { tensorHolding } from '../loader/memory.js';
 import { measure, newOutput, stillHolds, weightDtypeOf } from './arrays.js';
 import { castModeOption, dtypeOption, float32Option, lastRead, optionReader, readShape, resolveDim, template } from './options.js';
 import { checkOverlaps } from './overlap.js';
@@ -241,7 +242,9 @@ function check(op, fn, memory, opts, count, values) {
     throw new TypeError(`${fn}: ${slots[together[0]].name} and ${slots[together[1]].name} must be given together`);
   }
   call.mayAlias = checkOverlaps(fn, op, records);
-  if (memory !== undefined) {
+  if (memory === undefined) {
+    for (let i = 0; i < records.length; i++) if (records[i] !== null) tensorHolding(fn, slots[i].name, records[i]);
+  } else {
     for (let i = 0; i < records.length; i++) if (records[i] !== null) memory.adopt(fn, slots[i].name, records[i]);
     // Views of one shared memory through several buffer objects: now known to be one memory.
     if (call.mayAlias) call.mayAlias = checkOverlaps(fn, op, records);
