@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { bindMemory, compileModule, createKernels, init, rmsNorm } from '../src/index.js';
+import { bindMemory, compileModule, createKernels, init, rmsNorm, Tensor } from '../src/index.js';
 import { KNOWN_ANSWER, moduleBytes } from '../src/loader/load.js';
 import * as reference from '../src/reference/index.js';
 import { assertSameBits } from './helpers/bits.js';
@@ -351,6 +351,41 @@ test('class 7: built-ins replaced after load steer nothing: every function gives
   assert.equal(error, undefined, error);
   assert.ok(same, 'the same bits after the built-ins were replaced');
   assert.deepEqual(bystanders, [true, true], 'no other live tensor was written');
+});
+
+test('class 7: the exported Tensor class is the page\'s to change: nothing the package does reads it', async () => {
+  const k = await createKernels({ backend: 'scalar' });
+  const victim = k.alloc(16);
+  victim.array.fill(7);
+  const x = new Float32Array(16).fill(2);
+  const expected = reference.rmsNorm(x, null, { dim: 16 });
+  const fake = {};
+  const forged = { value: fake, dtype: 'float32', memory: null, buffer: null, start: victim.byteOffset, end: victim.byteOffset + 64, length: 16, live: true };
+  // What a page can reach: the class's own properties, and its prototype's members.
+  const saved = Object.getOwnPropertyDescriptors(Tensor.prototype);
+  const replaced = { is: (v) => v === fake || v instanceof Tensor, recordOf: (v) => (v === fake ? forged : null), viewOf: () => victim.array };
+  try {
+    Object.assign(Tensor, replaced);
+    for (const key of Object.keys(saved)) if (key !== 'constructor') Object.defineProperty(Tensor.prototype, key, { get: () => 0, configurable: true });
+    assertRejected(() => k.rmsNorm(x, null, { dim: 16, out: fake }), TypeError, 'rmsNorm', /options\.out must be a Float32Array/, 'a forged tensor');
+    const out = k.alloc(16);
+    k.rmsNorm(x, null, { dim: 16, out });
+    Object.defineProperties(Tensor.prototype, saved);
+    assertSameBits(out.array, expected, 'a real tensor, while the class was the page\'s');
+    out.free();
+  } finally {
+    for (const key of Object.keys(replaced)) delete Tensor[key];
+    Object.defineProperties(Tensor.prototype, saved);
+  }
+  assert.deepEqual([...victim.array], new Array(16).fill(7), 'the victim tensor was written');
+  // A member taken off its tensor and called on anything else: our TypeError, naming it.
+  for (const [key, d] of Object.entries(saved)) {
+    if (key === 'constructor') continue;
+    const member = d.get ?? d.value;
+    for (const receiver of [undefined, {}, Object.create(Tensor.prototype), 42]) {
+      assertRejected(() => member.call(receiver), TypeError, `Tensor.${key}`, /called on something that is not a tensor/, `Tensor.prototype.${key} on ${typeof receiver}`);
+    }
+  }
 });
 
 test('class 7: accessors a page defines on Array.prototype and Object.prototype, for every index and name, steer nothing', () => {

@@ -20,7 +20,7 @@ import {
   fill, Float32Array, Int32Array, isSharedBuffer, List, memoryBufferOf, ownView, ownWeakMap, random, RangeError, setPrototypeOf,
   TypeError, Uint16Array, WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
-import { makeTensor, Tensor } from './tensor.js';
+import { makeTensor, recordOf } from './tensor.js';
 
 // Largest single allocation asked of a wasm32 module: malloc takes a 32-bit
 // size, and the whole address space is 4 GiB, part of it already in use.
@@ -163,7 +163,7 @@ export class OwnMemory {
     const tensors = this.#tensors;
     const i = this.#firstFrom(at);
     for (let j = this.#count; j > i; j--) tensors[j] = tensors[j - 1];
-    tensors[i] = Tensor.recordOf(tensor);
+    tensors[i] = recordOf(tensor);
     this.#count += 1;
     return tensor;
   }

@@ -37,6 +37,14 @@ setPrototypeOf(ArrayRecord.prototype, null);
 // over addresses it chose.
 const MAKER = Symbol('rmsnorm-wasm tensor');
 
+/** Whether `value` is a tensor (a brand check: runs no caller code). */
+export let isTensor;
+/** A tensor's record, or null once freed. Reads only private fields. */
+export let recordOf;
+/** A tensor's view; throws once freed. A view of a detached buffer has
+ * length 0, which is how a stale one is recognized cheaply. */
+export let tensorView;
+
 export class Tensor {
   #memory;
   #record;
@@ -62,22 +70,30 @@ export class Tensor {
    * happened (do not keep `tensor.array` across kernel calls or allocations).
    */
   get array() {
-    return Tensor.viewOf(this);
+    return tensorView(Tensor.#of(this, 'array'));
   }
 
-  get dtype() { return this.#dtype; }
-  get length() { return this.#length; }
+  get dtype() { return Tensor.#of(this, 'dtype').#dtype; }
+  get length() { return Tensor.#of(this, 'length').#length; }
   /** Byte address in the instance's memory. */
-  get byteOffset() { return this.#byteOffset; }
-  get freed() { return this.#record === null; }
+  get byteOffset() { return Tensor.#of(this, 'byteOffset').#byteOffset; }
+  get freed() { return Tensor.#of(this, 'freed').#record === null; }
 
   /** Returns the memory to the instance. Using the tensor afterwards throws. Idempotent. */
   free() {
-    if (this.#record === null) return;
-    this.#memory.free(this.#record.start);
-    this.#record.live = false;
-    this.#record = null;
-    this.#view = null;
+    const tensor = Tensor.#of(this, 'free');
+    if (tensor.#record === null) return;
+    tensor.#memory.free(tensor.#record.start);
+    tensor.#record.live = false;
+    tensor.#record = null;
+    tensor.#view = null;
+  }
+
+  /** `value` when it is a tensor: a member taken off its tensor and called on
+   * anything else is a TypeError of ours, not the engine's private-field one. */
+  static #of(value, member) {
+    if (!isTensor(value)) throw new TypeError(`Tensor.${member}: called on something that is not a tensor`);
+    return value;
   }
 
   #live() {
@@ -85,25 +101,21 @@ export class Tensor {
     return this.#record;
   }
 
-  /** @internal Whether `value` is a tensor (a brand check: runs no caller code). */
-  static is(value) {
-    return typeof value === 'object' && value !== null && #record in value;
-  }
-
-  /** @internal The tensor's record, or null once freed. Reads only private fields. */
-  static recordOf(tensor) { return tensor.#record; }
-
-  /** @internal The tensor's view; throws once freed. A view of a detached
-   * buffer has length 0, which is how a stale one is recognized cheaply. */
-  static viewOf(tensor) {
-    const { length, dtype, start } = tensor.#live();
-    let view = tensor.#view;
-    if (view === null || lengthOf(view) !== length || length === 0) {
-      const Type = dtype === 'float32' ? Float32Array : Uint16Array;
-      view = new Type(tensor.#memory.buffer(), start, length);
-      tensor.#view = view;
-    }
-    return view;
+  // The package's own access to tensors, as functions of this module: a
+  // static of the exported class would be a property a page can replace.
+  static {
+    isTensor = (value) => typeof value === 'object' && value !== null && #record in value;
+    recordOf = (tensor) => tensor.#record;
+    tensorView = (tensor) => {
+      const { length, dtype, start } = tensor.#live();
+      let view = tensor.#view;
+      if (view === null || lengthOf(view) !== length || length === 0) {
+        const Type = dtype === 'float32' ? Float32Array : Uint16Array;
+        view = new Type(tensor.#memory.buffer(), start, length);
+        tensor.#view = view;
+      }
+      return view;
+    };
   }
 }
 

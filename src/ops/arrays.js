@@ -9,7 +9,7 @@ import {
   bufferOf, byteOffsetOf, copyInto, Float16Array, Float32Array, isFixedLength, isSharedBuffer, isUnreachable, isView, kindOf,
   lengthOf, ownView, TypeError, Uint16Array,
 } from '../loader/intrinsics.js';
-import { ArrayRecord, Tensor } from '../loader/tensor.js';
+import { ArrayRecord, isTensor, recordOf, tensorView } from '../loader/tensor.js';
 import { describe, oneOf } from './options.js';
 
 /** The typed array that holds each dtype's bits (float16 may also come as a Float16Array). */
@@ -32,8 +32,8 @@ function wrongType(fn, name, value, dtype, of) {
 /** Measures an array argument holding `dtype` values: a typed array or a
  * live tensor. `of` names the option the dtype comes from, for the message. */
 export function measure(fn, name, value, dtype, of = 'dtype') {
-  if (Tensor.is(value)) {
-    const record = Tensor.recordOf(value);
+  if (isTensor(value)) {
+    const record = recordOf(value);
     if (record === null) throw new TypeError(`${fn}: ${name} is a freed tensor`);
     if (record.dtype !== dtype) throw wrongType(fn, name, value, dtype, of);
     return record;
@@ -59,7 +59,7 @@ export function weightDtypeOf(fn, weight, option, dtype) {
   }
   const named = oneOf(fn, 'options.weightDtype', option, DTYPES, undefined);
   if (named !== undefined) return named;
-  if (Tensor.is(weight)) return Tensor.recordOf(weight)?.dtype ?? 'float32';
+  if (isTensor(weight)) return recordOf(weight)?.dtype ?? 'float32';
   const kind = isView(weight) ? kindOf(weight) : undefined;
   if (kind === 'Float32Array') return 'float32';
   if (kind === 'Float16Array' && Float16Array !== undefined) return 'float16';
@@ -121,7 +121,7 @@ function viewHolds(record) {
  * caller code has run since it was measured, so its length is the measured one). */
 export function viewOf(record, from, n) {
   if (record.memory !== null) {
-    const view = Tensor.is(record.value) ? Tensor.viewOf(record.value) : null;
+    const view = isTensor(record.value) ? tensorView(record.value) : null;
     if (view !== null && from === 0 && n === record.length) return view;
     return storageView(record.dtype, record.memory.buffer(), record.start + from * DTYPE[record.dtype].bytes, n);
   }

@@ -8,7 +8,7 @@ import {
   abs, defineProperty, freeze, fround, hasOwn, holds, isArray, isSafeInteger, isView, join, JSONStringify, keys, kindOf,
   lengthOf, List, RangeError, sliceString, StringOf, TypeError,
 } from '../loader/intrinsics.js';
-import { Tensor } from '../loader/tensor.js';
+import { isTensor, recordOf } from '../loader/tensor.js';
 
 export const FLT_MAX = 3.4028234663852886e38;
 
@@ -24,8 +24,8 @@ export function describe(value) {
     default: return `${typeof value} ${StringOf(value)}`;
   }
   if (isView(value)) return kindOf(value) === undefined ? 'DataView' : `${kindOf(value)}(${lengthOf(value)})`;
-  if (Tensor.is(value)) {
-    const record = Tensor.recordOf(value);
+  if (isTensor(value)) {
+    const record = recordOf(value);
     return record === null ? 'a freed Tensor' : `${record.dtype} Tensor(${record.length})`;
   }
   const array = isArray(value);
