@@ -130,6 +130,22 @@ test('class 3: a shared memory grown since a view was made: buffers this thread 
     /x must be a view of the bound memory's buffer/, 'a plain SharedArrayBuffer');
 });
 
+test('class 3: a scratch view made before the shared memory grew binds; one of another memory does not', async () => {
+  const memory = new WebAssembly.Memory({ initial: 4, maximum: 64, shared: true });
+  const scratch = new Uint8Array(memory.buffer, PAGE, PAGE);
+  memory.grow(1); // scratch's buffer is an earlier object over the same bytes
+  assert.notEqual(scratch.buffer, memory.buffer);
+  const bound = await bindMemory(memory, { scratch });
+  const x = new Float32Array(memory.buffer, 3 * PAGE, 64);
+  x.set(normalArray(prng(12), 64));
+  assertSameBits(bound.rmsNorm(x, null, { dim: 16 }), reference.rmsNorm(x, null, { dim: 16 }), 'bound through an earlier buffer');
+  const other = new WebAssembly.Memory({ initial: 4, maximum: 64, shared: true });
+  const before = bytesOf(new Uint8Array(other.buffer));
+  await assert.rejects(bindMemory(memory, { scratch: new Uint8Array(other.buffer, 2 * PAGE, PAGE) }),
+    { name: 'TypeError', message: /^bindMemory: options\.scratch must be a view of the memory's buffer/ });
+  assert.deepEqual(bytesOf(new Uint8Array(other.buffer)), before, 'the other memory was written');
+});
+
 test('class 3: calls racing a thread that grows the shared memory never fail and give the reference bits', async () => {
   const memory = new WebAssembly.Memory({ initial: 8, maximum: 4096, shared: true });
   const bound = await bindMemory(memory, { scratch: { byteOffset: PAGE, byteLength: PAGE } });

@@ -44,10 +44,7 @@ function readRegion(scratch) {
 }
 
 /** The lent region [start, end) checked against the memory as it is now. */
-function lentRegion({ byteOffset, byteLength, buffer: viewBuffer }, buffer) {
-  if (viewBuffer !== undefined && viewBuffer !== buffer) {
-    throw new TypeError('bindMemory: options.scratch must be a view of the memory\'s buffer, or { byteOffset, byteLength }');
-  }
+function lentRegion({ byteOffset, byteLength }, buffer) {
   if (!isSafeInteger(byteOffset) || byteOffset < 16 || byteOffset % 16 !== 0) {
     throw new RangeError(`bindMemory: options.scratch.byteOffset must be a positive multiple of 16 (address 0 is the null pointer), got ${byteOffset}`);
   }
@@ -102,5 +99,11 @@ export async function bindMemory(memory, options) {
   exports._initialize?.();
   exports.stackRestore(lent[1]); // the stack grows down from the end of the lent region
   const lentMemory = new LentMemory(exports, memory, lent, shared);
+  // A view given as the scratch must be of this memory: of its buffer, or, for
+  // a shared memory another thread grew since the view was made, of an
+  // earlier buffer object over the same bytes (proven as an argument's is).
+  if (region.buffer !== undefined && !lentMemory.holds(region.buffer)) {
+    throw new TypeError('bindMemory: options.scratch must be a view of the memory\'s buffer, or { byteOffset, byteLength }');
+  }
   return { backend, memory, shared, ...kernelFunctions(() => lentMemory) };
 }

@@ -217,7 +217,7 @@ export class LentMemory {
     if (record.memory !== null) {
       throw new TypeError(`${fn}: ${name} is a tensor of an instance's own memory; bound kernels take views of the bound memory`);
     }
-    if (!this.#holds(record.buffer)) {
+    if (!this.holds(record.buffer)) {
       throw new TypeError(`${fn}: ${name} must be a view of the bound memory's buffer (bound kernels copy nothing in)`);
     }
     if (record.start < this.#end && this.#start < record.end) {
@@ -235,7 +235,7 @@ export class LentMemory {
    * lent region (this thread's own) must read back through `buffer`. Only
    * the lent region is written; a foreign buffer is only read.
    */
-  #holds(buffer) {
+  holds(buffer) {
     if (weakHas(this.#verified, buffer) || buffer === this.buffer()) return true;
     if (!this.shared || !isSharedBuffer(buffer)) return false;
     let there;
