@@ -182,6 +182,58 @@ test('class 3: calls racing a thread that grows the shared memory never fail and
   assert.ok(calls > 100, `${calls} calls`);
 });
 
+test('class 3: two threads lent one region of a shared memory: a call finding another thread\'s in it is refused, none is wrong', async () => {
+  const memory = new WebAssembly.Memory({ initial: 8, maximum: 8, shared: true });
+  const scratch = { byteOffset: PAGE, byteLength: PAGE };
+  const bound = await bindMemory(memory, { scratch });
+  const x = new Float32Array(memory.buffer, 2 * PAGE, 8 * 64);
+  x.set(normalArray(prng(14), x.length));
+  const expected = reference.rmsNorm(x, null, { dim: 64 });
+  // Another thread's call in the region, as its lock word says.
+  const lock = new Int32Array(memory.buffer, scratch.byteOffset, 1);
+  Atomics.store(lock, 0, 1);
+  const before = bytesOf(new Uint8Array(memory.buffer));
+  assertRejected(() => bound.rmsNorm(x, null, { dim: 64 }), RangeError, 'rmsNorm', /the scratch region \[65536, 131072\) is in use by a call on another thread; each thread must lend a region of its own/, 'while held');
+  assert.deepEqual(bytesOf(new Uint8Array(memory.buffer)), before, 'written while another thread held the region');
+  Atomics.store(lock, 0, 0);
+  assertSameBits(bound.rmsNorm(x, null, { dim: 64 }), expected, 'once it is free');
+  assert.equal(Atomics.load(lock, 0), 0, 'the call frees the region');
+  // A region a thread left held (a worker terminated mid-call) is lent again by binding it.
+  Atomics.store(lock, 0, 1);
+  const again = await bindMemory(memory, { scratch });
+  assertSameBits(again.rmsNorm(x, null, { dim: 64 }), expected, 'bound again');
+  // Two workers on one region at once: each call gives the reference's bits or is refused.
+  const racer = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    (async () => {
+      const { bindMemory } = await import(workerData.index);
+      const { memory, scratch, at, expected } = workerData;
+      const bound = await bindMemory(memory, { scratch });
+      const x = new Float32Array(memory.buffer, at, expected.length);
+      let ok = 0, refused = 0, wrong = 0, other = '';
+      for (let i = 0; i < 4000; i++) {
+        try {
+          const y = bound.rmsNorm(x, null, { dim: 64 });
+          if (y.every((v, j) => Object.is(v, expected[j]))) ok++; else wrong++;
+        } catch (error) {
+          if (/in use by a call on another thread/.test(error.message)) refused++; else { other = error.message; break; }
+        }
+      }
+      parentPort.postMessage({ ok, refused, wrong, other });
+    })();`;
+  const index = new URL('../src/index.js', import.meta.url).href;
+  const runs = await Promise.all([2 * PAGE, 2 * PAGE].map((at) => new Promise((resolve, reject) => {
+    const worker = new Worker(racer, { eval: true, workerData: { index, memory, scratch, at, expected } });
+    worker.once('message', (m) => worker.terminate().then(() => resolve(m)));
+    worker.once('error', reject);
+  })));
+  for (const run of runs) {
+    assert.equal(run.other, '', 'another error');
+    assert.equal(run.wrong, 0, `wrong results (${JSON.stringify(run)})`);
+    assert.equal(run.ok + run.refused, 4000);
+  }
+});
+
 test('class 4: a lent region smaller than the whole staging is used in chunks that fit it', async () => {
   const memory = new WebAssembly.Memory({ initial: 4 });
   const bound = await bindMemory(memory, { scratch: { byteOffset: PAGE, byteLength: 8192 } });

@@ -55,6 +55,20 @@ setPrototypeOf(Plan.prototype, null);
 
 /** Runs `call` on `memory` and returns what the function returns. */
 export function run(memory, call) {
+  return memory.lock === null ? runOn(memory, call) : runLocked(memory, call);
+}
+
+/** A call on a shared lent region: this thread's while it runs (src/loader/memory.js, LentMemory). */
+function runLocked(memory, call) {
+  memory.enter(call.fn);
+  try {
+    return runOn(memory, call);
+  } finally {
+    memory.leave();
+  }
+}
+
+function runOn(memory, call) {
   let { plan } = call;
   if (plan === null) {
     makeResults(call);

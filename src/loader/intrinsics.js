@@ -46,6 +46,7 @@ export const { fround, abs, floor, ceil, max, min, log2, sqrt, random } = Math;
 export const { isSafeInteger } = Number;
 export const { defineProperty, freeze, setPrototypeOf, keys } = Object;
 export const { compile, instantiate, validate, LinkError } = WebAssembly;
+export const { compareExchange, store: atomicStore } = globalThis.Atomics ?? {};
 export const { customSections, exports: moduleExports, imports: moduleImports } = WebAssembly.Module;
 export const StringOf = String;
 export const fromCharCode = String.fromCharCode;

@@ -10,6 +10,8 @@
 //                               when it lies in this memory (record.memory = this)
 //   staging(fn, bytes)          the address of `bytes` to stage a call's other arrays in
 //   capacity                    the most bytes staging(…) can give at once
+//   lock                        null, or (a shared lent memory) the word in its region
+//                               that enter(fn) takes and leave() frees around a call
 // A view of an instance's own memory must lie inside one of its live
 // tensors (tensorHolding): the rest is the module's stack, data, allocator
 // and scratch, or freed, and a call writing there would corrupt them. So no
@@ -17,7 +19,7 @@
 
 import { DTYPE } from './abi.js';
 import {
-  fill, Float32Array, Int32Array, isSharedBuffer, List, memoryBufferOf, ownView, ownWeakMap, random, RangeError, setPrototypeOf,
+  atomicStore, compareExchange, fill, Float32Array, Int32Array, isSharedBuffer, List, memoryBufferOf, ownView, ownWeakMap, random, RangeError, setPrototypeOf,
   TypeError, Uint16Array, WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
 import { makeTensor, recordOf } from './tensor.js';
@@ -74,6 +76,7 @@ export class OwnMemory {
   #scratchAt = 0;
   #scratchBytes = 0;
   capacity = Infinity; // staging(…) grows the memory, up to what malloc can give
+  lock = null; // one thread's memory: no other thread calls in it
 
   constructor(exports) {
     this.exports = exports;
@@ -183,19 +186,41 @@ export class OwnMemory {
 
 }
 
+const PROBE_AT = 8; // bytes into a shared lent region: after the lock word
+
 export class LentMemory {
   #start;
   #end;
+  #staging; // where staging starts: after the lock word, on a shared memory
   #probe = null;
   #verified = new WeakSet(); // buffers proven to be this memory's
-  /** `lent` = [start, end): the region the kernels may use, their stack at the top. */
+  /** `lent` = [start, end): the region the kernels may use, their stack at
+   * the top. On a shared memory its first 16 bytes hold the lock word and,
+   * at PROBE_AT, the two words holds() writes; the lock: a thread
+   * whose call finds another thread's call in the region (two threads lent
+   * one region) is refused, rather than both corrupting each other's stack
+   * and staging. Binding frees it, so a region a terminated worker held is
+   * lent again. */
   constructor(exports, memory, lent, shared) {
     this.exports = exports;
     this.memory = memory;
     this.shared = shared;
     this.#start = lent[0];
     this.#end = lent[1];
-    this.capacity = lent[1] - lent[0] - STACK_BYTES;
+    this.lock = shared ? new Int32Array(memoryBufferOf(memory), lent[0], 1) : null;
+    if (shared) atomicStore(this.lock, 0, 0);
+    this.#staging = shared ? lent[0] + 16 : lent[0];
+    this.capacity = lent[1] - this.#staging - STACK_BYTES;
+  }
+
+  enter(fn) {
+    if (compareExchange(this.lock, 0, 0, 1) !== 0) {
+      throw new RangeError(`${fn}: the scratch region [${this.#start}, ${this.#end}) is in use by a call on another thread; each thread must lend a region of its own`);
+    }
+  }
+
+  leave() {
+    atomicStore(this.lock, 0, 0);
   }
 
   /** Always asked again: another thread may have grown a shared memory. */
@@ -240,11 +265,11 @@ export class LentMemory {
     if (!this.shared || !isSharedBuffer(buffer)) return false;
     let there;
     try {
-      there = new Int32Array(buffer, this.#start, 2);
+      there = new Int32Array(buffer, this.#start + PROBE_AT, 2);
     } catch {
       return false; // shorter than the lent region: not a buffer of this memory since the bind
     }
-    this.#probe ??= new Int32Array(this.buffer(), this.#start, 2);
+    this.#probe ??= new Int32Array(this.buffer(), this.#start + PROBE_AT, 2);
     for (let i = 0; i < 2; i++) {
       const word = (random() * 2 ** 31) | (i << 30);
       this.#probe[i] = word;
@@ -264,7 +289,7 @@ export class LentMemory {
     if (bytes > this.capacity) {
       throw new RangeError(`${fn}: needs ${bytes} bytes of staging in options.scratch besides the kernels' ${STACK_BYTES}-byte stack; lend a larger region`);
     }
-    return this.#start;
+    return this.#staging;
   }
 }
 
