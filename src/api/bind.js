@@ -17,6 +17,7 @@ import {
 import { LentMemory, STACK_BYTES } from '../loader/memory.js';
 import { describe, optionReader } from '../ops/options.js';
 import { kernelFunctions } from './functions.js';
+import { run, runLocked } from './run.js';
 import { resolveBackend } from './runtime.js';
 
 const readBindOptions = optionReader({ scratch: undefined, backend: 'auto' });
@@ -105,5 +106,5 @@ export async function bindMemory(memory, options) {
   if (region.buffer !== undefined && !lentMemory.holds(region.buffer)) {
     throw new TypeError('bindMemory: options.scratch must be a view of the memory\'s buffer, or { byteOffset, byteLength }');
   }
-  return { backend, memory, shared, ...kernelFunctions(() => lentMemory) };
+  return { backend, memory, shared, ...kernelFunctions(() => lentMemory, shared ? runLocked : run) };
 }

@@ -15,36 +15,37 @@ import { run } from './run.js';
  * takes as many parameters as the function has, options included: an
  * engine calls with fewer arguments than a function declares through a
  * slower path (SpiderMonkey's arguments rectifier). */
-function kernelFunction(op, memoryFor) {
+function kernelFunction(op, memoryFor, runner) {
   const { name } = op;
   const byArity = {
     2: {
       [name](x, p, options) {
         const memory = memoryFor(name);
-        return run(memory, resolve(op, name, memory, x, p, options, undefined, undefined));
+        return runner(memory, resolve(op, name, memory, x, p, options, undefined, undefined));
       },
     },
     3: {
       [name](x, p, q, options) {
         const memory = memoryFor(name);
-        return run(memory, resolve(op, name, memory, x, p, q, options, undefined));
+        return runner(memory, resolve(op, name, memory, x, p, q, options, undefined));
       },
     },
     4: {
       [name](x, p, q, r, options) {
         const memory = memoryFor(name);
-        return run(memory, resolve(op, name, memory, x, p, q, r, options));
+        return runner(memory, resolve(op, name, memory, x, p, q, r, options));
       },
     },
   };
   return byArity[op.params.length][name];
 }
 
-/** rmsNorm, addRmsNorm, layerNorm and the backward passes on an instance's memory. */
-export function kernelFunctions(memoryFor) {
+/** rmsNorm, addRmsNorm, layerNorm and the backward passes on an instance's
+ * memory, each call run by `runner` (./run.js: run, or runLocked for a shared lent region). */
+export function kernelFunctions(memoryFor, runner = run) {
   const functions = {};
   for (let i = 0; i < OP_NAMES.length; i++) {
-    const value = kernelFunction(OPS[OP_NAMES[i]], memoryFor);
+    const value = kernelFunction(OPS[OP_NAMES[i]], memoryFor, runner);
     // A descriptor of no prototype: defineProperty reads `get` and `set` too, where a page may have put them.
     defineProperty(functions, OP_NAMES[i], { __proto__: null, value, enumerable: true, writable: true, configurable: true });
   }

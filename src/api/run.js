@@ -53,22 +53,20 @@ class Plan {
 }
 setPrototypeOf(Plan.prototype, null);
 
-/** Runs `call` on `memory` and returns what the function returns. */
-export function run(memory, call) {
-  return memory.lock === null ? runOn(memory, call) : runLocked(memory, call);
-}
-
-/** A call on a shared lent region: this thread's while it runs (src/loader/memory.js, LentMemory). */
-function runLocked(memory, call) {
+/** `run` on a shared lent region, which is this thread's while the call
+ * runs (src/loader/memory.js, LentMemory): bindMemory's functions on a
+ * shared memory run through this, every other function through `run`. */
+export function runLocked(memory, call) {
   memory.enter(call.fn);
   try {
-    return runOn(memory, call);
+    return run(memory, call);
   } finally {
     memory.leave();
   }
 }
 
-function runOn(memory, call) {
+/** Runs `call` on `memory` and returns what the function returns. */
+export function run(memory, call) {
   let { plan } = call;
   if (plan === null) {
     makeResults(call);

@@ -10,8 +10,10 @@
 //                               when it lies in this memory (record.memory = this)
 //   staging(fn, bytes)          the address of `bytes` to stage a call's other arrays in
 //   capacity                    the most bytes staging(…) can give at once
-//   lock                        null, or (a shared lent memory) the word in its region
-//                               that enter(fn) takes and leave() frees around a call
+//
+// A shared LentMemory also has enter(fn) and leave(), around each call
+// (src/api/run.js, runLocked).
+//
 // A view of an instance's own memory must lie inside one of its live
 // tensors (tensorHolding): the rest is the module's stack, data, allocator
 // and scratch, or freed, and a call writing there would corrupt them. So no
@@ -76,7 +78,6 @@ export class OwnMemory {
   #scratchAt = 0;
   #scratchBytes = 0;
   capacity = Infinity; // staging(…) grows the memory, up to what malloc can give
-  lock = null; // one thread's memory: no other thread calls in it
 
   constructor(exports) {
     this.exports = exports;
@@ -192,6 +193,7 @@ export class LentMemory {
   #start;
   #end;
   #staging; // where staging starts: after the lock word, on a shared memory
+  #lock; // a shared memory's: the word a call takes (enter) and frees (leave)
   #probe = null;
   #verified = new WeakSet(); // buffers proven to be this memory's
   /** `lent` = [start, end): the region the kernels may use, their stack at
@@ -207,20 +209,20 @@ export class LentMemory {
     this.shared = shared;
     this.#start = lent[0];
     this.#end = lent[1];
-    this.lock = shared ? new Int32Array(memoryBufferOf(memory), lent[0], 1) : null;
-    if (shared) atomicStore(this.lock, 0, 0);
+    this.#lock = shared ? new Int32Array(memoryBufferOf(memory), lent[0], 1) : null;
+    if (shared) atomicStore(this.#lock, 0, 0);
     this.#staging = shared ? lent[0] + 16 : lent[0];
     this.capacity = lent[1] - this.#staging - STACK_BYTES;
   }
 
   enter(fn) {
-    if (compareExchange(this.lock, 0, 0, 1) !== 0) {
+    if (compareExchange(this.#lock, 0, 0, 1) !== 0) {
       throw new RangeError(`${fn}: the scratch region [${this.#start}, ${this.#end}) is in use by a call on another thread; each thread must lend a region of its own`);
     }
   }
 
   leave() {
-    atomicStore(this.lock, 0, 0);
+    atomicStore(this.#lock, 0, 0);
   }
 
   /** Always asked again: another thread may have grown a shared memory. */
