@@ -374,6 +374,12 @@ for (const name of GPU_ENGINES) {
       assert.ok(untouched, 'a bad call wrote to buffers.out');
     });
 
+    test('array form: arrays freed or detached while the GPU computes are refused, and nothing is written', async () => {
+      const got = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).changedWhileComputing());
+      const refused = /^TypeError: rmsNorm: options\.out was detached, shrunk or freed while the GPU computed; nothing was written$/;
+      for (const what of ['a tensor freed', 'a view of a tensor freed', 'an out detached']) assert.match(got[what], refused, what);
+    });
+
     test("array form: the wasm API's errors for the same mistakes", async () => {
       const got = (await page.evaluate(async (specs) => (await import('/tests/helpers/webgpu-page.js')).arrayMistakes(specs), ARRAY_MISTAKES))
         .map((e) => e?.replace('a Uint16Array or Float16Array of 16-bit values', 'a Uint16Array of 16-bit values'));

@@ -243,7 +243,8 @@ function check(op, fn, memory, opts, count, values) {
   }
   call.mayAlias = checkOverlaps(fn, op, records);
   if (memory === undefined) {
-    for (let i = 0; i < records.length; i++) if (records[i] !== null) tensorHolding(fn, slots[i].name, records[i]);
+    // (The WebGPU array form asks stillHolds again after the GPU computed: a view's tensor freed meanwhile is caught.)
+    for (let i = 0; i < records.length; i++) if (records[i] !== null) records[i].within = tensorHolding(fn, slots[i].name, records[i]);
   } else {
     for (let i = 0; i < records.length; i++) if (records[i] !== null) memory.adopt(fn, slots[i].name, records[i]);
     // Views of one shared memory through several buffer objects: now known to be one memory.

@@ -214,3 +214,37 @@ export async function arrayMistakes(specs) {
   }
   return out;
 }
+
+/** The array form's calls whose arrays change while the GPU computes: a
+ * tensor freed, a view of a tensor freed, an out detached. Each must be
+ * refused, and nothing written after the change. */
+export async function changedWhileComputing() {
+  const { arrays } = await openDevice();
+  const { createKernels } = await import('../../src/index.js');
+  const k = await createKernels({ backend: 'scalar' });
+  const x = new Float32Array(64).map((_, i) => Math.sin(i));
+  const w = new Float32Array(16).fill(1.25);
+  const results = {};
+  const pin = k.alloc(1);
+  const memoryOf = () => pin.array.buffer;
+  const cases = {
+    'a tensor freed': () => { const t = k.alloc(64); return { out: t, change: () => t.free() }; },
+    'a view of a tensor freed': () => { const t = k.alloc(64); return { out: t.array.subarray(0, 64), change: () => t.free() }; },
+    'an out detached': () => { const out = new Float32Array(64); return { out, change: () => structuredClone(out.buffer, { transfer: [out.buffer] }) }; },
+  };
+  for (const [what, make] of Object.entries(cases)) {
+    const { out, change } = make();
+    const pending = arrays.rmsNorm(x, w, { out });
+    change();
+    const after = new Uint8Array(memoryOf()).slice();
+    try {
+      await pending;
+      results[what] = 'written';
+    } catch (error) {
+      results[what] = `${error.constructor.name}: ${error.message}`;
+    }
+    const now = new Uint8Array(memoryOf());
+    if (now.some((v, i) => v !== after[i])) results[what] += ' (memory written after the change)';
+  }
+  return results;
+}
