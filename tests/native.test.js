@@ -1,9 +1,11 @@
 // The C kernels built for the host under AddressSanitizer and UBSan, with
 // their asserts live (tests/fuzz/known_answers_host.c): the seeds' known
 // answers and the contract's edge cases, checked bit for bit against the JS
-// reference, y and the per-row rstd. The harness itself aborts if the kernels
-// disagree, write outside their outputs, differ in place, or if asking for
-// rstd changes y, or asking for y changes rstd.
+// reference, y and the per-row rstd. The harness runs every case packed and
+// with its rows `stride` apart (each array alone, in place, and the per-row
+// arrays interleaved in one buffer), and aborts if the kernels disagree,
+// write outside their outputs or into a gap between rows, differ in place or
+// strided, or if asking for rstd changes y, or asking for y changes rstd.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
@@ -32,9 +34,9 @@ const weightDtypeOf = (weight, options) =>
 /** Runs every case through the harness; returns [{ simd, scalar, residual?, rstdSimd, rstdScalar }] per case. */
 function runHarness(cases) {
   const parts = [];
-  for (const { x, weight, residual, dim, eps, options } of cases) {
+  for (const { x, weight, residual, dim, stride, eps, options } of cases) {
     assert.ok(x instanceof ARRAY_OF[options.dtype ?? 'float32'], 'x is stored as its dtype');
-    const header = new DataView(new ArrayBuffer(32));
+    const header = new DataView(new ArrayBuffer(36));
     header.setUint32(0, x.length / dim, true);
     header.setUint32(4, dim, true);
     header.setFloat32(8, eps, true);
@@ -43,6 +45,7 @@ function runHarness(cases) {
     header.setInt32(20, DTYPE[weightDtypeOf(weight, options)].code, true);
     header.setInt32(24, CAST_MODE[options.castMode ?? 'llama'], true);
     header.setFloat32(28, options.weightOffset ?? 0, true);
+    header.setUint32(32, stride, true);
     parts.push(new Uint8Array(header.buffer), bytesOf(x));
     if (weight !== null) parts.push(bytesOf(weight));
     if (residual !== undefined) parts.push(bytesOf(residual));
@@ -67,10 +70,14 @@ function runHarness(cases) {
   return results;
 }
 
+// The strided runs' row stride, by case: small gaps (rows at every
+// alignment) and room for x, the residual and y interleaved in one buffer.
+const STRIDES = [(dim) => dim + 1, (dim) => dim + 3, (dim) => 2 * dim + 1, (dim) => 3 * dim + 2, (dim) => dim + 16];
+
 function knownAnswerCases() {
   const cases = [];
   const add = (name, x, weight, dim, eps = Math.fround(1e-6), options = {}, residual = undefined) => cases.push({
-    name, dim, eps, options, residual,
+    name, dim, eps, options, residual, stride: STRIDES[cases.length % STRIDES.length](dim),
     x: x instanceof Uint16Array ? x : Float32Array.from(x),
     weight: weight === null || weight instanceof Uint16Array ? weight : Float32Array.from(weight),
   });
@@ -141,11 +148,11 @@ function knownAnswerCases() {
   return cases;
 }
 
-test('host build under ASan + UBSan: known answers and edge cases, bit for bit with the reference', () => {
+test('host build under ASan + UBSan: known answers and edge cases, packed and strided, bit for bit with the reference', () => {
   buildHarness();
   const cases = knownAnswerCases();
   const results = runHarness(cases);
-  cases.forEach(({ name, x, weight, residual, dim, eps, options }, i) => {
+  cases.forEach(({ name, x, weight, residual, dim, stride, eps, options }, i) => {
     const dtype = options.dtype ?? 'float32';
     // A weight of a third dtype is checked against the contract's rule: the
     // bits of the same weight widened to float32 first.
@@ -153,7 +160,7 @@ test('host build under ASan + UBSan: known answers and edge cases, bit for bit w
     const mixed = weightDtype !== undefined && weightDtype !== 'float32' && weightDtype !== dtype;
     const refWeight = mixed ? Float32Array.from(weight, (_, i) => widen(weight, i, weightDtype)) : weight;
     const opts = { dim, eps, ...options, ...(weight !== null && { weightDtype: mixed ? 'float32' : weightDtype }) };
-    const what = `${name} (rows=${x.length / dim} dim=${dim})`;
+    const what = `${name} (rows=${x.length / dim} dim=${dim}, also stride=${stride})`;
     const same = (a, b, label) => assertSameBitsAs(dtype, a, b, label);
     const rstd = new Float32Array(x.length / dim);
     if (residual === undefined) {

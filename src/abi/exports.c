@@ -11,6 +11,11 @@
 
 #include "ukernels.h"
 
+/* Every kernel takes `stride` after `dim`: the per-row arrays (x,
+ * residual, y; dy, x, dx) have their rows `stride` elements apart (>= dim),
+ * and only each row's dim values are touched; the statistics and the
+ * once-arrays (weight, bias, dweight, dbias) are packed. */
+
 /* RMSNorm, or with `residual` (non-NULL) the fused residual add + RMSNorm.
  * dtype / weight_dtype: 0 float32, 1 bfloat16, 2 float16, in any
  * combination; cast_mode: 0 llama, 1 gemma (rmsnorm_f32.h). rstd (NULL or
@@ -18,27 +23,27 @@
  * rstd alone. Pointers are byte addresses in this module's memory. */
 EMSCRIPTEN_KEEPALIVE
 void rmsnorm(const void* x, void* residual, const void* w, void* y, float* rstd, uint32_t rows,
-             uint32_t dim, float eps, int32_t dtype, int32_t weight_dtype, int32_t cast_mode,
-             float weight_offset) {
+             uint32_t dim, uint32_t stride, float eps, int32_t dtype, int32_t weight_dtype,
+             int32_t cast_mode, float weight_offset) {
   UKERNEL(rmsnorm)
-  (x, residual, w, y, rstd, rows, dim, eps, dtype, weight_dtype, cast_mode, weight_offset);
+  (x, residual, w, y, rstd, rows, dim, stride, eps, dtype, weight_dtype, cast_mode, weight_offset);
 }
 
 EMSCRIPTEN_KEEPALIVE
 void layernorm_f32(const float* x, const float* w, const float* b, float* y, float* mean,
-                   float* rstd, uint32_t rows, uint32_t dim, float eps) {
-  UKERNEL(layernorm)(x, w, b, y, mean, rstd, rows, dim, eps);
+                   float* rstd, uint32_t rows, uint32_t dim, uint32_t stride, float eps) {
+  UKERNEL(layernorm)(x, w, b, y, mean, rstd, rows, dim, stride, eps);
 }
 
 EMSCRIPTEN_KEEPALIVE
 void rmsnorm_backward_f32(const float* dy, const float* x, const float* w, const float* rstd,
-                          float* dx, float* dw, uint32_t rows, uint32_t dim) {
-  UKERNEL(rmsnorm_backward)(dy, x, w, rstd, dx, dw, rows, dim);
+                          float* dx, float* dw, uint32_t rows, uint32_t dim, uint32_t stride) {
+  UKERNEL(rmsnorm_backward)(dy, x, w, rstd, dx, dw, rows, dim, stride);
 }
 
 EMSCRIPTEN_KEEPALIVE
 void layernorm_backward_f32(const float* dy, const float* x, const float* w, const float* mean,
                             const float* rstd, float* dx, float* dw, float* db, uint32_t rows,
-                            uint32_t dim) {
-  UKERNEL(layernorm_backward)(dy, x, w, mean, rstd, dx, dw, db, rows, dim);
+                            uint32_t dim, uint32_t stride) {
+  UKERNEL(layernorm_backward)(dy, x, w, mean, rstd, dx, dw, db, rows, dim, stride);
 }

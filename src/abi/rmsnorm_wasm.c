@@ -168,7 +168,8 @@ static rmsnorm_wasm_status checked_rmsnorm(const void* x, void* residual, const 
   status = check_spans(spans, 5);
   if (status == RMSNORM_WASM_OK) {
     UKERNEL(rmsnorm)
-    (x, residual, weight, y, rstd, rows, dim, eps, dtype, weight_dtype, cast_mode, weight_offset);
+    (x, residual, weight, y, rstd, rows, dim, dim, eps, dtype, weight_dtype, cast_mode,
+     weight_offset);
   }
   return status;
 }
@@ -212,7 +213,7 @@ rmsnorm_wasm_status rmsnorm_wasm_layernorm_f32(const float* x, const float* weig
   };
   status = check_spans(spans, 6);
   if (status == RMSNORM_WASM_OK) {
-    UKERNEL(layernorm)(x, weight, bias, y, mean, rstd, rows, dim, eps);
+    UKERNEL(layernorm)(x, weight, bias, y, mean, rstd, rows, dim, dim, eps);
   }
   return status;
 }
@@ -253,7 +254,7 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_backward_f32(const float* dy, const flo
   const rmsnorm_wasm_status status =
       check_backward(dy, x, weight, NULL, rstd, dx, dweight, NULL, rows, dim, false);
   if (status == RMSNORM_WASM_OK && rows > 0) {
-    UKERNEL(rmsnorm_backward)(dy, x, weight, rstd, dx, dweight, rows, dim);
+    UKERNEL(rmsnorm_backward)(dy, x, weight, rstd, dx, dweight, rows, dim, dim);
   }
   return status;
 }
@@ -266,7 +267,7 @@ rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const f
   const rmsnorm_wasm_status status =
       check_backward(dy, x, weight, mean, rstd, dx, dweight, dbias, rows, dim, true);
   if (status == RMSNORM_WASM_OK && rows > 0) {
-    UKERNEL(layernorm_backward)(dy, x, weight, mean, rstd, dx, dweight, dbias, rows, dim);
+    UKERNEL(layernorm_backward)(dy, x, weight, mean, rstd, dx, dweight, dbias, rows, dim, dim);
   }
   return status;
 }

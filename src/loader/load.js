@@ -272,7 +272,7 @@ function selfTest(memory) {
   if (!ok) return false;
   copyInto(heap, new Float32Array(KNOWN_ANSWER.x), a / 4);
   copyInto(heap, new Float32Array(KNOWN_ANSWER.w), b / 4);
-  exports.rmsnorm(a, 0, b, a + 16, 0, 1, 4, fround(1e-6), 0, 0, 0, 0);
+  exports.rmsnorm(a, 0, b, a + 16, 0, 1, 4, 4, fround(1e-6), 0, 0, 0, 0);
   const y = new Uint32Array(memory.buffer(), a + 16, 4);
   let same = true;
   for (let i = 0; i < 4; i++) same &&= y[i] === KNOWN_ANSWER.y[i];

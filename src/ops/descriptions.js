@@ -34,7 +34,7 @@ const RMSNORM_OPTIONS = {
 // rmsNorm has no residual slot: its pointers have no `residual` to read
 // (one read there would find Object.prototype's).
 const rmsNormKernel = (fused) => (e, c, p, n) => e.rmsnorm(p.x, fused ? p.residual : 0, p.weight, p.out, p.rstd, n,
-  c.dim, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset);
+  c.dim, c.dim, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset);
 
 export const rmsNorm = define('rmsNorm', {
   params: ['x', 'weight'], options: RMSNORM_OPTIONS, arrays: rmsNormArrays(false), returns: 'out',
@@ -59,7 +59,7 @@ export const layerNorm = define('layerNorm', {
   },
   returns: 'out',
   exports: ['layernorm_f32'],
-  kernel: (e, c, p, n) => e.layernorm_f32(p.x, p.weight, p.bias, p.out, p.mean, p.rstd, n, c.dim, c.eps),
+  kernel: (e, c, p, n) => e.layernorm_f32(p.x, p.weight, p.bias, p.out, p.mean, p.rstd, n, c.dim, c.dim, c.eps),
 });
 
 // The backward passes: statistics not given are recomputed chunk by chunk
@@ -84,8 +84,8 @@ export const rmsNormBackward = define('rmsNormBackward', {
   returns: ['dx', 'dweight'],
   exports: ['rmsnorm', 'rmsnorm_backward_f32'],
   kernel(e, c, p, n) {
-    if (c.given('rstd') === null) e.rmsnorm(p.x, 0, 0, 0, p.rstd, n, c.dim, c.eps, F32, F32, 0, 0);
-    e.rmsnorm_backward_f32(p.dy, p.x, p.weight, p.rstd, p.dx, p.dweight, n, c.dim);
+    if (c.given('rstd') === null) e.rmsnorm(p.x, 0, 0, 0, p.rstd, n, c.dim, c.dim, c.eps, F32, F32, 0, 0);
+    e.rmsnorm_backward_f32(p.dy, p.x, p.weight, p.rstd, p.dx, p.dweight, n, c.dim, c.dim);
   },
 });
 
@@ -97,8 +97,8 @@ export const layerNormBackward = define('layerNormBackward', {
   returns: ['dx', 'dweight', 'dbias'],
   exports: ['layernorm_f32', 'layernorm_backward_f32'],
   kernel(e, c, p, n) {
-    if (c.given('rstd') === null) e.layernorm_f32(p.x, 0, 0, 0, p.mean, p.rstd, n, c.dim, c.eps);
-    e.layernorm_backward_f32(p.dy, p.x, p.weight, p.mean, p.rstd, p.dx, p.dweight, p.dbias, n, c.dim);
+    if (c.given('rstd') === null) e.layernorm_f32(p.x, 0, 0, 0, p.mean, p.rstd, n, c.dim, c.dim, c.eps);
+    e.layernorm_backward_f32(p.dy, p.x, p.weight, p.mean, p.rstd, p.dx, p.dweight, p.dbias, n, c.dim, c.dim);
   },
 });
 

@@ -5,14 +5,18 @@
  *   - both return the same bits in every output, 16-bit NaNs included (one
  *     fixed pattern per format); a float32 NaN matches any NaN, since
  *     WebAssembly leaves its sign and payload open;
- *   - where an output may alias an input (y == x, dx == dy), doing so gives
- *     the same bits as not;
- *   - only outputs are written: guard bytes before and after each of them
- *     keep their pattern, and every input keeps its bytes.
- * Inputs end exactly at the end of their malloc block, so AddressSanitizer
- * reports any read past them; every buffer starts after a guard whose length
- * sets its alignment (the kernels need none beyond the element's).
- * Shared by the libFuzzer target and the known-answer harness.
+ *   - the per-row arrays' rows `stride` elements apart give the bits of the
+ *     packed call (stride == dim), each array in its own buffer, with the
+ *     aliasing the contract allows (y == x, dx == dy), and with every
+ *     per-row array's rows interleaved in one buffer (the rows of each in
+ *     the gaps of the others', as a fused QKV buffer holds q, k and v);
+ *   - only output values are written: guard bytes before and after each
+ *     buffer, and in every gap between rows, keep their pattern, and every
+ *     input keeps its values.
+ * Inputs alone in a buffer end exactly at the end of their malloc block, so
+ * AddressSanitizer reports any read past them; every buffer starts after a
+ * guard whose length sets its alignment (the kernels need none beyond the
+ * element's). Shared by the libFuzzer target and the known-answer harness.
  */
 #ifndef CHECKED_KERNELS_H
 #define CHECKED_KERNELS_H
@@ -31,23 +35,25 @@
 struct arg {
   bool present;     /* false: the kernel gets NULL */
   bool written;     /* an output, or updated in place (residual, dw, db) */
-  const void* data; /* initial contents, or NULL for a fresh output */
-  size_t count;     /* elements */
+  bool per_row;     /* rows of dim values, `stride` apart; else packed */
+  const void* data; /* initial contents (packed), or NULL for a fresh output */
+  size_t count;     /* elements (packed) */
   int dtype;        /* storage type, for sizes and the NaN rule */
 };
 
 #define MAX_ARGS 8
 
 /* A kernel call: its pointer arguments, which output may alias which input,
- * and how to make the call on either implementation. */
+ * and how to make the call on either implementation with a row stride. */
 struct call {
-  char what[200]; /* the parameters, for messages */
+  char what[240]; /* the parameters, for messages */
   size_t nargs;
   struct arg args[MAX_ARGS];
   int alias_out, alias_in; /* -1 when no output may alias an input */
-  void (*invoke)(const struct call* c, bool simd, void* const* p);
-  /* Scalar parameters, as the invoke functions need them. */
-  size_t rows, dim;
+  void (*invoke)(const struct call* c, bool simd, void* const* p, size_t stride);
+  /* Scalar parameters, as the invoke functions need them; stride is the
+   * strided layouts' (>= dim; the packed ones use dim). */
+  size_t rows, dim, stride;
   float eps, weight_offset;
   int dtype, weight_dtype, cast_mode;
 };
@@ -55,42 +61,9 @@ struct call {
 #define GUARD_BYTES 64
 #define GUARD_BYTE 0xA5
 
-struct guarded {
-  unsigned char* block;
-  unsigned char* data;
-  size_t pre, bytes, post;
-};
-
-/* `bytes` of data (a copy of `init`, or guard bytes) after GUARD_BYTES plus
- * `misalign` bytes (a multiple of the element size), then `post` guard bytes. */
-static void* guarded_alloc(struct guarded* g, const void* init, size_t bytes, size_t misalign,
-                           size_t post) {
-  g->pre = GUARD_BYTES + misalign;
-  g->bytes = bytes;
-  g->post = post;
-  g->block = malloc(g->pre + bytes + post + 1);
-  if (g->block == NULL) abort();
-  memset(g->block, GUARD_BYTE, g->pre + bytes + post);
-  g->data = g->block + g->pre;
-  if (init != NULL && bytes > 0) memcpy(g->data, init, bytes);
-  return g->data;
-}
-
 static void fail(const char* what, const struct call* c) {
   fprintf(stderr, "CONTRACT BREACH: %s (%s)\n", what, c->what);
   abort();
-}
-
-static bool guard_intact(const unsigned char* from, const unsigned char* to) {
-  for (; from < to; from++) {
-    if (*from != GUARD_BYTE) return false;
-  }
-  return true;
-}
-
-static void guarded_check(const struct guarded* g, const char* what, const struct call* c) {
-  const unsigned char* end = g->data + g->bytes;
-  if (!guard_intact(g->block, g->data) || !guard_intact(end, end + g->post)) fail(what, c);
 }
 
 static bool is_nan32(const unsigned char* p) {
@@ -117,8 +90,8 @@ static void require_same_bits(const void* a, const void* b, const struct arg* ar
   }
 }
 
-/* The outputs of one implementation: a malloc'ed copy of each written
- * argument (NULL for the others). */
+/* The outputs of one implementation: a malloc'ed packed copy of each
+ * written argument (NULL for the others). */
 struct outputs {
   void* of[MAX_ARGS];
 };
@@ -127,79 +100,222 @@ static void free_outputs(struct outputs* o) {
   for (size_t i = 0; i < MAX_ARGS; i++) free(o->of[i]);
 }
 
-/* Guarded copies of every argument; when `alias` is set, the aliasing output
- * is the aliased input's buffer. Argument i starts ((misalign >> 2i) & 3)
- * elements after its guard. */
-static void place_args(const struct call* c, unsigned misalign, bool alias, struct guarded* g,
-                       void** p) {
-  for (size_t i = 0; i < c->nargs; i++) {
-    const struct arg* a = &c->args[i];
-    p[i] = NULL;
-    if (!a->present || (alias && (int) i == c->alias_out)) continue;
-    const size_t size = dtype_size(a->dtype);
-    const bool written = a->written || (alias && (int) i == c->alias_in);
-    p[i] = guarded_alloc(&g[i], a->data, a->count * size, ((misalign >> (2 * i)) & 3) * size,
-                         written ? GUARD_BYTES : 0);
-  }
-  if (alias) p[c->alias_out] = p[c->alias_in];
+/* How the arguments of one run lie in memory. */
+enum layout {
+  LAYOUT_SEPARATE,   /* each argument in a buffer of its own */
+  LAYOUT_ALIASED,    /* the same, the aliasing output on its input (in place) */
+  LAYOUT_INTERLEAVED /* the per-row arguments in one buffer, argument j's rows
+                        j * dim elements into each stride (needs stride >= that) */
+};
+static const char* const layout_names[] = {"separate", "aliased", "interleaved"};
+
+struct buffer {
+  unsigned char* block; /* guard, data, guard */
+  size_t pre, bytes, post;
+};
+
+/* The arguments of one run: the buffers, and where in them each argument's
+ * values are. */
+struct placed {
+  struct buffer buffers[MAX_ARGS];
+  size_t nbuffers;
+  int buffer_of[MAX_ARGS];    /* -1: absent */
+  size_t offset_of[MAX_ARGS]; /* bytes from the buffer's data */
+  bool changes[MAX_ARGS];     /* whether its values may change */
+  void* p[MAX_ARGS];          /* what the kernel gets */
+  size_t stride;
+};
+
+/* Byte offset of value k (packed index) of argument i, from its first value. */
+static size_t value_offset(const struct call* c, size_t i, size_t k, size_t stride) {
+  const struct arg* a = &c->args[i];
+  const size_t index = a->per_row ? (k / c->dim) * stride + k % c->dim : k;
+  return index * dtype_size(a->dtype);
 }
 
-static void check_and_free(const struct call* c, bool alias, struct guarded* g, void** p,
-                           const char* name) {
-  char what[96];
+/* Elements from an argument's first value to just past its last. */
+static size_t span_elements(const struct call* c, size_t i, size_t stride) {
+  const struct arg* a = &c->args[i];
+  if (!a->per_row || a->count == 0) return a->count;
+  return (c->rows - 1) * stride + c->dim;
+}
+
+static bool layout_fits(const struct call* c, enum layout layout, size_t stride) {
+  if (layout == LAYOUT_ALIASED) return c->alias_out >= 0 && c->args[c->alias_out].present;
+  if (layout != LAYOUT_INTERLEAVED) return true;
+  size_t per_row = 0;
+  for (size_t i = 0; i < c->nargs; i++) per_row += c->args[i].present && c->args[i].per_row;
+  return c->rows >= 1 && per_row >= 2 && stride >= per_row * c->dim;
+}
+
+static void new_buffer(struct placed* pl, size_t bytes, size_t misalign, bool written) {
+  struct buffer* b = &pl->buffers[pl->nbuffers++];
+  b->pre = GUARD_BYTES + misalign;
+  b->bytes = bytes;
+  b->post = written ? GUARD_BYTES : 0; /* an input ends at its block's end */
+  b->block = malloc(b->pre + bytes + b->post + 1);
+  if (b->block == NULL) abort();
+  memset(b->block, GUARD_BYTE, b->pre + bytes + b->post);
+}
+
+static unsigned char* value_at(const struct call* c, const struct placed* pl, size_t i, size_t k) {
+  const struct buffer* b = &pl->buffers[pl->buffer_of[i]];
+  return b->block + b->pre + pl->offset_of[i] + value_offset(c, i, k, pl->stride);
+}
+
+/* Places every argument as `layout` says, each buffer's first argument i
+ * ((misalign >> 2i) & 3) elements after its guard, and copies the inputs
+ * in; the bytes around and between values keep the guard pattern. */
+static void place_args(const struct call* c, enum layout layout, size_t stride, unsigned misalign,
+                       struct placed* pl) {
+  pl->nbuffers = 0;
+  pl->stride = stride;
+  int shared = -1; /* the interleaved buffer */
+  size_t next_offset = 0;
   for (size_t i = 0; i < c->nargs; i++) {
     const struct arg* a = &c->args[i];
-    if (!a->present || (alias && (int) i == c->alias_out)) continue;
-    snprintf(what, sizeof what, "%s wrote around argument %zu%s", name, i,
-             alias ? " (aliased call)" : "");
-    guarded_check(&g[i], what, c);
-    const bool written = a->written || (alias && (int) i == c->alias_in);
-    if (!written && a->count > 0 && memcmp(p[i], a->data, a->count * dtype_size(a->dtype)) != 0) {
-      snprintf(what, sizeof what, "%s modified input argument %zu", name, i);
-      fail(what, c);
+    pl->buffer_of[i] = -1;
+    pl->p[i] = NULL;
+    pl->changes[i] = a->written;
+    if (!a->present) continue;
+    const size_t size = dtype_size(a->dtype);
+    const size_t shift = ((misalign >> (2 * i)) & 3) * size;
+    if (layout == LAYOUT_ALIASED && (int) i == c->alias_out) {
+      pl->buffer_of[i] = pl->buffer_of[c->alias_in];
+      pl->offset_of[i] = pl->offset_of[c->alias_in];
+      pl->changes[c->alias_in] = true;
+    } else if (layout == LAYOUT_INTERLEAVED && a->per_row) {
+      if (shared < 0) {
+        size_t per_row = 0;
+        bool written = false;
+        for (size_t j = 0; j < c->nargs; j++) {
+          per_row += c->args[j].present && c->args[j].per_row;
+          written |= c->args[j].present && c->args[j].per_row && c->args[j].written;
+        }
+        shared = (int) pl->nbuffers;
+        new_buffer(pl, ((c->rows - 1) * stride + per_row * c->dim) * size, shift, written);
+      }
+      pl->buffer_of[i] = shared;
+      pl->offset_of[i] = next_offset * size;
+      next_offset += c->dim;
+    } else {
+      pl->buffer_of[i] = (int) pl->nbuffers;
+      pl->offset_of[i] = 0;
+      new_buffer(pl, span_elements(c, i, stride) * size, shift, a->written);
+    }
+  }
+  for (size_t i = 0; i < c->nargs; i++) {
+    const struct arg* a = &c->args[i];
+    if (pl->buffer_of[i] < 0) continue;
+    const struct buffer* b = &pl->buffers[pl->buffer_of[i]];
+    pl->p[i] = b->block + b->pre + pl->offset_of[i];
+    const bool aliased = layout == LAYOUT_ALIASED && (int) i == c->alias_out;
+    if (a->data == NULL || aliased) continue;
+    for (size_t k = 0; k < a->count; k++) {
+      memcpy(value_at(c, pl, i, k), (const char*) a->data + k * dtype_size(a->dtype),
+             dtype_size(a->dtype));
     }
   }
 }
 
-static void free_args(const struct call* c, bool alias, struct guarded* g) {
+/* After a run: every byte that is no argument's value kept the guard
+ * pattern, and every argument whose values may not change kept them. */
+static void check_placed(const struct call* c, const struct placed* pl, const char* name) {
+  char what[160];
+  for (size_t n = 0; n < pl->nbuffers; n++) {
+    const struct buffer* b = &pl->buffers[n];
+    const size_t total = b->pre + b->bytes + b->post;
+    bool* value = calloc(total + 1, sizeof *value);
+    if (value == NULL) abort();
+    for (size_t i = 0; i < c->nargs; i++) {
+      if (pl->buffer_of[i] != (int) n) continue;
+      const size_t size = dtype_size(c->args[i].dtype);
+      for (size_t k = 0; k < c->args[i].count; k++) {
+        const size_t at = (size_t) (value_at(c, pl, i, k) - b->block);
+        for (size_t j = 0; j < size; j++) value[at + j] = true;
+      }
+    }
+    for (size_t at = 0; at < total; at++) {
+      if (!value[at] && b->block[at] != GUARD_BYTE) {
+        snprintf(what, sizeof what,
+                 "%s wrote byte %zd of buffer %zu, outside every argument's values "
+                 "(stride %zu)",
+                 name, (ptrdiff_t) at - (ptrdiff_t) b->pre, n, pl->stride);
+        fail(what, c);
+      }
+    }
+    free(value);
+  }
   for (size_t i = 0; i < c->nargs; i++) {
-    if (c->args[i].present && !(alias && (int) i == c->alias_out)) free(g[i].block);
+    const struct arg* a = &c->args[i];
+    if (pl->buffer_of[i] < 0 || pl->changes[i]) continue;
+    const size_t size = dtype_size(a->dtype);
+    for (size_t k = 0; k < a->count; k++) {
+      if (memcmp(value_at(c, pl, i, k), (const char*) a->data + k * size, size) != 0) {
+        snprintf(what, sizeof what, "%s modified input argument %zu (stride %zu)", name, i,
+                 pl->stride);
+        fail(what, c);
+      }
+    }
   }
 }
 
-/* One implementation, without and (where allowed) with aliasing. */
-static struct outputs run_checked(const struct call* c, bool simd, unsigned misalign) {
-  const char* name = simd ? "wasmsimd" : "scalar";
-  struct guarded g[MAX_ARGS];
-  void* p[MAX_ARGS];
+/* Packed copies of the written arguments. */
+static struct outputs outputs_of(const struct call* c, const struct placed* pl) {
   struct outputs o = {{NULL}};
-  place_args(c, misalign, false, g, p);
-  c->invoke(c, simd, p);
-  check_and_free(c, false, g, p, name);
   for (size_t i = 0; i < c->nargs; i++) {
     const struct arg* a = &c->args[i];
     if (!a->present || !a->written) continue;
-    const size_t bytes = a->count * dtype_size(a->dtype);
-    o.of[i] = malloc(bytes + 1);
+    const size_t size = dtype_size(a->dtype);
+    o.of[i] = malloc(a->count * size + 1);
     if (o.of[i] == NULL) abort();
-    if (bytes > 0) memcpy(o.of[i], p[i], bytes);
-  }
-  free_args(c, false, g);
-
-  if (c->alias_out >= 0 && c->args[c->alias_out].present) {
-    place_args(c, misalign, true, g, p);
-    c->invoke(c, simd, p);
-    check_and_free(c, true, g, p, name);
-    char what[96];
-    for (size_t i = 0; i < c->nargs; i++) {
-      if (o.of[i] == NULL) continue;
-      snprintf(what, sizeof what, "%s: argument %zu differs when output %d aliases input %d", name,
-               i, c->alias_out, c->alias_in);
-      require_same_bits(p[i], o.of[i], &c->args[i], what, c);
+    for (size_t k = 0; k < a->count; k++) {
+      memcpy((char*) o.of[i] + k * size, value_at(c, pl, i, k), size);
     }
-    free_args(c, true, g);
   }
   return o;
+}
+
+static void free_placed(struct placed* pl) {
+  for (size_t n = 0; n < pl->nbuffers; n++) free(pl->buffers[n].block);
+}
+
+/* One implementation in every layout: packed (stride == dim) on their own
+ * and aliased, then with the call's stride on their own, aliased and
+ * interleaved. Each layout's outputs must be the first one's bits, which are
+ * returned. */
+static struct outputs run_checked(const struct call* c, bool simd, unsigned misalign) {
+  const char* name = simd ? "wasmsimd" : "scalar";
+  struct outputs first = {{NULL}};
+  bool have_first = false;
+  for (int strided = 0; strided < 2; strided++) {
+    const size_t stride = strided ? c->stride : c->dim;
+    if (strided && stride == c->dim) break;
+    for (int layout = LAYOUT_SEPARATE; layout <= LAYOUT_INTERLEAVED; layout++) {
+      if (!layout_fits(c, (enum layout) layout, stride)) continue;
+      struct placed pl;
+      place_args(c, (enum layout) layout, stride, misalign, &pl);
+      c->invoke(c, simd, pl.p, stride);
+      char what[160];
+      snprintf(what, sizeof what, "%s, %s layout", name, layout_names[layout]);
+      check_placed(c, &pl, what);
+      struct outputs o = outputs_of(c, &pl);
+      free_placed(&pl);
+      if (!have_first) {
+        first = o;
+        have_first = true;
+        continue;
+      }
+      for (size_t i = 0; i < c->nargs; i++) {
+        if (o.of[i] == NULL) continue;
+        snprintf(what, sizeof what, "%s: argument %zu differs with stride %zu, %s layout", name, i,
+                 stride, layout_names[layout]);
+        require_same_bits(o.of[i], first.of[i], &c->args[i], what, c);
+      }
+      free_outputs(&o);
+    }
+  }
+  return first;
 }
 
 /* Both implementations on one call; every output must agree. */
@@ -222,37 +338,48 @@ enum { RMS_X, RMS_RESIDUAL, RMS_W, RMS_Y, RMS_RSTD, RMS_ARGS };
 enum { LN_X, LN_W, LN_B, LN_Y, LN_MEAN, LN_RSTD, LN_ARGS };
 enum { BW_DY, BW_X, BW_W, BW_MEAN, BW_RSTD, BW_DX, BW_DW, BW_DB, BW_ARGS };
 
-static inline void invoke_rmsnorm(const struct call* c, bool simd, void* const* p) {
+static inline void invoke_rmsnorm(const struct call* c, bool simd, void* const* p, size_t stride) {
   (simd ? rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd : rmsnorm_wasm_f32_rmsnorm_ukernel__scalar)(
-      p[RMS_X], p[RMS_RESIDUAL], p[RMS_W], p[RMS_Y], p[RMS_RSTD], c->rows, c->dim, c->eps, c->dtype,
-      c->weight_dtype, c->cast_mode, c->weight_offset);
+      p[RMS_X], p[RMS_RESIDUAL], p[RMS_W], p[RMS_Y], p[RMS_RSTD], c->rows, c->dim, stride, c->eps,
+      c->dtype, c->weight_dtype, c->cast_mode, c->weight_offset);
 }
 
-static inline void invoke_layernorm(const struct call* c, bool simd, void* const* p) {
+static inline void invoke_layernorm(const struct call* c, bool simd, void* const* p,
+                                    size_t stride) {
   (simd ? rmsnorm_wasm_f32_layernorm_ukernel__wasmsimd
         : rmsnorm_wasm_f32_layernorm_ukernel__scalar)(
-      p[LN_X], p[LN_W], p[LN_B], p[LN_Y], p[LN_MEAN], p[LN_RSTD], c->rows, c->dim, c->eps);
+      p[LN_X], p[LN_W], p[LN_B], p[LN_Y], p[LN_MEAN], p[LN_RSTD], c->rows, c->dim, stride, c->eps);
 }
 
-static inline void invoke_rmsnorm_backward(const struct call* c, bool simd, void* const* p) {
+static inline void invoke_rmsnorm_backward(const struct call* c, bool simd, void* const* p,
+                                           size_t stride) {
   (simd ? rmsnorm_wasm_f32_rmsnorm_backward_ukernel__wasmsimd
-        : rmsnorm_wasm_f32_rmsnorm_backward_ukernel__scalar)(p[BW_DY], p[BW_X], p[BW_W], p[BW_RSTD],
-                                                             p[BW_DX], p[BW_DW], c->rows, c->dim);
+        : rmsnorm_wasm_f32_rmsnorm_backward_ukernel__scalar)(
+      p[BW_DY], p[BW_X], p[BW_W], p[BW_RSTD], p[BW_DX], p[BW_DW], c->rows, c->dim, stride);
 }
 
-static inline void invoke_layernorm_backward(const struct call* c, bool simd, void* const* p) {
+static inline void invoke_layernorm_backward(const struct call* c, bool simd, void* const* p,
+                                             size_t stride) {
   (simd ? rmsnorm_wasm_f32_layernorm_backward_ukernel__wasmsimd
-        : rmsnorm_wasm_f32_layernorm_backward_ukernel__scalar)(p[BW_DY], p[BW_X], p[BW_W],
-                                                               p[BW_MEAN], p[BW_RSTD], p[BW_DX],
-                                                               p[BW_DW], p[BW_DB], c->rows, c->dim);
+        : rmsnorm_wasm_f32_layernorm_backward_ukernel__scalar)(
+      p[BW_DY], p[BW_X], p[BW_W], p[BW_MEAN], p[BW_RSTD], p[BW_DX], p[BW_DW], p[BW_DB], c->rows,
+      c->dim, stride);
 }
 
 static struct arg input(const void* data, size_t count, int dtype) {
-  return (struct arg){data != NULL, false, data, count, dtype};
+  return (struct arg){data != NULL, false, false, data, count, dtype};
+}
+
+static struct arg row_input(const void* data, size_t count, int dtype) {
+  return (struct arg){data != NULL, false, true, data, count, dtype};
 }
 
 static struct arg output(bool present, const void* initial, size_t count) {
-  return (struct arg){present, true, initial, count, RMSNORM_F32};
+  return (struct arg){present, true, false, initial, count, RMSNORM_F32};
+}
+
+static struct arg row_output(bool present, const void* initial, size_t count, int dtype) {
+  return (struct arg){present, true, true, initial, count, dtype};
 }
 
 static void describe(struct call* c, const char* op) {
@@ -260,10 +387,10 @@ static void describe(struct call* c, const char* op) {
   memcpy(&eps_bits, &c->eps, sizeof eps_bits);
   memcpy(&offset_bits, &c->weight_offset, sizeof offset_bits);
   snprintf(c->what, sizeof c->what,
-           "%s rows=%zu dim=%zu eps=0x%08x dtype=%d weight_dtype=%d cast_mode=%d "
+           "%s rows=%zu dim=%zu stride=%zu eps=0x%08x dtype=%d weight_dtype=%d cast_mode=%d "
            "weight_offset=0x%08x present=",
-           op, c->rows, c->dim, (unsigned) eps_bits, c->dtype, c->weight_dtype, c->cast_mode,
-           (unsigned) offset_bits);
+           op, c->rows, c->dim, c->stride, (unsigned) eps_bits, c->dtype, c->weight_dtype,
+           c->cast_mode, (unsigned) offset_bits);
   for (size_t i = 0; i < c->nargs; i++) {
     const size_t at = strlen(c->what);
     snprintf(c->what + at, sizeof c->what - at, "%c", c->args[i].present ? '1' : '0');
@@ -273,24 +400,26 @@ static void describe(struct call* c, const char* op) {
 /* RMSNorm, or with a residual the fused add (src/kernels/f32-rmsnorm/rmsnorm_f32.h): y and rstd
  * each optional (y absent: the statistics alone); y may equal x. */
 static inline struct call rmsnorm_call(const void* x, const void* residual, const void* w, bool y,
-                                       bool rstd, size_t rows, size_t dim, float eps, int dtype,
-                                       int weight_dtype, int cast_mode, float weight_offset) {
+                                       bool rstd, size_t rows, size_t dim, size_t stride, float eps,
+                                       int dtype, int weight_dtype, int cast_mode,
+                                       float weight_offset) {
   struct call c = {.nargs = RMS_ARGS,
                    .alias_out = RMS_Y,
                    .alias_in = RMS_X,
                    .invoke = invoke_rmsnorm,
                    .rows = rows,
                    .dim = dim,
+                   .stride = stride,
                    .eps = eps,
                    .weight_offset = weight_offset,
                    .dtype = dtype,
                    .weight_dtype = weight_dtype,
                    .cast_mode = cast_mode};
   const size_t n = rows * dim;
-  c.args[RMS_X] = input(x, n, dtype);
-  c.args[RMS_RESIDUAL] = (struct arg){residual != NULL, true, residual, n, dtype};
+  c.args[RMS_X] = row_input(x, n, dtype);
+  c.args[RMS_RESIDUAL] = row_output(residual != NULL, residual, n, dtype);
   c.args[RMS_W] = input(w, dim, weight_dtype);
-  c.args[RMS_Y] = (struct arg){y, true, NULL, n, dtype};
+  c.args[RMS_Y] = row_output(y, NULL, n, dtype);
   c.args[RMS_RSTD] = output(rstd, NULL, rows);
   describe(&c, residual != NULL ? "addRmsNorm" : "rmsNorm");
   return c;
@@ -300,15 +429,15 @@ static inline struct call rmsnorm_call(const void* x, const void* residual, cons
  * be the same bits without rstd, and rstd and the residual the same
  * without y. *simd and *scalar get the outputs of the call with both. */
 static void run_rmsnorm_checked(const void* x, const void* residual, const void* w, size_t rows,
-                                size_t dim, float eps, int dtype, int weight_dtype, int cast_mode,
-                                float weight_offset, unsigned misalign, struct outputs* simd,
-                                struct outputs* scalar) {
-  const struct call full = rmsnorm_call(x, residual, w, true, true, rows, dim, eps, dtype,
+                                size_t dim, size_t stride, float eps, int dtype, int weight_dtype,
+                                int cast_mode, float weight_offset, unsigned misalign,
+                                struct outputs* simd, struct outputs* scalar) {
+  const struct call full = rmsnorm_call(x, residual, w, true, true, rows, dim, stride, eps, dtype,
                                         weight_dtype, cast_mode, weight_offset);
   run_both_checked(&full, misalign, simd, scalar);
   for (int with_y = 0; with_y < 2; with_y++) {
-    const struct call part = rmsnorm_call(x, residual, w, with_y, !with_y, rows, dim, eps, dtype,
-                                          weight_dtype, cast_mode, weight_offset);
+    const struct call part = rmsnorm_call(x, residual, w, with_y, !with_y, rows, dim, stride, eps,
+                                          dtype, weight_dtype, cast_mode, weight_offset);
     struct outputs part_simd, part_scalar;
     run_both_checked(&part, misalign, &part_simd, &part_scalar);
     char what[96];
@@ -325,18 +454,20 @@ static void run_rmsnorm_checked(const void* x, const void* residual, const void*
 /* LayerNorm (src/kernels/f32-layernorm/layernorm_f32.h): y, mean and rstd each optional; y may
  * equal x. */
 static inline struct call layernorm_call(const float* x, const float* w, const float* b, bool y,
-                                         bool mean, bool rstd, size_t rows, size_t dim, float eps) {
+                                         bool mean, bool rstd, size_t rows, size_t dim,
+                                         size_t stride, float eps) {
   struct call c = {.nargs = LN_ARGS,
                    .alias_out = LN_Y,
                    .alias_in = LN_X,
                    .invoke = invoke_layernorm,
                    .rows = rows,
                    .dim = dim,
+                   .stride = stride,
                    .eps = eps};
-  c.args[LN_X] = input(x, rows * dim, RMSNORM_F32);
+  c.args[LN_X] = row_input(x, rows * dim, RMSNORM_F32);
   c.args[LN_W] = input(w, dim, RMSNORM_F32);
   c.args[LN_B] = input(b, dim, RMSNORM_F32);
-  c.args[LN_Y] = output(y, NULL, rows * dim);
+  c.args[LN_Y] = row_output(y, NULL, rows * dim, RMSNORM_F32);
   c.args[LN_MEAN] = output(mean, NULL, rows);
   c.args[LN_RSTD] = output(rstd, NULL, rows);
   describe(&c, "layerNorm");
@@ -348,19 +479,21 @@ static inline struct call layernorm_call(const float* x, const float* w, const f
  */
 static inline struct call backward_call(bool layernorm, const float* dy, const float* x,
                                         const float* w, const float* mean, const float* rstd,
-                                        const float* dw, const float* db, size_t rows, size_t dim) {
+                                        const float* dw, const float* db, size_t rows, size_t dim,
+                                        size_t stride) {
   struct call c = {.nargs = BW_ARGS,
                    .alias_out = BW_DX,
                    .alias_in = BW_DY,
                    .invoke = layernorm ? invoke_layernorm_backward : invoke_rmsnorm_backward,
                    .rows = rows,
-                   .dim = dim};
-  c.args[BW_DY] = input(dy, rows * dim, RMSNORM_F32);
-  c.args[BW_X] = input(x, rows * dim, RMSNORM_F32);
+                   .dim = dim,
+                   .stride = stride};
+  c.args[BW_DY] = row_input(dy, rows * dim, RMSNORM_F32);
+  c.args[BW_X] = row_input(x, rows * dim, RMSNORM_F32);
   c.args[BW_W] = input(w, dim, RMSNORM_F32);
   c.args[BW_MEAN] = input(layernorm ? mean : NULL, rows, RMSNORM_F32);
   c.args[BW_RSTD] = input(rstd, rows, RMSNORM_F32);
-  c.args[BW_DX] = output(true, NULL, rows * dim);
+  c.args[BW_DX] = row_output(true, NULL, rows * dim, RMSNORM_F32);
   c.args[BW_DW] = output(w != NULL, dw, dim);
   c.args[BW_DB] = output(layernorm && db != NULL, db, dim);
   describe(&c, layernorm ? "layerNormBackward" : "rmsNormBackward");

@@ -18,7 +18,9 @@
  *              bits 6-7 weight offset kind (RMSNorm)
  *   bytes 3-4  dim: bit 15 set: 1 + (low 15 bits % 4200) (up to 17 blocks
  *              of 256), else 1 + (value % 48) (the lane and tail edges)
- *   byte 5     eps kind (see decode_eps), bytes 6-9 its raw bits
+ *   byte 5     bits 0-2 eps kind (see decode_eps), bytes 6-9 its raw bits;
+ *              bits 3-7 the row stride (see decode_stride): every call
+ *              also runs packed, and must give the same bits
  *   byte 10    exponent offset (int8) for ordinary values of x: rows scaled
  *              far up or down take the rescue paths
  *   bytes 11-14  raw bits of the weight offset (kind 3)
@@ -67,6 +69,14 @@ static float decode_eps(uint8_t kind, uint32_t raw) {
       return from_bits(bits);
     }
   }
+}
+
+/* The stride of the strided runs: dim (g == 0), dim + 1..15 (gaps that
+ * leave every row at another alignment), or 2..5 rows' worth plus 0..3
+ * (room for the per-row arrays interleaved in one buffer). */
+static size_t decode_stride(size_t dim, unsigned g) {
+  if (g < 16) return dim + g;
+  return (2 + (g & 3)) * dim + ((g >> 2) & 3);
 }
 
 static const uint32_t special_bits[] = {
@@ -166,6 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t rows = mode & 3;
   const size_t dim = dim_bits & 0x8000 ? 1 + (dim_bits & 0x7FFF) % 4200 : 1 + dim_bits % 48;
   const float eps = decode_eps(byte_at(data, size, 5), u32_at(data, size, 6));
+  const size_t stride = decode_stride(dim, byte_at(data, size, 5) >> 3);
   const unsigned misalign = byte_at(data, size, 15) | (unsigned) byte_at(data, size, 16) << 8;
   const size_t n = rows * dim;
   struct decoder d = {data, size, 0, (int8_t) byte_at(data, size, 10), {NULL}, 0};
@@ -177,14 +188,14 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int dtype = (mode >> 2 & 3) % 3;
     const void* x = values(&d, n, dtype, true);
     if (op == 2) {
-      const struct call c = rmsnorm_call(x, NULL, NULL, false, true, rows, dim, eps, dtype,
+      const struct call c = rmsnorm_call(x, NULL, NULL, false, true, rows, dim, stride, eps, dtype,
                                          RMSNORM_F32, RMSNORM_CAST_LLAMA, 0.0f);
       run_both_checked(&c, misalign, &simd, &scalar);
     } else {
       const int weight_dtype = (mode >> 4 & 1) ? dtype : (given >> 6) % 3;
       const void* w = weighted ? values(&d, dim, weight_dtype, false) : NULL;
       const void* residual = op == 1 ? values(&d, n, dtype, false) : NULL;
-      run_rmsnorm_checked(x, residual, w, rows, dim, eps, dtype, weight_dtype,
+      run_rmsnorm_checked(x, residual, w, rows, dim, stride, eps, dtype, weight_dtype,
                           (mode >> 5 & 1) ? RMSNORM_CAST_GEMMA : RMSNORM_CAST_LLAMA,
                           decode_weight_offset(mode >> 6, u32_at(data, size, 11)), misalign, &simd,
                           &scalar);
@@ -193,7 +204,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const float* x = values(&d, n, RMSNORM_F32, true);
     const float* w = weighted ? values(&d, dim, RMSNORM_F32, false) : NULL;
     const float* b = (given & 2) ? values(&d, dim, RMSNORM_F32, false) : NULL;
-    const struct call c = layernorm_call(x, w, b, given & 4, given & 8, given & 16, rows, dim, eps);
+    const struct call c =
+        layernorm_call(x, w, b, given & 4, given & 8, given & 16, rows, dim, stride, eps);
     run_both_checked(&c, misalign, &simd, &scalar);
   } else {
     const bool layernorm = op == 5;
@@ -204,7 +216,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const float* rstd = values(&d, rows, RMSNORM_F32, false);
     const float* dw = weighted ? values(&d, dim, RMSNORM_F32, false) : NULL;
     const float* db = layernorm && (given & 32) ? values(&d, dim, RMSNORM_F32, false) : NULL;
-    const struct call c = backward_call(layernorm, dy, x, w, mean, rstd, dw, db, rows, dim);
+    const struct call c = backward_call(layernorm, dy, x, w, mean, rstd, dw, db, rows, dim, stride);
     run_both_checked(&c, misalign, &simd, &scalar);
   }
   free_outputs(&simd);

@@ -7,7 +7,7 @@
  * =================================
  * The rules of ../f32-rmsnorm/rmsnorm_f32.h hold here too (binary32 round-to-nearest-even
  * for every operation, no FMA, no fast-math, no flush-to-zero; NaN results
- * compared as "a NaN"; y may equal x, no other overlap). Every blocked sum
+ * compared as "a NaN"; y may equal x, or share no byte with x's values). Every blocked sum
  * below is RMSNorm's step 1 applied to another term t_i: the same 256-value
  * blocks, 16 lanes, fold and pairwise cascade (../common.h). The SIMD128
  * kernel, the scalar kernel and the JS reference (src/reference/layernorm.js)
@@ -49,14 +49,17 @@
 
 #include <stddef.h>
 
-/* w, b may be NULL (no weight, no bias). y may be NULL: then only the
- * statistics are computed. mean and rstd (rows floats each) may be NULL:
- * then they are not stored. rows may be 0; dim must be >= 1. */
+/* x and y hold `rows` rows of dim values, each row starting `stride`
+ * elements (stride >= dim) after the one before; the gaps between rows are
+ * never read or written. w, b may be NULL (no weight, no bias). y may be
+ * NULL: then only the statistics are computed. mean and rstd (rows floats
+ * each, packed) may be NULL: then they are not stored. rows may be 0; dim
+ * must be >= 1. */
 void rmsnorm_wasm_f32_layernorm_ukernel__scalar(const float* x, const float* w, const float* b,
                                                 float* y, float* mean, float* rstd, size_t rows,
-                                                size_t dim, float eps);
+                                                size_t dim, size_t stride, float eps);
 void rmsnorm_wasm_f32_layernorm_ukernel__wasmsimd(const float* x, const float* w, const float* b,
                                                   float* y, float* mean, float* rstd, size_t rows,
-                                                  size_t dim, float eps);
+                                                  size_t dim, size_t stride, float eps);
 
 #endif

@@ -42,31 +42,38 @@
  * any dy that is not itself near float32's limits. A NaN or infinity in dy,
  * x or the statistics spreads as the formula says.
  *
- * Aliasing: dx may equal dy; no other overlap among dy, x, w, dx, dw, db.
+ * Aliasing: dx may equal dy; otherwise no output shares a byte with the
+ * values of another array (rows of dx in the gaps of dy's rows are fine).
  */
 #ifndef NORM_BACKWARD_F32_H
 #define NORM_BACKWARD_F32_H
 
 #include <stddef.h>
 
-/* w may be NULL (then dw must be NULL too; otherwise dw holds dim running
- * sums). rstd holds rows floats. rows may be 0; dim must be >= 1. */
+/* dy, x and dx hold `rows` rows of dim values, each row starting `stride`
+ * elements (stride >= dim) after the one before; the gaps between rows are
+ * never read or written. w may be NULL (then dw must be NULL too; otherwise
+ * dw holds dim running sums). rstd holds rows floats (packed). rows may be
+ * 0; dim must be >= 1. */
 void rmsnorm_wasm_f32_rmsnorm_backward_ukernel__scalar(const float* dy, const float* x,
                                                        const float* w, const float* rstd, float* dx,
-                                                       float* dw, size_t rows, size_t dim);
+                                                       float* dw, size_t rows, size_t dim,
+                                                       size_t stride);
 void rmsnorm_wasm_f32_rmsnorm_backward_ukernel__wasmsimd(const float* dy, const float* x,
                                                          const float* w, const float* rstd,
                                                          float* dx, float* dw, size_t rows,
-                                                         size_t dim);
+                                                         size_t dim, size_t stride);
 
 /* As above, plus mean (rows floats) and db (NULL, or dim running sums). */
 void rmsnorm_wasm_f32_layernorm_backward_ukernel__scalar(const float* dy, const float* x,
                                                          const float* w, const float* mean,
                                                          const float* rstd, float* dx, float* dw,
-                                                         float* db, size_t rows, size_t dim);
+                                                         float* db, size_t rows, size_t dim,
+                                                         size_t stride);
 void rmsnorm_wasm_f32_layernorm_backward_ukernel__wasmsimd(const float* dy, const float* x,
                                                            const float* w, const float* mean,
                                                            const float* rstd, float* dx, float* dw,
-                                                           float* db, size_t rows, size_t dim);
+                                                           float* db, size_t rows, size_t dim,
+                                                           size_t stride);
 
 #endif

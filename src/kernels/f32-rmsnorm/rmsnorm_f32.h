@@ -71,10 +71,11 @@
  * has a NaN. 16-bit outputs are the same bits, NaNs included: round() writes
  * every NaN as one pattern, bfloat16 0x7FC0 and float16 0x7E00 (../float16.h).
  *
- * Aliasing: y may equal x (in place); any other overlap of y with x, the
- * residual or w is not allowed, and rstd overlaps nothing. No alignment is
- * required. Writes go row by row: row r's residual (the add), then rstd[r],
- * then row r of y.
+ * Aliasing: y may equal x (in place); otherwise no value of y shares a byte
+ * with a value of x, the residual or w, and rstd overlaps nothing. The rule
+ * is on values, not spans: rows of y may sit in the gaps between rows of x
+ * (and of the residual). No alignment is required. Writes go row by row: row
+ * r's residual (the add), then rstd[r], then row r of y.
  */
 #ifndef RMSNORM_F32_H
 #define RMSNORM_F32_H
@@ -90,21 +91,26 @@
 enum rmsnorm_cast { RMSNORM_CAST_LLAMA = 0, RMSNORM_CAST_GEMMA = 1 };
 
 /*
- * x, residual and y hold rows * dim values of `dtype` (enum rmsnorm_dtype);
- * residual is NULL for plain RMSNorm, else updated in place (addRmsNorm).
+ * x, residual and y hold `rows` rows of `dim` values of `dtype` (enum
+ * rmsnorm_dtype), each row starting `stride` elements (stride >= dim) after
+ * the one before; only the dim values of each row are read or written, never
+ * the gaps between rows (they may hold another tensor, another array of the
+ * call included). residual is NULL for plain RMSNorm, else updated in place
+ * (addRmsNorm).
  * w holds dim values of weight_dtype, or is NULL (weight_dtype ignored).
- * rstd is NULL, or receives rows floats: step 5 for each row normalized (x,
+ * rstd is NULL, or receives rows floats (packed): step 5 for each row normalized (x,
  * or the updated residual), written before that row of y. y may be NULL:
  * then only rstd is written (and the residual updated, if any).
  * rows may be 0; dim must be >= 1; eps finite and >= 0.
  */
 void rmsnorm_wasm_f32_rmsnorm_ukernel__scalar(const void* x, void* residual, const void* w, void* y,
-                                              float* rstd, size_t rows, size_t dim, float eps,
-                                              int dtype, int weight_dtype, int cast_mode,
+                                              float* rstd, size_t rows, size_t dim, size_t stride,
+                                              float eps, int dtype, int weight_dtype, int cast_mode,
                                               float weight_offset);
 void rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd(const void* x, void* residual, const void* w,
                                                 void* y, float* rstd, size_t rows, size_t dim,
-                                                float eps, int dtype, int weight_dtype,
-                                                int cast_mode, float weight_offset);
+                                                size_t stride, float eps, int dtype,
+                                                int weight_dtype, int cast_mode,
+                                                float weight_offset);
 
 #endif

@@ -75,8 +75,9 @@ int main(int argc, char** argv) {
     } else if (sscanf(line, "time %zu", &iters) == 1) {
       const uint64_t t0 = now_ns();
       for (size_t i = 0; i < iters; i++) {
-        rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd(x, NULL, w, y, NULL, rows, dim, eps, RMSNORM_F32,
-                                                   RMSNORM_F32, RMSNORM_CAST_LLAMA, 0.0f);
+        rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd(x, NULL, w, y, NULL, rows, dim, dim, eps,
+                                                   RMSNORM_F32, RMSNORM_F32, RMSNORM_CAST_LLAMA,
+                                                   0.0f);
       }
       printf("%" PRIu64 "\n", now_ns() - t0);
     } else if (sscanf(line, "dump %3999s", path) == 1) {

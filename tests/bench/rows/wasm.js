@@ -83,7 +83,7 @@ export const simdExport = {
     const kernel = activeKernels('bench').exports.rmsnorm;
     const [xp, wp, yp] = [xt.byteOffset, wt.byteOffset, yt.byteOffset];
     return {
-      call: () => kernel(xp, 0, wp, yp, 0, rows, dim, eps, DTYPE_F32, DTYPE_F32, CAST_LLAMA, 0),
+      call: () => kernel(xp, 0, wp, yp, 0, rows, dim, dim, eps, DTYPE_F32, DTYPE_F32, CAST_LLAMA, 0),
       output: () => yt.array.slice(),
       dispose: free,
     };
