@@ -22,12 +22,16 @@ PORT ?= 8080
 # file includes: a change to either rebuilds what includes it.
 KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/*/*.h src/kernels/*/*.inc src/abi/*.h)
 # Each module links the exported ABI and exactly one kernel per operation.
-KERNEL_DIRS := src/kernels/f32-rmsnorm src/kernels/f32-layernorm src/kernels/f32-norm-backward
+KERNEL_DIRS := src/kernels/f32-rmsnorm src/kernels/f32-layernorm src/kernels/f32-norm-backward \
+  src/kernels/f32-convert
 KERNEL_SOURCES := $(wildcard $(addsuffix /*.c,$(KERNEL_DIRS)))
-# The exported C ABI (src/abi/exports.c, src/loader/abi.js): the kernels,
-# and the allocator of the modules that own their memory.
+# The exported C ABI (src/abi/exports.c, src/loader/abi.js): the kernels the
+# descriptions call, the 16-bit converters, and the allocator of the modules
+# that own their memory.
 KERNEL_EXPORTS := _rmsnorm,_layernorm_f32,_rmsnorm_backward_f32,_layernorm_backward_f32
-EXPORTS := $(KERNEL_EXPORTS),_malloc,_free
+CONVERTER_EXPORTS := _convert_to_f32,_convert_from_f32
+MODULE_EXPORTS := $(KERNEL_EXPORTS),$(CONVERTER_EXPORTS)
+EXPORTS := $(MODULE_EXPORTS),_malloc,_free
 
 # Strict IEEE float32: no FMA contraction, no fast-math (the numerics contract
 # in src/kernels/rmsnorm_f32.h). A standalone module with our own loader:
@@ -40,7 +44,7 @@ LDFLAGS := --no-entry -sSTANDALONE_WASM -sEXPORTED_FUNCTIONS=$(EXPORTS) \
 # The imported-memory builds (bindMemory): kernels only, no allocator, no
 # data segments, and a memory import without a maximum so that any
 # WebAssembly.Memory can be given to them.
-IMPORTED_LDFLAGS := --no-entry -sSTANDALONE_WASM -sIMPORTED_MEMORY -sEXPORTED_FUNCTIONS=$(KERNEL_EXPORTS) \
+IMPORTED_LDFLAGS := --no-entry -sSTANDALONE_WASM -sIMPORTED_MEMORY -sEXPORTED_FUNCTIONS=$(MODULE_EXPORTS) \
   -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=64KB -sTOTAL_STACK=16KB
 
 MODULES := build/rmsnorm-simd.wasm build/rmsnorm-scalar.wasm
@@ -198,10 +202,12 @@ bench-native: $(NATIVE_BENCH)
 $(NATIVE_BENCH): tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c $(KERNEL_HEADERS) | build/
 	$(CC_NATIVE) $(NATIVE_CFLAGS) tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c -lm -o $@
 
-# Every input of the vector float16/bfloat16 conversions against the scalar
-# ones (tests/fuzz/conversions_exhaustive.c), optimized: 2^32 inputs.
-build/conversions-exhaustive: tests/fuzz/conversions_exhaustive.c $(KERNEL_HEADERS) | build/
-	$(CC_NATIVE) $(NATIVE_CFLAGS) $< -lm -o $@
+# Every input of the vector float16/bfloat16 conversions, and of the SIMD
+# array converters, against the scalar ones
+# (tests/fuzz/conversions_exhaustive.c), optimized: 2^32 inputs.
+build/conversions-exhaustive: tests/fuzz/conversions_exhaustive.c src/kernels/f32-convert/wasmsimd.c \
+  $(KERNEL_HEADERS) | build/
+	$(CC_NATIVE) $(NATIVE_CFLAGS) $< src/kernels/f32-convert/wasmsimd.c -lm -o $@
 
 # The benchmark's llama.cpp-style row (tests/bench/llamacpp/): built as wllama
 # builds ggml, -O3 -msimd128 with the compiler's default float flags.

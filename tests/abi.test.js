@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { ALLOCATOR_EXPORTS, CAST_MODE, CAST_MODES, DTYPE, DTYPES } from '../src/loader/abi.js';
+import { ALLOCATOR_EXPORTS, CAST_MODE, CAST_MODES, CONVERTER_EXPORTS, DTYPE, DTYPES } from '../src/loader/abi.js';
 import { KERNEL_EXPORTS } from '../src/ops/descriptions.js';
 
 const run = promisify(execFile);
@@ -111,10 +111,11 @@ const cNames = (names) => names.map((name) => `_${name}`).join(',');
 
 test('exports: abi.js against the Makefile\'s lists and exports.c\'s functions', async () => {
   assert.equal(await makeVariable('KERNEL_EXPORTS'), cNames(KERNEL_EXPORTS));
-  assert.equal(await makeVariable('EXPORTS'), cNames([...KERNEL_EXPORTS, ...ALLOCATOR_EXPORTS]));
+  assert.equal(await makeVariable('CONVERTER_EXPORTS'), cNames(CONVERTER_EXPORTS));
+  assert.equal(await makeVariable('EXPORTS'), cNames([...KERNEL_EXPORTS, ...CONVERTER_EXPORTS, ...ALLOCATOR_EXPORTS]));
   const exported = [...(await source('src/abi/exports.c')).matchAll(/EMSCRIPTEN_KEEPALIVE\s+\w+\s+(\w+)\s*\(/g)]
     .map(([, name]) => name);
-  assert.deepEqual(exported, [...KERNEL_EXPORTS], 'exports.c defines exactly the kernels, in order');
+  assert.deepEqual(exported, [...KERNEL_EXPORTS, ...CONVERTER_EXPORTS], 'exports.c defines exactly the kernels and the converters, in order');
 });
 
 test('exports: each built module exports what abi.js says, and nothing else callable', async () => {
@@ -124,9 +125,9 @@ test('exports: each built module exports what abi.js says, and nothing else call
       .filter((name) => !name.startsWith('_') && !name.startsWith('emscripten_') && !name.startsWith('stack'));
   };
   for (const build of ['simd', 'scalar']) {
-    assert.deepEqual((await functionsOf(`rmsnorm-${build}.wasm`)).sort(), [...KERNEL_EXPORTS, ...ALLOCATOR_EXPORTS].sort(),
-      `rmsnorm-${build}.wasm`);
-    assert.deepEqual((await functionsOf(`rmsnorm-${build}-imported.wasm`)).sort(), [...KERNEL_EXPORTS].sort(),
-      `rmsnorm-${build}-imported.wasm: the kernels, no allocator`);
+    assert.deepEqual((await functionsOf(`rmsnorm-${build}.wasm`)).sort(),
+      [...KERNEL_EXPORTS, ...CONVERTER_EXPORTS, ...ALLOCATOR_EXPORTS].sort(), `rmsnorm-${build}.wasm`);
+    assert.deepEqual((await functionsOf(`rmsnorm-${build}-imported.wasm`)).sort(), [...KERNEL_EXPORTS, ...CONVERTER_EXPORTS].sort(),
+      `rmsnorm-${build}-imported.wasm: the kernels and converters, no allocator`);
   }
 });

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as api from '../src/index.js';
 import { CAST_MODES, DTYPES } from '../src/loader/abi.js';
-import { widen } from '../src/reference/float16.js';
+import { bfloat16ToNumber, float16ToNumber, numberToBfloat16, numberToFloat16, widen } from '../src/reference/float16.js';
 import { assertSameBitsAs } from './helpers/bits.js';
 
 const run = promisify(execFile);
@@ -69,7 +69,7 @@ test('the same C program built natively (SIMD kernels through SIMDe) prints the 
   const native = join(work, 'example-native');
   await run('clang-14', ['-O2', '-std=c11', '-Wall', '-Wextra', '-Werror', '-ffp-contract=off', '-DRMSNORM_WASM_SIMDE',
     '-I', join(repo, 'src', 'abi'), example, join(repo, 'src', 'abi', 'rmsnorm_wasm.c'),
-    ...['f32-rmsnorm', 'f32-layernorm', 'f32-norm-backward'].map((op) => join(repo, 'src', 'kernels', op, 'wasmsimd.c')),
+    ...['f32-rmsnorm', 'f32-layernorm', 'f32-norm-backward', 'f32-convert'].map((op) => join(repo, 'src', 'kernels', op, 'wasmsimd.c')),
     '-lm', '-o', native]);
   const { stdout } = await run(native, [], { maxBuffer: 2 ** 26 });
   assert.equal(stdout, printed.simd);
@@ -135,7 +135,7 @@ for (const backend of Object.keys(LIBRARIES)) {
     await api.init({ backend });
     const cases = JSON.parse(printed[backend]);
     let compared = 0;
-    for (const c of cases.filter((k) => k.op !== 'errors' && k.op !== 'topOfMemory')) {
+    for (const c of cases.filter((k) => !['errors', 'topOfMemory', 'convert'].includes(k.op))) {
       assert.equal(c.status, 0, `${c.op}: status`);
       // dweight and dbias accumulate: row by row from zeros is the one call's bits.
       if (c.op.endsWith('Backward')) assert.equal(c.rowByRowSame, 1, `${c.op}: row by row`);
@@ -182,8 +182,44 @@ test('wrong arguments get their documented status and write nothing', () => {
     'rmsnorm_wasm_f32 eps -1': 3,
     'rmsnorm_wasm_f32 dim 0': 2,
     'rows 0 touches nothing': 0,
+    'to_f32 dtype float32': 4,
+    'from_f32 dtype 3': 4,
+    'to_f32 n 0 touches nothing': 0,
+    'from_f32 dst NULL': 1,
+    'to_f32 dst bytes overflow size_t': 2,
+    'from_f32 dst runs past the top': 6,
+    'to_f32 dst overlaps src': 5,
+    'from_f32 dst overlaps src': 5,
   });
   assert.equal(untouched, 1, 'every rejected call left y as it was');
+});
+
+test('the converters: every 16-bit pattern widened, and edge and random float32 values narrowed, as the reference does', () => {
+  const f32Bits = (v) => new Uint32Array(Float32Array.of(v).buffer)[0];
+  for (const backend of Object.keys(LIBRARIES)) {
+    const c = JSON.parse(printed[backend]).find((k) => k.op === 'convert');
+    assert.equal(c.status, 0, `${backend}: status`);
+    const floats = f32Of(c.floats);
+    const formats = [['Bfloat16', bfloat16ToNumber, numberToBfloat16], ['Float16', float16ToNumber, numberToFloat16]];
+    for (const [name, toNumber, fromNumber] of formats) {
+      const widened = new Uint32Array(f32Of(c[`widened${name}`]).buffer);
+      assert.equal(widened.length, 0x10000);
+      for (let h = 0; h < 0x10000; h++) {
+        const value = toNumber(h);
+        // A NaN pattern widens to the float32 NaN with its sign and payload,
+        // which a JS number cannot carry: its bits are the pattern moved up.
+        const want = value === value ? f32Bits(value) : name === 'Bfloat16' ? h << 16 >>> 0
+          : (((h & 0x8000) << 16) | 0x7f800000 | ((h & 0x3ff) << 13)) >>> 0;
+        if (widened[h] !== want) assert.fail(`${backend} to_f32 ${name} 0x${h.toString(16)}: 0x${widened[h].toString(16)}, want 0x${want.toString(16)}`);
+      }
+      const narrowed = u16Of(c[`narrowed${name}`]);
+      assert.equal(narrowed.length, floats.length);
+      for (let i = 0; i < floats.length; i++) {
+        const want = fromNumber(floats[i]);
+        if (narrowed[i] !== want) assert.fail(`${backend} from_f32 ${name} ${c.floats[i]}: 0x${narrowed[i].toString(16)}, want 0x${want.toString(16)}`);
+      }
+    }
+  }
 });
 
 test('arrays near the top of the address space: every placement that runs past it or overlaps is refused', () => {

@@ -47,3 +47,16 @@ void layernorm_backward_f32(const float* dy, const float* x, const float* w, con
                             uint32_t dim, uint32_t stride) {
   UKERNEL(layernorm_backward)(dy, x, w, mean, rstd, dx, dw, db, rows, dim, stride);
 }
+
+/* The contract's 16-bit conversions over arrays (convert_f32.h): n values of
+ * dtype 1 (bfloat16) or 2 (float16) widened to float32, or n float32 values
+ * narrowed to them. src and dst do not overlap. */
+EMSCRIPTEN_KEEPALIVE
+void convert_to_f32(const uint16_t* src, float* dst, uint32_t n, int32_t dtype) {
+  UKERNEL(widen)(src, dst, n, dtype);
+}
+
+EMSCRIPTEN_KEEPALIVE
+void convert_from_f32(const float* src, uint16_t* dst, uint32_t n, int32_t dtype) {
+  UKERNEL(narrow)(src, dst, n, dtype);
+}

@@ -19,7 +19,8 @@ const char* rmsnorm_wasm_status_string(rmsnorm_wasm_status status) {
       return "dim must be >= 1 and every array's size in bytes fit in size_t";
     case RMSNORM_WASM_ERROR_EPS: return "eps must be finite and >= 0";
     case RMSNORM_WASM_ERROR_OPTION:
-      return "unknown dtype or cast mode, or weight_offset not finite";
+      return "unknown dtype or cast mode (the converters take a 16-bit dtype), or weight_offset "
+             "not finite";
     case RMSNORM_WASM_ERROR_OVERLAP:
       return "an output overlaps another array (only y == x and dx == dy are allowed)";
     case RMSNORM_WASM_ERROR_RANGE:
@@ -268,6 +269,46 @@ rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const f
       check_backward(dy, x, weight, mean, rstd, dx, dweight, dbias, rows, dim, true);
   if (status == RMSNORM_WASM_OK && rows > 0) {
     UKERNEL(layernorm_backward)(dy, x, weight, mean, rstd, dx, dweight, dbias, rows, dim, dim);
+  }
+  return status;
+}
+
+/* Both converters: src holds n values of src_size bytes, dst n of
+ * dst_size. */
+static rmsnorm_wasm_status check_conversion(const void* src, size_t src_size, const void* dst,
+                                            size_t dst_size, size_t n, rmsnorm_wasm_dtype dtype) {
+  if (dtype != RMSNORM_WASM_BFLOAT16 && dtype != RMSNORM_WASM_FLOAT16) {
+    return RMSNORM_WASM_ERROR_OPTION;
+  }
+  if (n == 0) {
+    return RMSNORM_WASM_OK;
+  }
+  if (src == NULL || dst == NULL) {
+    return RMSNORM_WASM_ERROR_NULL;
+  }
+  const struct span spans[] = {
+      {src, 1, n, src_size, false, -1},
+      {dst, 1, n, dst_size, true, -1},
+  };
+  return check_spans(spans, 2);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_to_f32(const uint16_t* src, float* dst, size_t n,
+                                        rmsnorm_wasm_dtype dtype) {
+  const rmsnorm_wasm_status status =
+      check_conversion(src, sizeof(uint16_t), dst, sizeof(float), n, dtype);
+  if (status == RMSNORM_WASM_OK && n > 0) {
+    UKERNEL(widen)(src, dst, n, (int) dtype);
+  }
+  return status;
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_from_f32(const float* src, uint16_t* dst, size_t n,
+                                          rmsnorm_wasm_dtype dtype) {
+  const rmsnorm_wasm_status status =
+      check_conversion(src, sizeof(float), dst, sizeof(uint16_t), n, dtype);
+  if (status == RMSNORM_WASM_OK && n > 0) {
+    UKERNEL(narrow)(src, dst, n, (int) dtype);
   }
   return status;
 }

@@ -67,6 +67,7 @@
 #define RMSNORM_WASM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -173,6 +174,26 @@ rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const f
                                                         const float* rstd, float* dx,
                                                         float* dweight, float* dbias, size_t rows,
                                                         size_t dim);
+
+/*
+ * The contract's 16-bit conversions over whole arrays (weights stored as
+ * bfloat16 or float16, say), the same bits as the kernels' own and the JS
+ * API's. dtype is RMSNORM_WASM_BFLOAT16 or RMSNORM_WASM_FLOAT16.
+ *   rmsnorm_wasm_to_f32    n patterns widened to float32, exactly (a NaN
+ *                          keeps its sign and payload)
+ *   rmsnorm_wasm_from_f32  n float32 values rounded to nearest even;
+ *                          overflow to +-Inf; every NaN becomes the format's
+ *                          one pattern (bfloat16 0x7FC0, float16 0x7E00);
+ *                          float16 keeps subnormals
+ * Checks, in order: dtype 16-bit (ERROR_OPTION); n == 0 touches nothing (OK);
+ * src and dst non-NULL (ERROR_NULL); n values fit size_t bytes (ERROR_DIM);
+ * below the end of the address space (ERROR_RANGE); src and dst share no
+ * byte (ERROR_OVERLAP).
+ */
+rmsnorm_wasm_status rmsnorm_wasm_to_f32(const uint16_t* src, float* dst, size_t n,
+                                        rmsnorm_wasm_dtype dtype);
+rmsnorm_wasm_status rmsnorm_wasm_from_f32(const float* src, uint16_t* dst, size_t n,
+                                          rmsnorm_wasm_dtype dtype);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #ifndef RMSNORM_WASM_UKERNELS_H
 #define RMSNORM_WASM_UKERNELS_H
 
+#include "../kernels/f32-convert/convert_f32.h"
 #include "../kernels/f32-layernorm/layernorm_f32.h"
 #include "../kernels/f32-norm-backward/norm_backward_f32.h"
 #include "../kernels/f32-rmsnorm/rmsnorm_f32.h"

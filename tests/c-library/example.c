@@ -263,6 +263,48 @@ static void backward_case(int layernorm, size_t rows, size_t dim, float eps) {
   free(db);
 }
 
+/* The converters: every 16-bit pattern widened, and float32 values with
+ * every class (zeros, subnormals of both formats, ties, overflow, Inf, NaN
+ * of both signs and any payload) and random bits narrowed, each for both
+ * formats; printed for the JS side to check against the reference's
+ * conversions. */
+static void conversion_case(void) {
+  const size_t halves = 0x10000;
+  uint16_t* patterns = malloc(halves * sizeof *patterns);
+  float* widened = output_array(halves * sizeof(float));
+  for (size_t h = 0; h < halves; h++) patterns[h] = (uint16_t) h;
+  static const uint32_t specials[] = {
+      0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x33800000, 0x33000000,
+      0x33000001, 0x387FE000, 0x387FF000, 0x38800000, 0x3F808000, 0x3F818000, 0x3F800001,
+      0x477FE000, 0x477FEFFF, 0x477FF000, 0x7F7F8000, 0x7F7F7FFF, 0x7F7FFFFF, 0x7F800000,
+      0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFBFFFFF, 0x7FA00000, 0x3F800000};
+  const size_t specials_count = sizeof specials / sizeof *specials;
+  const size_t n = specials_count + 3000;
+  float* floats = malloc(n * sizeof *floats);
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t bits = i < specials_count ? specials[i] : next_random();
+    memcpy(&floats[i], &bits, sizeof bits);
+  }
+  begin_case("convert");
+  print_array("floats", floats, n, RMSNORM_WASM_FLOAT32);
+  rmsnorm_wasm_status status = RMSNORM_WASM_OK;
+  const rmsnorm_wasm_dtype dtypes[] = {RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_FLOAT16};
+  const char* const widened_names[] = {"widenedBfloat16", "widenedFloat16"};
+  const char* const narrowed_names[] = {"narrowedBfloat16", "narrowedFloat16"};
+  for (int d = 0; d < 2; d++) {
+    uint16_t* narrowed = output_array(n * sizeof *narrowed);
+    status |= rmsnorm_wasm_to_f32(patterns, widened, halves, dtypes[d]);
+    status |= rmsnorm_wasm_from_f32(floats, narrowed, n, dtypes[d]);
+    print_array(widened_names[d], widened, halves, RMSNORM_WASM_FLOAT32);
+    print_array(narrowed_names[d], narrowed, n, dtypes[d]);
+    free(narrowed);
+  }
+  end_case(status);
+  free(patterns);
+  free(widened);
+  free(floats);
+}
+
 /* An address `below` bytes under the top of the address space (2^32 in
  * wasm32): arrays the checks must refuse there are never touched, so these
  * pointers need no memory behind them, and the native build refuses them
@@ -348,6 +390,19 @@ static void error_cases(void) {
       {"rows 0 touches nothing",
        rmsnorm_wasm_rmsnorm(NULL, NULL, NULL, NULL, NULL, 0, 4, 1e-6f, RMSNORM_WASM_FLOAT32,
                             RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"to_f32 dtype float32",
+       rmsnorm_wasm_to_f32((const uint16_t*) x, y, 4, RMSNORM_WASM_FLOAT32)},
+      {"from_f32 dtype 3", rmsnorm_wasm_from_f32(x, (uint16_t*) y, 4, (rmsnorm_wasm_dtype) 3)},
+      {"to_f32 n 0 touches nothing", rmsnorm_wasm_to_f32(NULL, NULL, 0, RMSNORM_WASM_FLOAT16)},
+      {"from_f32 dst NULL", rmsnorm_wasm_from_f32(x, NULL, 4, RMSNORM_WASM_BFLOAT16)},
+      {"to_f32 dst bytes overflow size_t",
+       rmsnorm_wasm_to_f32((const uint16_t*) x, y, SIZE_MAX / 4 + 1, RMSNORM_WASM_BFLOAT16)},
+      {"from_f32 dst runs past the top",
+       rmsnorm_wasm_from_f32(x, near_top(6), 4, RMSNORM_WASM_FLOAT16)},
+      {"to_f32 dst overlaps src",
+       rmsnorm_wasm_to_f32((const uint16_t*) (y + 1), y, 4, RMSNORM_WASM_BFLOAT16)},
+      {"from_f32 dst overlaps src",
+       rmsnorm_wasm_from_f32(y, (uint16_t*) (y + 3), 4, RMSNORM_WASM_FLOAT16)},
   };
   /* Every call above was rejected: none wrote y. */
   int kept = 1;
@@ -450,6 +505,7 @@ int main(void) {
   layernorm_case(3, 50, 1e-5f);
   backward_case(0, 3, 45, 1e-6f);
   backward_case(1, 2, 260, 1e-5f);
+  conversion_case();
   error_cases();
   top_of_memory_cases();
   printf("]\n");

@@ -1,7 +1,10 @@
 /*
- * Every input of every vector conversion of src/kernels/float16_wasmsimd.h
- * (all 2^32 float32 patterns, all 2^16 half patterns) against the scalar
- * conversions of src/kernels/float16.h, which the JS reference matches
+ * Every input of every vector conversion of src/kernels/float16_wasmsimd.h,
+ * and of the SIMD array converters built on them
+ * (src/kernels/f32-convert/wasmsimd.c: the convert_to_f32 and
+ * convert_from_f32 exports), all 2^32 float32 patterns and all 2^16 half
+ * patterns, against the scalar conversions of src/kernels/float16.h, which
+ * the JS reference matches
  * exhaustively in its turn (tests/float16.test.js). Built for the host with
  * SIMDe standing in for the wasm_* intrinsics (`make test` runs it; about a
  * minute). The vector code replaces branches with selects and some integer
@@ -13,8 +16,10 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../../src/kernels/f32-convert/convert_f32.h"
 #include "../../src/kernels/float16.h"
 #include "../../src/kernels/float16_wasmsimd.h"
 
@@ -98,9 +103,62 @@ static void check_narrowing(void) {
   }
 }
 
+/* The array converters (16 values a step, then a scalar tail) on every
+ * input: the halves at each start alignment and length mod 16; the float32
+ * patterns in consecutive calls whose lengths cycle through every remainder
+ * mod 16, at each start alignment. */
+#define CHUNK (UINT32_C(1) << 20)
+static void check_array_converters(void) {
+  static const int dtypes[] = {RMSNORM_BF16, RMSNORM_F16};
+  static const char* const names[] = {"widen bfloat16", "widen float16"};
+  static const char* const narrow_names[] = {"narrow bfloat16", "narrow float16"};
+  uint16_t* halves = malloc((0x10000 + 16) * sizeof *halves);
+  float* widened = malloc((0x10000 + 16) * sizeof *widened);
+  float* floats = malloc((CHUNK + 16) * sizeof *floats);
+  uint16_t* narrowed = malloc((CHUNK + 16) * sizeof *narrowed);
+  if (halves == NULL || widened == NULL || floats == NULL || narrowed == NULL) abort();
+  for (int d = 0; d < 2; d++) {
+    for (uint32_t skip = 0; skip < 16; skip++) {
+      /* 2^16 - skip patterns from a rotation that varies what lands in the
+       * tail (all of them when skip is 0), skip elements into the buffers */
+      const size_t n = 0x10000 - skip;
+      for (uint32_t h = 0; h < n; h++) halves[skip + h] = (uint16_t) (h + skip * 0x0F0Fu);
+      rmsnorm_wasm_f32_widen_ukernel__wasmsimd(halves + skip, widened + skip, n, dtypes[d]);
+      for (uint32_t h = 0; h < n; h++) {
+        const uint16_t pattern = (uint16_t) (h + skip * 0x0F0Fu);
+        check32(names[d], pattern, bits_of(widened[skip + h]),
+                bits_of(load_f32(&pattern, 0, dtypes[d])));
+      }
+    }
+    uint64_t base = 0;
+    for (uint32_t call = 0; base < (UINT64_C(1) << 32); call++) {
+      const uint32_t skip = call % 4;
+      uint64_t n = CHUNK - call % 16;
+      if (n > (UINT64_C(1) << 32) - base) n = (UINT64_C(1) << 32) - base;
+      for (uint32_t k = 0; k < n; k++) {
+        const uint32_t bits = (uint32_t) (base + k);
+        memcpy(&floats[skip + k], &bits, sizeof bits);
+      }
+      rmsnorm_wasm_f32_narrow_ukernel__wasmsimd(floats + skip, narrowed + skip, (size_t) n,
+                                                dtypes[d]);
+      for (uint32_t k = 0; k < n; k++) {
+        uint16_t want;
+        store_f32(&want, 0, floats[skip + k], dtypes[d]);
+        check16(narrow_names[d], (uint32_t) (base + k), narrowed[skip + k], want);
+      }
+      base += n;
+    }
+  }
+  free(halves);
+  free(widened);
+  free(floats);
+  free(narrowed);
+}
+
 int main(void) {
   check_widening();
   check_narrowing();
+  check_array_converters();
   printf("conversions: %" PRIu64 " mismatches over all 2^16 half and 2^32 float32 patterns\n",
          failures);
   return failures != 0;
