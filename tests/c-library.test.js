@@ -135,8 +135,15 @@ for (const backend of Object.keys(LIBRARIES)) {
     await api.init({ backend });
     const cases = JSON.parse(printed[backend]);
     let compared = 0;
-    for (const c of cases.filter((k) => !['errors', 'topOfMemory', 'convert'].includes(k.op))) {
+    let strided = 0;
+    for (const c of cases.filter((k) => !['errors', 'topOfMemory', 'convert', 'qkNorm', 'prepared', 'stridedOverlap'].includes(k.op))) {
       assert.equal(c.status, 0, `${c.op}: status`);
+      // Strided calls print their rows packed: the JS API's packed call must give their bits.
+      if (c.rowStride !== undefined) {
+        strided++;
+        assert.equal(c.gapsUntouched, 1, `${c.op} row stride ${c.rowStride}: every byte between rows kept`);
+        if (c.xKept !== undefined) assert.equal(c.xKept, 1, `${c.op} row stride ${c.rowStride}: x kept`);
+      }
       // dweight and dbias accumulate: row by row from zeros is the one call's bits.
       if (c.op.endsWith('Backward')) assert.equal(c.rowByRowSame, 1, `${c.op}: row by row`);
       const expected = replay(c);
@@ -149,8 +156,47 @@ for (const backend of Object.keys(LIBRARIES)) {
       }
     }
     assert.ok(compared >= 25, `${compared} outputs compared`);
+    assert.ok(strided >= 9, `${strided} strided calls compared`);
   });
 }
+
+test('QK-norm over the q and k heads inside one fused QKV buffer: the packed rows\' bits, v untouched to the byte', async () => {
+  for (const backend of Object.keys(LIBRARIES)) {
+    await api.init({ backend });
+    const cases = JSON.parse(printed[backend]).filter((k) => k.op === 'qkNorm');
+    assert.equal(cases.length, 2);
+    for (const c of cases) {
+      const dtype = DTYPES[c.dtype];
+      assert.equal(c.status, 0);
+      assert.equal(c.vUntouched, 1, `${backend} ${dtype}: v kept every byte`);
+      assert.equal(c.perTokenSame, 1, `${backend} ${dtype}: a head per call across tokens = a token per call`);
+      for (const part of ['q', 'k']) {
+        const expected = api.rmsNorm(arrayOf(c[part], dtype), f32Of(c[`${part}Weight`]), { dim: c.dim, eps: c.eps, dtype });
+        assertSameBitsAs(dtype, arrayOf(c[`${part}Out`], dtype), expected, `${backend} QK-norm ${dtype}: ${part}`);
+      }
+    }
+  }
+});
+
+test('prepared calls: run on new contents of the same arrays gives the one-shot bits; a refused prepare runs as nothing', () => {
+  for (const backend of Object.keys(LIBRARIES)) {
+    const c = JSON.parse(printed[backend]).find((k) => k.op === 'prepared');
+    assert.equal(c.status, 0, `${backend}: status`);
+    assert.equal(c.same, 1, `${backend}: every run has the one-shot call's bits`);
+    assert.equal(c.refusedStatus, 3, `${backend}: eps -1 refused`);
+    assert.equal(c.refusedRunUntouched, 1, `${backend}: running a refused call wrote nothing`);
+    assert.equal(c.nullCall, 1, `${backend}: a NULL call is ERROR_NULL`);
+  }
+});
+
+test('strided spans: prepare refuses exactly the placements where an output shares a byte with another array\'s values', () => {
+  for (const backend of Object.keys(LIBRARIES)) {
+    const { placements, refused, wrong } = JSON.parse(printed[backend]).find((c) => c.op === 'stridedOverlap');
+    assert.ok(placements > 2000, `${backend}: ${placements} placements`);
+    assert.ok(refused > 500 && refused < placements - 500, `${backend}: ${refused} refused, the rest accepted`);
+    assert.equal(wrong, 0, `${backend}: placements with another status than the byte model's`);
+  }
+});
 
 test('wrong arguments get their documented status and write nothing', () => {
   const { statuses, untouched } = JSON.parse(printed.simd).find((c) => c.op === 'errors');
@@ -190,6 +236,26 @@ test('wrong arguments get their documented status and write nothing', () => {
     'from_f32 dst runs past the top': 6,
     'to_f32 dst overlaps src': 5,
     'from_f32 dst overlaps src': 5,
+    'row_stride below dim': 7,
+    'row_stride below dim, rows 0': 7,
+    'backward row_stride below dim': 7,
+    'rows row_stride apart overflow size_t': 2,
+    '16-bit rows row_stride apart overflow size_t': 2,
+    'strided rows run past the top': 6,
+    'y in the gaps of x is fine': 0,
+    'y on x exactly, strided, is fine': 0,
+    'y half a row into x': 5,
+    'y\'s first row on x\'s second through the stride': 5,
+    'residual in the gaps of x, y after both, is fine': 0,
+    'residual on x through the stride': 5,
+    'rstd in a gap of y is fine': 0,
+    'rstd across a gap onto y\'s second row': 5,
+    'weight in a gap of y is fine': 0,
+    'weight across a gap onto y\'s second row': 5,
+    'layerNorm mean in a gap of y is fine': 0,
+    'backward dx in the gaps of dy and x is fine': 0,
+    'backward dx on x through the stride': 5,
+    'backward dweight in a gap of dx is fine': 0,
   });
   assert.equal(untouched, 1, 'every rejected call left y as it was');
 });

@@ -1,7 +1,9 @@
 /*
  * The C API for C engines (rmsnorm_wasm.h): the JS API's argument checks,
- * then the same kernel calls as exports.c. The checks cost a few compares per
- * call, nothing per value.
+ * made once by a prepare function into a rmsnorm_wasm_call, then the same
+ * kernel calls as exports.c, made by rmsnorm_wasm_run with no check at all.
+ * The one-shot entry points are prepare + run with row_stride = dim. The
+ * checks cost a few compares per call, nothing per value.
  */
 #include "rmsnorm_wasm.h"
 
@@ -22,47 +24,109 @@ const char* rmsnorm_wasm_status_string(rmsnorm_wasm_status status) {
       return "unknown dtype or cast mode (the converters take a 16-bit dtype), or weight_offset "
              "not finite";
     case RMSNORM_WASM_ERROR_OVERLAP:
-      return "an output overlaps another array (only y == x and dx == dy are allowed)";
+      return "an output shares a byte with another array's values (only y == x and dx == dy are "
+             "allowed)";
     case RMSNORM_WASM_ERROR_RANGE:
       return "an array runs past the end of the address space (pointer + size overflows)";
+    case RMSNORM_WASM_ERROR_STRIDE: return "row_stride must be >= dim";
   }
   return "unknown status";
 }
 
-/* One array of a call: where it is, its size as `rows` rows of `per_row`
- * values of `size` bytes (the per-row arrays are rows x dim, a weight or a
- * running sum 1 x dim, a statistic rows x 1), whether it is written, and
- * which other array of the call (index) it may equal exactly (-1: none). */
+/* ---- spans: where a call's arrays lie ------------------------------------
+ * One array of a call: `rows` rows of `per_row` values of `size` bytes,
+ * `stride` values from one row's start to the next (per_row for a packed
+ * array: the per-row arrays are rows x dim with the call's row stride, a
+ * weight or a running sum 1 x dim, a statistic rows x 1), whether it is
+ * written, and which other array of the call (index) it may equal exactly
+ * (-1: none). */
 struct span {
   const void* at;
-  size_t rows, per_row, size;
+  size_t rows, per_row, stride, size;
   bool output;
   int may_equal;
 };
 
-/* The bytes a span holds, if that count fits size_t. */
-static bool bytes_of(const struct span* s, size_t* bytes) {
-  if (s->per_row != 0 && s->rows > SIZE_MAX / s->per_row) {
-    return false;
-  }
-  const size_t count = s->rows * s->per_row;
-  if (count > SIZE_MAX / s->size) {
-    return false;
-  }
-  *bytes = count * s->size;
-  return true;
-}
-
-/* The first and last byte of a non-empty array: with the last byte rather
- * than the end, an array that ends at the very top of the address space
- * (end 2^32 in wasm32) needs no number beyond uintptr_t. */
-struct range {
+/* A span's bytes as rows: `rows` rows of `row_bytes` bytes, `stride_bytes`
+ * apart from `first` (a packed array is one row). With the last byte rather
+ * than the end, an array that ends at the very top of the address space (end
+ * 2^32 in wasm32) needs no number beyond uintptr_t. */
+struct extent {
   uintptr_t first, last;
+  size_t rows, row_bytes, stride_bytes;
   bool empty;
 };
 
-static bool ranges_overlap(const struct range* a, const struct range* b) {
-  return !a->empty && !b->empty && a->first <= b->last && b->first <= a->last;
+/* The bytes from a span's first value to its last, if that count fits
+ * size_t: (rows - 1) * stride + per_row values. */
+static bool bytes_of(const struct span* s, size_t* bytes) {
+  if (s->rows == 0 || s->per_row == 0) {
+    *bytes = 0;
+    return true;
+  }
+  const size_t most = SIZE_MAX / s->size; /* values */
+  if (s->per_row > most || s->stride > most ||
+      (s->rows - 1 > 0 && s->rows - 1 > (most - s->per_row) / s->stride)) {
+    return false;
+  }
+  *bytes = ((s->rows - 1) * s->stride + s->per_row) * s->size;
+  return true;
+}
+
+static struct extent extent_of(const struct span* s, size_t bytes) {
+  const uintptr_t first = (uintptr_t) s->at;
+  struct extent e = {first, first, 1, bytes, bytes, true};
+  if (s->at == NULL || bytes == 0) {
+    return e;
+  }
+  e.last = first + (bytes - 1);
+  e.empty = false;
+  if (s->rows > 1 && s->stride != s->per_row) {
+    e.rows = s->rows;
+    e.row_bytes = s->per_row * s->size;
+    e.stride_bytes = s->stride * s->size;
+  }
+  return e;
+}
+
+/* Whether a row of strided `a` shares a byte with the bytes [p, last] of a
+ * packed array: only the first row of `a` that ends after p can meet it. */
+static bool rows_meet(const struct extent* a, uintptr_t p, uintptr_t last) {
+  if (last < a->first || a->last < p) {
+    return false;
+  }
+  size_t r = 0;
+  if (p >= a->first && p - a->first >= a->row_bytes) {
+    r = (p - a->first - a->row_bytes) / a->stride_bytes + 1;
+  }
+  return r < a->rows && a->first + r * a->stride_bytes <= last;
+}
+
+/* Whether two arrays share a byte of their values. Two strided ones are per-row
+ * arrays of one call, with the same stride and row bytes: with d the
+ * distance between their first bytes, rows m apart meet iff |d - m * S| < D,
+ * and only the m nearest d / S can. */
+static bool extents_overlap(const struct extent* a, const struct extent* b) {
+  if (a->empty || b->empty || a->last < b->first || b->last < a->first) {
+    return false;
+  }
+  if (a->rows == 1) {
+    return rows_meet(b, a->first, a->last);
+  }
+  if (b->rows == 1) {
+    return rows_meet(a, b->first, b->last);
+  }
+  const struct extent* low = a->first <= b->first ? a : b;
+  const uintptr_t d = (a->first <= b->first ? b->first : a->first) - low->first;
+  const size_t S = low->stride_bytes, D = low->row_bytes;
+  size_t m = d / S;
+  if (m > low->rows - 1) {
+    m = low->rows - 1;
+  }
+  if (d - m * S < D) {
+    return true;
+  }
+  return m + 1 <= low->rows - 1 && (m + 1) * S - d < D;
 }
 
 /* The n arrays of one call (NULL ones are absent), in three passes, so that
@@ -78,25 +142,22 @@ static rmsnorm_wasm_status check_spans(const struct span* spans, int n) {
       return RMSNORM_WASM_ERROR_DIM;
     }
   }
-  struct range ranges[MAX_SPANS];
+  struct extent extents[MAX_SPANS];
   for (int i = 0; i < n; i++) {
     const uintptr_t first = (uintptr_t) spans[i].at;
-    ranges[i] = (struct range){first, first, true};
-    if (spans[i].at == NULL || bytes[i] == 0) {
-      continue;
-    }
-    if (first > UINTPTR_MAX - (bytes[i] - 1)) {
+    if (spans[i].at != NULL && bytes[i] != 0 && first > UINTPTR_MAX - (bytes[i] - 1)) {
       return RMSNORM_WASM_ERROR_RANGE;
     }
-    ranges[i] = (struct range){first, first + (bytes[i] - 1), false};
+    extents[i] = extent_of(&spans[i], spans[i].at != NULL ? bytes[i] : 0);
   }
   for (int i = 0; i < n; i++) {
     for (int j = i + 1; j < n; j++) {
-      if (!(spans[i].output || spans[j].output) || !ranges_overlap(&ranges[i], &ranges[j])) {
+      if (!(spans[i].output || spans[j].output) || !extents_overlap(&extents[i], &extents[j])) {
         continue;
       }
       const bool allowed = (spans[i].may_equal == j || spans[j].may_equal == i) &&
-                           ranges[i].first == ranges[j].first && ranges[i].last == ranges[j].last;
+                           extents[i].first == extents[j].first &&
+                           extents[i].last == extents[j].last;
       if (!allowed) {
         return RMSNORM_WASM_ERROR_OVERLAP;
       }
@@ -104,6 +165,8 @@ static rmsnorm_wasm_status check_spans(const struct span* spans, int n) {
   }
   return RMSNORM_WASM_OK;
 }
+
+/* ---- the checks of the options and the shape ----------------------------- */
 
 static bool known_dtype(rmsnorm_wasm_dtype dtype) {
   return dtype == RMSNORM_WASM_FLOAT32 || dtype == RMSNORM_WASM_BFLOAT16 ||
@@ -115,12 +178,19 @@ static size_t element_bytes(rmsnorm_wasm_dtype dtype) {
   return dtype_size((int) dtype);
 }
 
-/* dim >= 1, and rows * dim elements of `bytes` each fit in size_t. */
-static rmsnorm_wasm_status check_shape(size_t rows, size_t dim, size_t bytes) {
-  if (dim == 0 || dim > SIZE_MAX / bytes || (rows > 0 && rows > SIZE_MAX / (dim * bytes))) {
+/* dim >= 1 (ERROR_DIM), row_stride >= dim (ERROR_STRIDE), and the rows'
+ * span, (rows - 1) * row_stride + dim elements of `bytes` each, fits in
+ * size_t (ERROR_DIM). */
+static rmsnorm_wasm_status check_shape(size_t rows, size_t dim, size_t row_stride, size_t bytes) {
+  if (dim == 0) {
     return RMSNORM_WASM_ERROR_DIM;
   }
-  return RMSNORM_WASM_OK;
+  if (row_stride < dim) {
+    return RMSNORM_WASM_ERROR_STRIDE;
+  }
+  const struct span rows_span = {NULL, rows, dim, row_stride, bytes, false, -1};
+  size_t span_bytes;
+  return bytes_of(&rows_span, &span_bytes) ? RMSNORM_WASM_OK : RMSNORM_WASM_ERROR_DIM;
 }
 
 /* -0 passes (-0 >= 0), as in JS; NaN fails both compares. */
@@ -129,102 +199,174 @@ static bool valid_eps(float eps) {
 }
 
 /* What every normalization checks of its rows: the shape, then eps. */
-static rmsnorm_wasm_status check_rows(size_t rows, size_t dim, size_t bytes, float eps) {
-  const rmsnorm_wasm_status status = check_shape(rows, dim, bytes);
+static rmsnorm_wasm_status check_rows(size_t rows, size_t dim, size_t row_stride, size_t bytes,
+                                      float eps) {
+  const rmsnorm_wasm_status status = check_shape(rows, dim, row_stride, bytes);
   if (status != RMSNORM_WASM_OK) {
     return status;
   }
   return valid_eps(eps) ? RMSNORM_WASM_OK : RMSNORM_WASM_ERROR_EPS;
 }
 
-/* Both RMSNorm entry points: the full one (y required), or rstd alone
+/* ---- prepared calls ------------------------------------------------------ */
+
+enum call_op {
+  OP_NONE = 0, /* nothing to do: rows == 0, or the prepare failed */
+  OP_RMSNORM,
+  OP_LAYERNORM,
+  OP_RMSNORM_BACKWARD,
+  OP_LAYERNORM_BACKWARD,
+};
+
+/* The slots of rmsnorm_wasm_call.arrays, per operation. */
+enum { RMS_X, RMS_RESIDUAL, RMS_WEIGHT, RMS_Y, RMS_RSTD };
+enum { LN_X, LN_WEIGHT, LN_BIAS, LN_Y, LN_MEAN, LN_RSTD };
+enum { BW_DY, BW_X, BW_WEIGHT, BW_MEAN, BW_RSTD, BW_DX, BW_DWEIGHT, BW_DBIAS };
+
+/* A call that does nothing: what a failed prepare leaves, so that running
+ * it anyway touches no array. */
+static rmsnorm_wasm_status prepared(rmsnorm_wasm_call* call, rmsnorm_wasm_status status) {
+  if (status != RMSNORM_WASM_OK) {
+    call->op = OP_NONE;
+  }
+  return status;
+}
+
+static void set_shape(rmsnorm_wasm_call* call, int op, size_t rows, size_t dim, size_t row_stride,
+                      float eps) {
+  call->op = rows == 0 ? OP_NONE : op;
+  call->rows = rows;
+  call->dim = dim;
+  call->row_stride = row_stride;
+  call->eps = eps;
+}
+
+/* The checks of both RMSNorm prepares: the full one (y required), or rstd alone
  * (`stats_only`: rstd required, y NULL). */
-static rmsnorm_wasm_status checked_rmsnorm(const void* x, void* residual, const void* weight,
-                                           void* y, float* rstd, size_t rows, size_t dim, float eps,
-                                           rmsnorm_wasm_dtype dtype,
-                                           rmsnorm_wasm_dtype weight_dtype,
-                                           rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
-                                           bool stats_only) {
+static rmsnorm_wasm_status check_rmsnorm(const void* x, void* residual, const void* weight, void* y,
+                                         float* rstd, size_t rows, size_t dim, size_t row_stride,
+                                         float eps, rmsnorm_wasm_dtype dtype,
+                                         rmsnorm_wasm_dtype weight_dtype,
+                                         rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
+                                         bool stats_only) {
   if (!known_dtype(dtype) || (weight != NULL && !known_dtype(weight_dtype)) ||
       (cast_mode != RMSNORM_WASM_CAST_GEMMA && cast_mode != RMSNORM_WASM_CAST_LLAMA) ||
       !(weight_offset >= -FLT_MAX && weight_offset <= FLT_MAX)) {
     return RMSNORM_WASM_ERROR_OPTION;
   }
-  rmsnorm_wasm_status status = check_rows(rows, dim, element_bytes(dtype), eps);
+  const size_t size = element_bytes(dtype);
+  rmsnorm_wasm_status status = check_rows(rows, dim, row_stride, size, eps);
   if (status != RMSNORM_WASM_OK || rows == 0) {
     return status;
   }
   if (x == NULL || (stats_only ? rstd == NULL : y == NULL)) {
     return RMSNORM_WASM_ERROR_NULL;
   }
-  const size_t size = element_bytes(dtype);
-  enum { X, RESIDUAL, WEIGHT, Y, RSTD };
+  const size_t weight_size = weight != NULL ? element_bytes(weight_dtype) : 1;
   const struct span spans[] = {
-      [X] = {x, rows, dim, size, false, Y},
-      [RESIDUAL] = {residual, rows, dim, size, true, -1},
-      [WEIGHT] = {weight, 1, dim, weight != NULL ? element_bytes(weight_dtype) : 1, false, -1},
-      [Y] = {y, rows, dim, size, true, X},
-      [RSTD] = {rstd, rows, 1, sizeof(float), true, -1},
+      [RMS_X] = {x, rows, dim, row_stride, size, false, RMS_Y},
+      [RMS_RESIDUAL] = {residual, rows, dim, row_stride, size, true, -1},
+      [RMS_WEIGHT] = {weight, 1, dim, dim, weight_size, false, -1},
+      [RMS_Y] = {y, rows, dim, row_stride, size, true, RMS_X},
+      [RMS_RSTD] = {rstd, rows, 1, 1, sizeof(float), true, -1},
   };
-  status = check_spans(spans, 5);
+  return check_spans(spans, 5);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm(
+    rmsnorm_wasm_call* call, const void* x, void* residual, const void* weight, void* y,
+    float* rstd, size_t rows, size_t dim, size_t row_stride, float eps, rmsnorm_wasm_dtype dtype,
+    rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode, float weight_offset) {
+  if (call == NULL) {
+    return RMSNORM_WASM_ERROR_NULL;
+  }
+  const rmsnorm_wasm_status status =
+      check_rmsnorm(x, residual, weight, y, rstd, rows, dim, row_stride, eps, dtype, weight_dtype,
+                    cast_mode, weight_offset, false);
   if (status == RMSNORM_WASM_OK) {
-    UKERNEL(rmsnorm)
-    (x, residual, weight, y, rstd, rows, dim, dim, eps, dtype, weight_dtype, cast_mode,
-     weight_offset);
+    set_shape(call, OP_RMSNORM, rows, dim, row_stride, eps);
+    call->arrays[RMS_X] = x;
+    call->arrays[RMS_RESIDUAL] = residual;
+    call->arrays[RMS_WEIGHT] = weight;
+    call->arrays[RMS_Y] = y;
+    call->arrays[RMS_RSTD] = rstd;
+    call->dtype = (int) dtype;
+    call->weight_dtype = (int) weight_dtype;
+    call->cast_mode = (int) cast_mode;
+    call->weight_offset = weight_offset;
   }
-  return status;
+  return prepared(call, status);
 }
 
-rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const void* weight, void* y,
-                                         float* rstd, size_t rows, size_t dim, float eps,
-                                         rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
-                                         rmsnorm_wasm_cast_mode cast_mode, float weight_offset) {
-  return checked_rmsnorm(x, residual, weight, y, rstd, rows, dim, eps, dtype, weight_dtype,
-                         cast_mode, weight_offset, false);
-}
-
-rmsnorm_wasm_status rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows,
-                                     size_t dim, float eps) {
-  return rmsnorm_wasm_rmsnorm(x, NULL, weight, y, NULL, rows, dim, eps, RMSNORM_WASM_FLOAT32,
-                              RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f);
-}
-
-rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_rstd(const void* x, float* rstd, size_t rows, size_t dim,
-                                              float eps, rmsnorm_wasm_dtype dtype) {
-  return checked_rmsnorm(x, NULL, NULL, NULL, rstd, rows, dim, eps, dtype, RMSNORM_WASM_FLOAT32,
-                         RMSNORM_WASM_CAST_LLAMA, 0.0f, true);
-}
-
-rmsnorm_wasm_status rmsnorm_wasm_layernorm_f32(const float* x, const float* weight,
-                                               const float* bias, float* y, float* mean,
-                                               float* rstd, size_t rows, size_t dim, float eps) {
-  rmsnorm_wasm_status status = check_rows(rows, dim, sizeof(float), eps);
-  if (status != RMSNORM_WASM_OK || rows == 0) {
-    return status;
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_rstd(rmsnorm_wasm_call* call, const void* x,
+                                                      float* rstd, size_t rows, size_t dim,
+                                                      size_t row_stride, float eps,
+                                                      rmsnorm_wasm_dtype dtype) {
+  if (call == NULL) {
+    return RMSNORM_WASM_ERROR_NULL;
   }
-  if (x == NULL) {
+  const rmsnorm_wasm_status status =
+      check_rmsnorm(x, NULL, NULL, NULL, rstd, rows, dim, row_stride, eps, dtype,
+                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, true);
+  if (status == RMSNORM_WASM_OK) {
+    set_shape(call, OP_RMSNORM, rows, dim, row_stride, eps);
+    call->arrays[RMS_X] = x;
+    call->arrays[RMS_RESIDUAL] = NULL;
+    call->arrays[RMS_WEIGHT] = NULL;
+    call->arrays[RMS_Y] = NULL;
+    call->arrays[RMS_RSTD] = rstd;
+    call->dtype = (int) dtype;
+    call->weight_dtype = RMSNORM_WASM_FLOAT32;
+    call->cast_mode = RMSNORM_WASM_CAST_LLAMA;
+    call->weight_offset = 0.0f;
+  }
+  return prepared(call, status);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_f32(rmsnorm_wasm_call* call, const float* x,
+                                                       const float* weight, const float* bias,
+                                                       float* y, float* mean, float* rstd,
+                                                       size_t rows, size_t dim, size_t row_stride,
+                                                       float eps) {
+  if (call == NULL) {
     return RMSNORM_WASM_ERROR_NULL;
   }
   const size_t size = sizeof(float);
-  enum { X, WEIGHT, BIAS, Y, MEAN, RSTD };
-  const struct span spans[] = {
-      [X] = {x, rows, dim, size, false, Y},     [WEIGHT] = {weight, 1, dim, size, false, -1},
-      [BIAS] = {bias, 1, dim, size, false, -1}, [Y] = {y, rows, dim, size, true, X},
-      [MEAN] = {mean, rows, 1, size, true, -1}, [RSTD] = {rstd, rows, 1, size, true, -1},
-  };
-  status = check_spans(spans, 6);
-  if (status == RMSNORM_WASM_OK) {
-    UKERNEL(layernorm)(x, weight, bias, y, mean, rstd, rows, dim, dim, eps);
+  rmsnorm_wasm_status status = check_rows(rows, dim, row_stride, size, eps);
+  if (status == RMSNORM_WASM_OK && rows > 0) {
+    if (x == NULL) {
+      status = RMSNORM_WASM_ERROR_NULL;
+    } else {
+      const struct span spans[] = {
+          [LN_X] = {x, rows, dim, row_stride, size, false, LN_Y},
+          [LN_WEIGHT] = {weight, 1, dim, dim, size, false, -1},
+          [LN_BIAS] = {bias, 1, dim, dim, size, false, -1},
+          [LN_Y] = {y, rows, dim, row_stride, size, true, LN_X},
+          [LN_MEAN] = {mean, rows, 1, 1, size, true, -1},
+          [LN_RSTD] = {rstd, rows, 1, 1, size, true, -1},
+      };
+      status = check_spans(spans, 6);
+    }
   }
-  return status;
+  if (status == RMSNORM_WASM_OK) {
+    set_shape(call, OP_LAYERNORM, rows, dim, row_stride, eps);
+    call->arrays[LN_X] = x;
+    call->arrays[LN_WEIGHT] = weight;
+    call->arrays[LN_BIAS] = bias;
+    call->arrays[LN_Y] = y;
+    call->arrays[LN_MEAN] = mean;
+    call->arrays[LN_RSTD] = rstd;
+  }
+  return prepared(call, status);
 }
 
 /* Both backward passes; mean is NULL for RMSNorm's. */
 static rmsnorm_wasm_status check_backward(const float* dy, const float* x, const float* weight,
                                           const float* mean, const float* rstd, const float* dx,
                                           const float* dweight, const float* dbias, size_t rows,
-                                          size_t dim, bool layernorm) {
-  const rmsnorm_wasm_status status = check_shape(rows, dim, sizeof(float));
+                                          size_t dim, size_t row_stride, bool layernorm) {
+  const size_t size = sizeof(float);
+  const rmsnorm_wasm_status status = check_shape(rows, dim, row_stride, size);
   if (status != RMSNORM_WASM_OK) {
     return status;
   }
@@ -237,27 +379,141 @@ static rmsnorm_wasm_status check_backward(const float* dy, const float* x, const
   if (dy == NULL || x == NULL || rstd == NULL || dx == NULL || (layernorm && mean == NULL)) {
     return RMSNORM_WASM_ERROR_NULL;
   }
-  const size_t size = sizeof(float);
-  enum { DY, X, WEIGHT, MEAN, RSTD, DX, DWEIGHT, DBIAS };
   const struct span spans[] = {
-      [DY] = {dy, rows, dim, size, false, DX},       [X] = {x, rows, dim, size, false, -1},
-      [WEIGHT] = {weight, 1, dim, size, false, -1},  [MEAN] = {mean, rows, 1, size, false, -1},
-      [RSTD] = {rstd, rows, 1, size, false, -1},     [DX] = {dx, rows, dim, size, true, DY},
-      [DWEIGHT] = {dweight, 1, dim, size, true, -1}, [DBIAS] = {dbias, 1, dim, size, true, -1},
+      [BW_DY] = {dy, rows, dim, row_stride, size, false, BW_DX},
+      [BW_X] = {x, rows, dim, row_stride, size, false, -1},
+      [BW_WEIGHT] = {weight, 1, dim, dim, size, false, -1},
+      [BW_MEAN] = {mean, rows, 1, 1, size, false, -1},
+      [BW_RSTD] = {rstd, rows, 1, 1, size, false, -1},
+      [BW_DX] = {dx, rows, dim, row_stride, size, true, BW_DY},
+      [BW_DWEIGHT] = {dweight, 1, dim, dim, size, true, -1},
+      [BW_DBIAS] = {dbias, 1, dim, dim, size, true, -1},
   };
   return check_spans(spans, 8);
+}
+
+static rmsnorm_wasm_status prepare_backward(rmsnorm_wasm_call* call, const float* dy,
+                                            const float* x, const float* weight, const float* mean,
+                                            const float* rstd, float* dx, float* dweight,
+                                            float* dbias, size_t rows, size_t dim,
+                                            size_t row_stride, bool layernorm) {
+  if (call == NULL) {
+    return RMSNORM_WASM_ERROR_NULL;
+  }
+  const rmsnorm_wasm_status status = check_backward(dy, x, weight, mean, rstd, dx, dweight, dbias,
+                                                    rows, dim, row_stride, layernorm);
+  if (status == RMSNORM_WASM_OK) {
+    set_shape(call, layernorm ? OP_LAYERNORM_BACKWARD : OP_RMSNORM_BACKWARD, rows, dim, row_stride,
+              0.0f);
+    call->arrays[BW_DY] = dy;
+    call->arrays[BW_X] = x;
+    call->arrays[BW_WEIGHT] = weight;
+    call->arrays[BW_MEAN] = mean;
+    call->arrays[BW_RSTD] = rstd;
+    call->arrays[BW_DX] = dx;
+    call->arrays[BW_DWEIGHT] = dweight;
+    call->arrays[BW_DBIAS] = dbias;
+  }
+  return prepared(call, status);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_backward_f32(
+    rmsnorm_wasm_call* call, const float* dy, const float* x, const float* weight,
+    const float* rstd, float* dx, float* dweight, size_t rows, size_t dim, size_t row_stride) {
+  return prepare_backward(call, dy, x, weight, NULL, rstd, dx, dweight, NULL, rows, dim, row_stride,
+                          false);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_backward_f32(
+    rmsnorm_wasm_call* call, const float* dy, const float* x, const float* weight,
+    const float* mean, const float* rstd, float* dx, float* dweight, float* dbias, size_t rows,
+    size_t dim, size_t row_stride) {
+  return prepare_backward(call, dy, x, weight, mean, rstd, dx, dweight, dbias, rows, dim,
+                          row_stride, true);
+}
+
+/* The prepared arrays are the caller's: outputs were given as writable
+ * pointers, kept as const void* only so one array holds them all. */
+#define OUT(type, slot) ((type*) (uintptr_t) a[slot])
+#define IN(type, slot) ((const type*) a[slot])
+
+void rmsnorm_wasm_run(const rmsnorm_wasm_call* call) {
+  const void* const* a = call->arrays;
+  switch (call->op) {
+    case OP_RMSNORM:
+      UKERNEL(rmsnorm)
+      (a[RMS_X], OUT(void, RMS_RESIDUAL), a[RMS_WEIGHT], OUT(void, RMS_Y), OUT(float, RMS_RSTD),
+       call->rows, call->dim, call->row_stride, call->eps, call->dtype, call->weight_dtype,
+       call->cast_mode, call->weight_offset);
+      break;
+    case OP_LAYERNORM:
+      UKERNEL(layernorm)
+      (IN(float, LN_X), IN(float, LN_WEIGHT), IN(float, LN_BIAS), OUT(float, LN_Y),
+       OUT(float, LN_MEAN), OUT(float, LN_RSTD), call->rows, call->dim, call->row_stride,
+       call->eps);
+      break;
+    case OP_RMSNORM_BACKWARD:
+      UKERNEL(rmsnorm_backward)
+      (IN(float, BW_DY), IN(float, BW_X), IN(float, BW_WEIGHT), IN(float, BW_RSTD),
+       OUT(float, BW_DX), OUT(float, BW_DWEIGHT), call->rows, call->dim, call->row_stride);
+      break;
+    case OP_LAYERNORM_BACKWARD:
+      UKERNEL(layernorm_backward)
+      (IN(float, BW_DY), IN(float, BW_X), IN(float, BW_WEIGHT), IN(float, BW_MEAN),
+       IN(float, BW_RSTD), OUT(float, BW_DX), OUT(float, BW_DWEIGHT), OUT(float, BW_DBIAS),
+       call->rows, call->dim, call->row_stride);
+      break;
+    default: break;
+  }
+}
+
+/* ---- one-shot calls: prepare, then run, with row_stride = dim ------------- */
+
+/* Runs a call its prepare accepted. */
+static rmsnorm_wasm_status ran(const rmsnorm_wasm_call* call, rmsnorm_wasm_status status) {
+  if (status == RMSNORM_WASM_OK) {
+    rmsnorm_wasm_run(call);
+  }
+  return status;
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const void* weight, void* y,
+                                         float* rstd, size_t rows, size_t dim, float eps,
+                                         rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
+                                         rmsnorm_wasm_cast_mode cast_mode, float weight_offset) {
+  rmsnorm_wasm_call call;
+  return ran(&call,
+             rmsnorm_wasm_prepare_rmsnorm(&call, x, residual, weight, y, rstd, rows, dim, dim, eps,
+                                          dtype, weight_dtype, cast_mode, weight_offset));
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows,
+                                     size_t dim, float eps) {
+  return rmsnorm_wasm_rmsnorm(x, NULL, weight, y, NULL, rows, dim, eps, RMSNORM_WASM_FLOAT32,
+                              RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_rstd(const void* x, float* rstd, size_t rows, size_t dim,
+                                              float eps, rmsnorm_wasm_dtype dtype) {
+  rmsnorm_wasm_call call;
+  return ran(&call, rmsnorm_wasm_prepare_rmsnorm_rstd(&call, x, rstd, rows, dim, dim, eps, dtype));
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_layernorm_f32(const float* x, const float* weight,
+                                               const float* bias, float* y, float* mean,
+                                               float* rstd, size_t rows, size_t dim, float eps) {
+  rmsnorm_wasm_call call;
+  return ran(&call, rmsnorm_wasm_prepare_layernorm_f32(&call, x, weight, bias, y, mean, rstd, rows,
+                                                       dim, dim, eps));
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_backward_f32(const float* dy, const float* x,
                                                       const float* weight, const float* rstd,
                                                       float* dx, float* dweight, size_t rows,
                                                       size_t dim) {
-  const rmsnorm_wasm_status status =
-      check_backward(dy, x, weight, NULL, rstd, dx, dweight, NULL, rows, dim, false);
-  if (status == RMSNORM_WASM_OK && rows > 0) {
-    UKERNEL(rmsnorm_backward)(dy, x, weight, rstd, dx, dweight, rows, dim, dim);
-  }
-  return status;
+  rmsnorm_wasm_call call;
+  return ran(&call, rmsnorm_wasm_prepare_rmsnorm_backward_f32(&call, dy, x, weight, rstd, dx,
+                                                              dweight, rows, dim, dim));
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const float* x,
@@ -265,13 +521,12 @@ rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const f
                                                         const float* rstd, float* dx,
                                                         float* dweight, float* dbias, size_t rows,
                                                         size_t dim) {
-  const rmsnorm_wasm_status status =
-      check_backward(dy, x, weight, mean, rstd, dx, dweight, dbias, rows, dim, true);
-  if (status == RMSNORM_WASM_OK && rows > 0) {
-    UKERNEL(layernorm_backward)(dy, x, weight, mean, rstd, dx, dweight, dbias, rows, dim, dim);
-  }
-  return status;
+  rmsnorm_wasm_call call;
+  return ran(&call, rmsnorm_wasm_prepare_layernorm_backward_f32(
+                        &call, dy, x, weight, mean, rstd, dx, dweight, dbias, rows, dim, dim));
 }
+
+/* ---- converters ---------------------------------------------------------- */
 
 /* Both converters: src holds n values of src_size bytes, dst n of
  * dst_size. */
@@ -287,8 +542,8 @@ static rmsnorm_wasm_status check_conversion(const void* src, size_t src_size, co
     return RMSNORM_WASM_ERROR_NULL;
   }
   const struct span spans[] = {
-      {src, 1, n, src_size, false, -1},
-      {dst, 1, n, dst_size, true, -1},
+      {src, 1, n, n, src_size, false, -1},
+      {dst, 1, n, n, dst_size, true, -1},
   };
   return check_spans(spans, 2);
 }

@@ -23,21 +23,43 @@
  * comment of src/kernels/f32-rmsnorm/rmsnorm_f32.h in the repository (and
  * f32-layernorm/layernorm_f32.h, f32-norm-backward/norm_backward_f32.h).
  *
+ * ROWS AND ROW STRIDE
+ * The per-row arrays (x, residual, y; dy, x, dx) hold `rows` rows of `dim`
+ * values. In the one-shot entry points they are packed (row r starts at
+ * element r * dim); the prepared calls below take a `row_stride` >= dim:
+ * row r starts at element r * row_stride, and only the dim values of each
+ * row are read or written, never the elements between rows (they may hold
+ * another tensor: the heads of a fused QKV buffer, a ggml view). Such an
+ * array spans (rows - 1) * row_stride + dim elements. The statistics (rstd,
+ * mean: one float a row) and the once-arrays (weight, bias, dweight, dbias)
+ * are always packed.
+ *
  * ARGUMENTS
  * Every entry point returning rmsnorm_wasm_status checks its arguments first
  * and, if one is wrong, returns a nonzero status without reading or writing
  * any array. The checks are the JS API's, in this order: dtype, weight_dtype
- * and cast_mode known, weight_offset finite (ERROR_OPTION); dim >= 1 and
- * rows of dim values fit in size_t bytes (ERROR_DIM); eps finite and >= 0, -0
- * counting as 0 (ERROR_EPS); with rows == 0 nothing is touched and the call
- * succeeds; every array the operation needs is non-NULL (ERROR_NULL); every
- * array's size in bytes fits in size_t (ERROR_DIM); every array lies below
- * the end of the address space, pointer + size without overflow: an array
- * may end exactly at 2^32 in wasm32 (ERROR_RANGE); the aliasing rules below
- * (ERROR_OVERLAP). What cannot be checked is the caller's promise:
- * every non-NULL pointer addresses as many elements as stated, with at
- * least the element's alignment (4 bytes for float32, 2 for 16-bit; nothing
- * more is needed).
+ * and cast_mode known, weight_offset finite (ERROR_OPTION); dim >= 1
+ * (ERROR_DIM); row_stride >= dim (ERROR_STRIDE); the rows' span,
+ * (rows - 1) * row_stride + dim values, fits in size_t bytes (ERROR_DIM); eps
+ * finite and >= 0, -0 counting as 0 (ERROR_EPS); with rows == 0 nothing is
+ * touched and the call succeeds; every array the operation needs is non-NULL
+ * (ERROR_NULL); every array's size in bytes fits in size_t (ERROR_DIM);
+ * every array lies below the end of the address space, pointer + size
+ * without overflow: an array may end exactly at 2^32 in wasm32
+ * (ERROR_RANGE); the aliasing rules below (ERROR_OVERLAP). What cannot be
+ * checked is the caller's promise: every non-NULL pointer addresses as many
+ * elements as stated, with at least the element's alignment (4 bytes for
+ * float32, 2 for 16-bit; nothing more is needed).
+ *
+ * PREPARED CALLS
+ * rmsnorm_wasm_prepare_<operation>(&call, ...) makes every check above once
+ * and fills a rmsnorm_wasm_call; rmsnorm_wasm_run(&call) then runs it, as
+ * many times as wanted, with no check at all (an engine's decode loop: the
+ * same tensors every token, their contents changing in place). The one-shot
+ * entry points are a prepare with row_stride = dim and a run. A call whose
+ * prepare failed is set to do nothing, so running it anyway touches no
+ * array. What a run cannot see is the caller's promise that the arrays are
+ * still where they were prepared, as large.
  *
  * WHAT IS WRITTEN
  * On a nonzero status, nothing: no array is read or written. With rows == 0,
@@ -55,13 +77,17 @@
  *
  * ALIASING
  * An output may be the very same array as the one input named for it (y and
- * x: in place; dx and dy); otherwise no output may overlap any other array
- * of the call, input or output, by a single byte. Inputs may overlap each
- * other. The residual of the fused add is both input and output: it may not
- * overlap anything.
+ * x: in place; dx and dy, with the same row stride); otherwise no output may
+ * share a single byte with the values of any other array of the call, input
+ * or output. The rule is on values: rows of an output may lie in the gaps
+ * between another array's rows (y's rows interleaved with x's in one
+ * buffer), and a statistic or a weight in a gap. Inputs may overlap each
+ * other. The residual of the fused add is both input and output: it may
+ * share a byte with no other array's values.
  *
  * Thread safety: the functions keep no state; calls on disjoint arrays may
- * run concurrently.
+ * run concurrently, prepared ones too (a rmsnorm_wasm_call is only read by
+ * rmsnorm_wasm_run).
  */
 #ifndef RMSNORM_WASM_H
 #define RMSNORM_WASM_H
@@ -97,6 +123,7 @@ typedef enum rmsnorm_wasm_status {
   RMSNORM_WASM_ERROR_OPTION = 4,  /* unknown dtype or cast mode; weight_offset not finite */
   RMSNORM_WASM_ERROR_OVERLAP = 5, /* arrays overlap against the aliasing rules */
   RMSNORM_WASM_ERROR_RANGE = 6,   /* an array's pointer + size runs past the address space */
+  RMSNORM_WASM_ERROR_STRIDE = 7,  /* row_stride below dim */
 } rmsnorm_wasm_status;
 
 /* A short English description of a status ("ok", "dim must be >= 1 ...");
@@ -174,6 +201,54 @@ rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const f
                                                         const float* rstd, float* dx,
                                                         float* dweight, float* dbias, size_t rows,
                                                         size_t dim);
+
+/*
+ * Prepared calls (PREPARED CALLS above): one prepare per operation, each with
+ * the one-shot function's parameters plus row_stride after dim, and one run.
+ * The struct is the caller's memory (on the stack, in a layer's state);
+ * its fields are the library's: fill it with a prepare, read it with run.
+ */
+typedef struct rmsnorm_wasm_call {
+  int op;
+  const void* arrays[8];
+  size_t rows, dim, row_stride;
+  float eps, weight_offset;
+  int dtype, weight_dtype, cast_mode;
+} rmsnorm_wasm_call;
+
+/* Runs a prepared call: the kernel of its operation on its arrays, no
+ * check. */
+void rmsnorm_wasm_run(const rmsnorm_wasm_call* call);
+
+/* rmsnorm_wasm_rmsnorm's call with rows row_stride apart (x, residual and y
+ * share it; y == x in place is the same array with the same stride). A
+ * residual (fused add) is updated in place when the call runs, each run. */
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm(
+    rmsnorm_wasm_call* call, const void* x, void* residual, const void* weight, void* y,
+    float* rstd, size_t rows, size_t dim, size_t row_stride, float eps, rmsnorm_wasm_dtype dtype,
+    rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode, float weight_offset);
+
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_rstd(rmsnorm_wasm_call* call, const void* x,
+                                                      float* rstd, size_t rows, size_t dim,
+                                                      size_t row_stride, float eps,
+                                                      rmsnorm_wasm_dtype dtype);
+
+rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_f32(rmsnorm_wasm_call* call, const float* x,
+                                                       const float* weight, const float* bias,
+                                                       float* y, float* mean, float* rstd,
+                                                       size_t rows, size_t dim, size_t row_stride,
+                                                       float eps);
+
+/* dy, x and dx share the row stride. dweight and dbias accumulate on every
+ * run. */
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_backward_f32(
+    rmsnorm_wasm_call* call, const float* dy, const float* x, const float* weight,
+    const float* rstd, float* dx, float* dweight, size_t rows, size_t dim, size_t row_stride);
+
+rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_backward_f32(
+    rmsnorm_wasm_call* call, const float* dy, const float* x, const float* weight,
+    const float* mean, const float* rstd, float* dx, float* dweight, float* dbias, size_t rows,
+    size_t dim, size_t row_stride);
 
 /*
  * The contract's 16-bit conversions over whole arrays (weights stored as

@@ -318,6 +318,10 @@ static void error_cases(void) {
   float x[64] = {1, 2, 3, 4, 5, 6, 7, 8};
   float y[8] = {0};
   float rstd[2];
+  /* rows of 4 values 8 apart in `rows8`: room for other arrays in the gaps */
+  float rows8[32] = {1, 2, 3, 4, 0, 0, 0, 0, 5, 6, 7, 8};
+  float* gap = rows8 + 4; /* the first gap; the next row starts at rows8 + 8 */
+  rmsnorm_wasm_call c;
   /* rows whose 16-bit x fits size_t but whose rstd (4 bytes a row) does not */
   const size_t rows_rstd_too_big = SIZE_MAX / 4 + 1;
   const float sentinel = 42.0f;
@@ -403,6 +407,74 @@ static void error_cases(void) {
        rmsnorm_wasm_to_f32((const uint16_t*) (y + 1), y, 4, RMSNORM_WASM_BFLOAT16)},
       {"from_f32 dst overlaps src",
        rmsnorm_wasm_from_f32(y, (uint16_t*) (y + 3), 4, RMSNORM_WASM_FLOAT16)},
+      {"row_stride below dim", rmsnorm_wasm_prepare_rmsnorm(
+                                   &c, x, NULL, NULL, y, NULL, 2, 4, 3, 1e-6f, RMSNORM_WASM_FLOAT32,
+                                   RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"row_stride below dim, rows 0",
+       rmsnorm_wasm_prepare_layernorm_f32(&c, NULL, NULL, NULL, NULL, NULL, NULL, 0, 4, 0, 1e-5f)},
+      {"backward row_stride below dim",
+       rmsnorm_wasm_prepare_rmsnorm_backward_f32(&c, x, x, NULL, rstd, y, NULL, 2, 4, 2)},
+      {"rows row_stride apart overflow size_t",
+       rmsnorm_wasm_prepare_rmsnorm(&c, x, NULL, NULL, y, NULL, 3, 4, SIZE_MAX / 8, 1e-6f,
+                                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                    RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"16-bit rows row_stride apart overflow size_t",
+       rmsnorm_wasm_prepare_rmsnorm_rstd(&c, x, rstd, 2, 1, SIZE_MAX / 2, 1e-6f,
+                                         RMSNORM_WASM_BFLOAT16)},
+      {"strided rows run past the top",
+       rmsnorm_wasm_prepare_rmsnorm(&c, x, NULL, NULL, near_top(100), NULL, 2, 4, 24, 1e-6f,
+                                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                    RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"y in the gaps of x is fine",
+       rmsnorm_wasm_prepare_rmsnorm(&c, rows8, NULL, NULL, gap, NULL, 2, 4, 8, 1e-6f,
+                                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                    RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"y on x exactly, strided, is fine",
+       rmsnorm_wasm_prepare_rmsnorm(&c, rows8, NULL, NULL, rows8, NULL, 2, 4, 8, 1e-6f,
+                                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                    RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"y half a row into x",
+       rmsnorm_wasm_prepare_rmsnorm(&c, rows8, NULL, NULL, rows8 + 2, NULL, 2, 4, 8, 1e-6f,
+                                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                    RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"y's first row on x's second through the stride",
+       rmsnorm_wasm_prepare_rmsnorm(&c, rows8, NULL, NULL, rows8 + 6, NULL, 2, 4, 8, 1e-6f,
+                                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                    RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"residual in the gaps of x, y after both, is fine",
+       rmsnorm_wasm_prepare_rmsnorm(&c, rows8, gap, NULL, rows8 + 16, NULL, 2, 4, 8, 1e-6f,
+                                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                    RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"residual on x through the stride",
+       rmsnorm_wasm_prepare_rmsnorm(&c, rows8, rows8 + 7, NULL, y, NULL, 2, 4, 8, 1e-6f,
+                                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                    RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"rstd in a gap of y is fine",
+       rmsnorm_wasm_prepare_rmsnorm(&c, x, NULL, NULL, rows8, gap, 2, 4, 8, 1e-6f,
+                                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                    RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"rstd across a gap onto y's second row",
+       rmsnorm_wasm_prepare_rmsnorm(&c, x, NULL, NULL, rows8, rows8 + 7, 2, 4, 8, 1e-6f,
+                                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                    RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"weight in a gap of y is fine",
+       rmsnorm_wasm_prepare_rmsnorm(&c, x, NULL, gap, rows8, NULL, 2, 4, 8, 1e-6f,
+                                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                    RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"weight across a gap onto y's second row",
+       rmsnorm_wasm_prepare_rmsnorm(&c, x, NULL, rows8 + 5, rows8, NULL, 2, 4, 8, 1e-6f,
+                                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                    RMSNORM_WASM_CAST_LLAMA, 0.0f)},
+      {"layerNorm mean in a gap of y is fine",
+       rmsnorm_wasm_prepare_layernorm_f32(&c, x, NULL, NULL, rows8, gap, NULL, 2, 4, 8, 1e-5f)},
+      {"backward dx in the gaps of dy and x is fine",
+       rmsnorm_wasm_prepare_rmsnorm_backward_f32(&c, rows8, rows8 + 16, NULL, rstd, gap, NULL, 2, 4,
+                                                 8)},
+      {"backward dx on x through the stride",
+       rmsnorm_wasm_prepare_rmsnorm_backward_f32(&c, rows8, rows8 + 12, NULL, rstd, gap, NULL, 2, 4,
+                                                 8)},
+      {"backward dweight in a gap of dx is fine",
+       rmsnorm_wasm_prepare_rmsnorm_backward_f32(&c, x, x + 16, x + 32, rstd, rows8, gap, 2, 4, 8)},
   };
   /* Every call above was rejected: none wrote y. */
   int kept = 1;
@@ -484,6 +556,443 @@ static void top_of_memory_cases(void) {
   end_case(RMSNORM_WASM_OK);
 }
 
+/* ---- row strides and prepared calls -------------------------------------- */
+
+#define GAP_BYTE 0xA5
+
+/* A buffer holding the per-row arrays of a call: `count` arrays' rows
+ * `stride` elements apart, array j's row r at element r * stride + j *
+ * offset, every other byte GAP_BYTE. */
+struct rows_buffer {
+  unsigned char* bytes;
+  size_t total, rows, dim, stride, offset, size, count;
+};
+
+static struct rows_buffer rows_buffer(size_t count, size_t rows, size_t dim, size_t stride,
+                                      size_t offset, size_t size) {
+  struct rows_buffer b = {NULL, 0, rows, dim, stride, offset, size, count};
+  b.total = ((rows - 1) * stride + (count - 1) * offset + dim) * size;
+  b.bytes = malloc(b.total + 1);
+  memset(b.bytes, GAP_BYTE, b.total);
+  return b;
+}
+
+static void* array_in(const struct rows_buffer* b, size_t j) {
+  return b->bytes + j * b->offset * b->size;
+}
+
+/* Packed rows into array j, or array j's rows packed. */
+static void scatter(const struct rows_buffer* b, size_t j, const void* packed) {
+  for (size_t r = 0; r < b->rows; r++) {
+    memcpy((unsigned char*) array_in(b, j) + r * b->stride * b->size,
+           (const unsigned char*) packed + r * b->dim * b->size, b->dim * b->size);
+  }
+}
+
+static void* gather(const struct rows_buffer* b, size_t j) {
+  unsigned char* packed = malloc(b->rows * b->dim * b->size + 1);
+  for (size_t r = 0; r < b->rows; r++) {
+    memcpy(packed + r * b->dim * b->size,
+           (const unsigned char*) array_in(b, j) + r * b->stride * b->size, b->dim * b->size);
+  }
+  return packed;
+}
+
+/* Whether every byte that is no array's value still holds GAP_BYTE. */
+static int gaps_untouched(const struct rows_buffer* b) {
+  for (size_t at = 0; at < b->total; at++) {
+    const size_t element = at / b->size;
+    int value = 0;
+    for (size_t j = 0; j < b->count && !value; j++) {
+      const size_t from = j * b->offset;
+      if (element < from) continue;
+      const size_t r = (element - from) / b->stride, col = (element - from) % b->stride;
+      value = r < b->rows && col < b->dim;
+    }
+    if (!value && b->bytes[at] != GAP_BYTE) return 0;
+  }
+  return 1;
+}
+
+/* RMSNorm (or the fused add) with rows row_stride apart, prepared and run:
+ * x, the residual and y each in a buffer of their own, y == x (in place),
+ * or all in one buffer, the rows of each in the gaps of the others'
+ * (`interleaved`). Printed packed, so that the JS API replays it as any
+ * rmsNorm call; the gaps must be untouched. */
+enum { SEPARATE, IN_PLACE, INTERLEAVED };
+static void strided_rmsnorm_case(size_t rows, size_t dim, size_t row_stride, float eps,
+                                 rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
+                                 rmsnorm_wasm_cast_mode cast_mode, float weight_offset, int add,
+                                 int layout) {
+  const size_t n = rows * dim, size = size_of(dtype);
+  void* x_in = random_array(n, dtype);
+  void* residual_in = add ? random_array(n, dtype) : NULL;
+  void* w = random_array(dim, weight_dtype);
+  const size_t count = layout == INTERLEAVED ? 2 + (size_t) add : 1;
+  struct rows_buffer one = rows_buffer(count, rows, dim, row_stride, dim, size);
+  struct rows_buffer ys = one, residuals = one;
+  int gaps = 1;
+  if (layout == SEPARATE) ys = rows_buffer(1, rows, dim, row_stride, 0, size);
+  if (add && layout != INTERLEAVED) residuals = rows_buffer(1, rows, dim, row_stride, 0, size);
+  const size_t y_slot = layout == INTERLEAVED ? 1 : 0,
+               residual_slot = layout == INTERLEAVED ? 2 : 0;
+  scatter(&one, 0, x_in);
+  if (add) scatter(&residuals, residual_slot, residual_in);
+  void* y = array_in(&ys, y_slot);
+  void* residual = add ? array_in(&residuals, residual_slot) : NULL;
+  float* rstd = output_array(rows * sizeof(float));
+  rmsnorm_wasm_call call;
+  const rmsnorm_wasm_status status =
+      rmsnorm_wasm_prepare_rmsnorm(&call, array_in(&one, 0), residual, w, y, rstd, rows, dim,
+                                   row_stride, eps, dtype, weight_dtype, cast_mode, weight_offset);
+  rmsnorm_wasm_run(&call);
+  void* y_out = gather(&ys, y_slot);
+  void* residual_out = add ? gather(&residuals, residual_slot) : NULL;
+  void* x_out = gather(&one, 0);
+  const int x_kept = layout == IN_PLACE || memcmp(x_out, x_in, n * size) == 0;
+  free(x_out);
+  gaps &= gaps_untouched(&one);
+  if (layout == SEPARATE) gaps &= gaps_untouched(&ys);
+  if (add && layout != INTERLEAVED) gaps &= gaps_untouched(&residuals);
+  begin_case(add ? "addRmsNorm" : "rmsNorm");
+  print_number("dim", (double) dim);
+  print_number("rowStride", (double) row_stride);
+  print_number("layout", layout);
+  print_number("eps", eps);
+  print_number("dtype", dtype);
+  print_number("weightDtype", weight_dtype);
+  print_number("castMode", cast_mode);
+  print_number("weightOffset", weight_offset);
+  print_array("x", x_in, n, dtype);
+  print_array("weight", w, dim, weight_dtype);
+  if (add) {
+    print_array("residual", residual_in, n, dtype);
+    print_array("residualOut", residual_out, n, dtype);
+  }
+  print_array("y", y_out, n, dtype);
+  print_array("rstd", rstd, rows, RMSNORM_WASM_FLOAT32);
+  print_number("gapsUntouched", gaps);
+  print_number("xKept", x_kept);
+  end_case(status);
+  if (layout == SEPARATE) free(ys.bytes);
+  if (add && layout != INTERLEAVED) free(residuals.bytes);
+  free(one.bytes);
+  free(x_in);
+  free(residual_in);
+  free(w);
+  free(rstd);
+  free(y_out);
+  free(residual_out);
+}
+
+/* LayerNorm with y's rows in the gaps of x's, then both backward passes with
+ * dx == dy in place, all rows row_stride apart. */
+static void strided_layernorm_case(size_t rows, size_t dim, size_t row_stride, float eps) {
+  const size_t n = rows * dim;
+  float* x_in = random_array(n, RMSNORM_WASM_FLOAT32);
+  float* w = random_array(dim, RMSNORM_WASM_FLOAT32);
+  float* b = random_array(dim, RMSNORM_WASM_FLOAT32);
+  struct rows_buffer xy = rows_buffer(2, rows, dim, row_stride, dim, sizeof(float));
+  scatter(&xy, 0, x_in);
+  float* mean = output_array(rows * sizeof(float));
+  float* rstd = output_array(rows * sizeof(float));
+  rmsnorm_wasm_call call;
+  const rmsnorm_wasm_status status = rmsnorm_wasm_prepare_layernorm_f32(
+      &call, array_in(&xy, 0), w, b, array_in(&xy, 1), mean, rstd, rows, dim, row_stride, eps);
+  rmsnorm_wasm_run(&call);
+  float* y = gather(&xy, 1);
+  begin_case("layerNorm");
+  print_number("dim", (double) dim);
+  print_number("rowStride", (double) row_stride);
+  print_number("eps", eps);
+  print_array("x", x_in, n, RMSNORM_WASM_FLOAT32);
+  print_array("weight", w, dim, RMSNORM_WASM_FLOAT32);
+  print_array("bias", b, dim, RMSNORM_WASM_FLOAT32);
+  print_array("y", y, n, RMSNORM_WASM_FLOAT32);
+  print_array("mean", mean, rows, RMSNORM_WASM_FLOAT32);
+  print_array("rstd", rstd, rows, RMSNORM_WASM_FLOAT32);
+  print_number("gapsUntouched", gaps_untouched(&xy));
+  end_case(status);
+  free(xy.bytes);
+  free(x_in);
+  free(w);
+  free(b);
+  free(mean);
+  free(rstd);
+  free(y);
+}
+
+static void strided_backward_case(int layernorm, size_t rows, size_t dim, size_t row_stride,
+                                  float eps) {
+  const size_t n = rows * dim;
+  float* dy_in = random_array(n, RMSNORM_WASM_FLOAT32);
+  float* x_in = random_array(n, RMSNORM_WASM_FLOAT32);
+  float* w = random_array(dim, RMSNORM_WASM_FLOAT32);
+  /* dy (then dx, in place) and x interleaved in one buffer */
+  struct rows_buffer both = rows_buffer(2, rows, dim, row_stride, dim, sizeof(float));
+  scatter(&both, 0, dy_in);
+  scatter(&both, 1, x_in);
+  float* dy = array_in(&both, 0);
+  const float* x = array_in(&both, 1);
+  float* mean = output_array(rows * sizeof(float));
+  float* rstd = output_array(rows * sizeof(float));
+  float* dw = calloc(dim, sizeof(float));
+  float* db = calloc(dim, sizeof(float));
+  rmsnorm_wasm_call forward, backward;
+  rmsnorm_wasm_status status =
+      layernorm ? rmsnorm_wasm_prepare_layernorm_f32(&forward, x, NULL, NULL, NULL, mean, rstd,
+                                                     rows, dim, row_stride, eps)
+                : rmsnorm_wasm_prepare_rmsnorm_rstd(&forward, x, rstd, rows, dim, row_stride, eps,
+                                                    RMSNORM_WASM_FLOAT32);
+  rmsnorm_wasm_run(&forward);
+  if (status == RMSNORM_WASM_OK) {
+    status = layernorm ? rmsnorm_wasm_prepare_layernorm_backward_f32(
+                             &backward, dy, x, w, mean, rstd, dy, dw, db, rows, dim, row_stride)
+                       : rmsnorm_wasm_prepare_rmsnorm_backward_f32(&backward, dy, x, w, rstd, dy,
+                                                                   dw, rows, dim, row_stride);
+    rmsnorm_wasm_run(&backward);
+  }
+  float* dx = gather(&both, 0);
+  begin_case(layernorm ? "layerNormBackward" : "rmsNormBackward");
+  print_number("dim", (double) dim);
+  print_number("rowStride", (double) row_stride);
+  print_number("eps", eps);
+  print_array("dy", dy_in, n, RMSNORM_WASM_FLOAT32);
+  print_array("x", x_in, n, RMSNORM_WASM_FLOAT32);
+  print_array("weight", w, dim, RMSNORM_WASM_FLOAT32);
+  print_array("dx", dx, n, RMSNORM_WASM_FLOAT32);
+  print_array("dweight", dw, dim, RMSNORM_WASM_FLOAT32);
+  if (layernorm) print_array("dbias", db, dim, RMSNORM_WASM_FLOAT32);
+  print_number("rowByRowSame", 1);
+  print_number("gapsUntouched", gaps_untouched(&both));
+  end_case(status);
+  free(both.bytes);
+  free(dy_in);
+  free(x_in);
+  free(w);
+  free(mean);
+  free(rstd);
+  free(dw);
+  free(db);
+  free(dx);
+}
+
+/* QK-norm (Qwen3, Gemma 3): RMSNorm over each attention head of q and of k,
+ * in place, inside one fused QKV buffer of `tokens` rows of (q_heads +
+ * 2 * kv_heads) * head_dim values, with a weight of head_dim values for q
+ * and another for k. One prepared call per head: rows = tokens, the QKV
+ * row's length as the row stride. The same heads normalized a token at a
+ * time (packed rows of head_dim) must give the same bytes, and v must keep
+ * every byte. Printed: q and k packed (head after head within a token, token
+ * after token), before and after. */
+static void qk_norm_case(size_t tokens, size_t q_heads, size_t kv_heads, size_t head_dim, float eps,
+                         rmsnorm_wasm_dtype dtype) {
+  const size_t size = size_of(dtype), width = (q_heads + 2 * kv_heads) * head_dim;
+  const size_t values = tokens * width;
+  unsigned char* qkv = random_array(values, dtype);
+  unsigned char* before = copy_of(qkv, values * size);
+  unsigned char* per_token = copy_of(qkv, values * size);
+  void* q_weight = random_array(head_dim, RMSNORM_WASM_FLOAT32);
+  void* k_weight = random_array(head_dim, RMSNORM_WASM_FLOAT32);
+  rmsnorm_wasm_status status = RMSNORM_WASM_OK;
+  for (size_t h = 0; h < q_heads + kv_heads; h++) {
+    void* head = qkv + h * head_dim * size;
+    rmsnorm_wasm_call call;
+    status |= rmsnorm_wasm_prepare_rmsnorm(&call, head, NULL, h < q_heads ? q_weight : k_weight,
+                                           head, NULL, tokens, head_dim, width, eps, dtype,
+                                           RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f);
+    rmsnorm_wasm_run(&call);
+  }
+  for (size_t t = 0; t < tokens; t++) {
+    unsigned char* q = per_token + t * width * size;
+    status |= rmsnorm_wasm_rmsnorm(q, NULL, q_weight, q, NULL, q_heads, head_dim, eps, dtype,
+                                   RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f);
+    unsigned char* k = q + q_heads * head_dim * size;
+    status |= rmsnorm_wasm_rmsnorm(k, NULL, k_weight, k, NULL, kv_heads, head_dim, eps, dtype,
+                                   RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f);
+  }
+  const size_t v_at = (q_heads + kv_heads) * head_dim * size, v_bytes = kv_heads * head_dim * size;
+  int v_untouched = 1;
+  for (size_t t = 0; t < tokens; t++) {
+    v_untouched &=
+        memcmp(qkv + t * width * size + v_at, before + t * width * size + v_at, v_bytes) == 0;
+  }
+  /* q and k of every token, packed: the rows the JS API normalizes */
+  unsigned char* q_in = malloc(tokens * q_heads * head_dim * size + 1);
+  unsigned char* q_out = malloc(tokens * q_heads * head_dim * size + 1);
+  unsigned char* k_in = malloc(tokens * kv_heads * head_dim * size + 1);
+  unsigned char* k_out = malloc(tokens * kv_heads * head_dim * size + 1);
+  const size_t q_bytes = q_heads * head_dim * size, k_bytes = kv_heads * head_dim * size;
+  for (size_t t = 0; t < tokens; t++) {
+    memcpy(q_in + t * q_bytes, before + t * width * size, q_bytes);
+    memcpy(q_out + t * q_bytes, qkv + t * width * size, q_bytes);
+    memcpy(k_in + t * k_bytes, before + t * width * size + q_bytes, k_bytes);
+    memcpy(k_out + t * k_bytes, qkv + t * width * size + q_bytes, k_bytes);
+  }
+  begin_case("qkNorm");
+  print_number("dim", (double) head_dim);
+  print_number("eps", eps);
+  print_number("dtype", dtype);
+  print_array("q", q_in, tokens * q_heads * head_dim, dtype);
+  print_array("qWeight", q_weight, head_dim, RMSNORM_WASM_FLOAT32);
+  print_array("qOut", q_out, tokens * q_heads * head_dim, dtype);
+  print_array("k", k_in, tokens * kv_heads * head_dim, dtype);
+  print_array("kWeight", k_weight, head_dim, RMSNORM_WASM_FLOAT32);
+  print_array("kOut", k_out, tokens * kv_heads * head_dim, dtype);
+  print_number("vUntouched", v_untouched);
+  print_number("perTokenSame", memcmp(qkv, per_token, values * size) == 0);
+  end_case(status);
+  free(qkv);
+  free(before);
+  free(per_token);
+  free(q_weight);
+  free(k_weight);
+  free(q_in);
+  free(q_out);
+  free(k_in);
+  free(k_out);
+}
+
+/* A decode loop: each operation prepared once, then run token after token
+ * on new contents of the same arrays, must give the one-shot call's bits
+ * every time (dweight accumulating across runs as across calls); a failed
+ * prepare runs as nothing. */
+static void prepared_loop_case(void) {
+  const size_t rows = 3, dim = 77;
+  const size_t n = rows * dim;
+  uint16_t* x = random_array(n, RMSNORM_WASM_BFLOAT16);
+  uint16_t* w = random_array(dim, RMSNORM_WASM_BFLOAT16);
+  uint16_t* y = output_array(n * 2);
+  uint16_t* y_once = output_array(n * 2);
+  float* xf = random_array(n, RMSNORM_WASM_FLOAT32);
+  float* dy = random_array(n, RMSNORM_WASM_FLOAT32);
+  float* wf = random_array(dim, RMSNORM_WASM_FLOAT32);
+  float* yf = output_array(n * sizeof(float));
+  float* yf_once = output_array(n * sizeof(float));
+  float rstd[3], rstd_once[3], mean[3], mean_once[3];
+  float* dx = output_array(n * sizeof(float));
+  float* dx_once = output_array(n * sizeof(float));
+  float* dw = calloc(dim, sizeof(float));
+  float* dw_once = calloc(dim, sizeof(float));
+  rmsnorm_wasm_call norm, layer, backward;
+  rmsnorm_wasm_status status = rmsnorm_wasm_prepare_rmsnorm(
+      &norm, x, NULL, w, y, rstd, rows, dim, dim, 1e-6f, RMSNORM_WASM_BFLOAT16,
+      RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_CAST_GEMMA, 1.0f);
+  status |= rmsnorm_wasm_prepare_layernorm_f32(&layer, xf, wf, NULL, yf, mean, rstd, rows, dim, dim,
+                                               1e-5f);
+  status |= rmsnorm_wasm_prepare_rmsnorm_backward_f32(&backward, dy, xf, wf, rstd, dx, dw, rows,
+                                                      dim, dim);
+  int same = 1;
+  for (int token = 0; token < 4; token++) {
+    void* fresh = random_array(n, RMSNORM_WASM_BFLOAT16);
+    memcpy(x, fresh, n * 2);
+    free(fresh);
+    rmsnorm_wasm_run(&norm);
+    status |=
+        rmsnorm_wasm_rmsnorm(x, NULL, w, y_once, rstd_once, rows, dim, 1e-6f, RMSNORM_WASM_BFLOAT16,
+                             RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_CAST_GEMMA, 1.0f);
+    same &= memcmp(y, y_once, n * 2) == 0 && memcmp(rstd, rstd_once, sizeof rstd) == 0;
+    float* fresh_f = random_array(n, RMSNORM_WASM_FLOAT32);
+    memcpy(xf, fresh_f, n * sizeof(float));
+    free(fresh_f);
+    rmsnorm_wasm_run(&layer);
+    status |=
+        rmsnorm_wasm_layernorm_f32(xf, wf, NULL, yf_once, mean_once, rstd_once, rows, dim, 1e-5f);
+    same &= memcmp(yf, yf_once, n * sizeof(float)) == 0 &&
+            memcmp(mean, mean_once, sizeof mean) == 0 && memcmp(rstd, rstd_once, sizeof rstd) == 0;
+    rmsnorm_wasm_run(&backward);
+    status |= rmsnorm_wasm_rmsnorm_backward_f32(dy, xf, wf, rstd, dx_once, dw_once, rows, dim);
+    same &= memcmp(dx, dx_once, n * sizeof(float)) == 0 &&
+            memcmp(dw, dw_once, dim * sizeof(float)) == 0;
+  }
+  /* A prepare refused (eps -1) leaves a call that runs as nothing. */
+  memcpy(y_once, y, n * 2);
+  rmsnorm_wasm_call refused;
+  const rmsnorm_wasm_status refused_status = rmsnorm_wasm_prepare_rmsnorm(
+      &refused, x, NULL, w, y, rstd, rows, dim, dim, -1.0f, RMSNORM_WASM_BFLOAT16,
+      RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_CAST_GEMMA, 1.0f);
+  memset(x, 0, n * 2);
+  rmsnorm_wasm_run(&refused);
+  begin_case("prepared");
+  print_number("same", same);
+  print_number("refusedStatus", refused_status);
+  print_number("refusedRunUntouched", memcmp(y, y_once, n * 2) == 0);
+  print_number("nullCall", rmsnorm_wasm_prepare_rmsnorm_rstd(NULL, x, rstd, rows, dim, dim, 1e-6f,
+                                                             RMSNORM_WASM_FLOAT32));
+  end_case(status);
+  free(x);
+  free(w);
+  free(y);
+  free(y_once);
+  free(xf);
+  free(dy);
+  free(wf);
+  free(yf);
+  free(yf_once);
+  free(dx);
+  free(dx_once);
+  free(dw);
+  free(dw_once);
+}
+
+/* The overlap rule on strided spans, against a model that looks at every
+ * byte: y's rows placed at every offset from x's (from -3 rows to +3
+ * rows, element by element) and rstd at every offset, for strides from dim
+ * to 3 dim and 1 to 3 rows; prepare must refuse exactly the placements
+ * where an output shares a byte with another array's values (and accept y
+ * == x). Prepare only: nothing runs, so the pointers need no values. */
+static unsigned char overlap_arena[4096];
+
+static int shares_a_value(size_t a, size_t a_rows, size_t b, size_t b_rows, size_t dim,
+                          size_t stride, size_t b_per_row) {
+  for (size_t r = 0; r < a_rows; r++) {
+    for (size_t i = 0; i < dim; i++) {
+      const size_t ea = a + r * stride + i;
+      for (size_t q = 0; q < b_rows; q++) {
+        const size_t eb = b + q * (b_per_row == dim ? stride : b_per_row);
+        if (ea >= eb && ea < eb + b_per_row) return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+static void strided_overlap_cases(void) {
+  unsigned placements = 0, refused = 0, wrong = 0;
+  const size_t dim = 5, at = 400; /* x's (or y's) first value, in floats from the arena's start */
+  float* arena = (float*) overlap_arena;
+  for (size_t rows = 1; rows <= 3; rows++) {
+    for (size_t stride = dim; stride <= 3 * dim; stride++) {
+      for (size_t y_at = at - 3 * stride; y_at <= at + 3 * stride; y_at++) {
+        const int overlap = y_at != at && shares_a_value(at, rows, y_at, rows, dim, stride, dim);
+        rmsnorm_wasm_call call;
+        const rmsnorm_wasm_status status = rmsnorm_wasm_prepare_rmsnorm(
+            &call, arena + at, NULL, NULL, arena + y_at, NULL, rows, dim, stride, 1e-6f,
+            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f);
+        placements++;
+        refused += status != RMSNORM_WASM_OK;
+        wrong += status != (overlap ? RMSNORM_WASM_ERROR_OVERLAP : RMSNORM_WASM_OK);
+      }
+      /* rstd (rows floats, packed) against y's strided rows, x far away */
+      for (size_t r_at = at - 3 * stride; r_at <= at + 3 * stride; r_at++) {
+        const int overlap = shares_a_value(at, rows, r_at, 1, dim, stride, rows);
+        rmsnorm_wasm_call call;
+        const rmsnorm_wasm_status status = rmsnorm_wasm_prepare_rmsnorm(
+            &call, arena, NULL, NULL, arena + at, arena + r_at, rows, dim, stride, 1e-6f,
+            RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f);
+        placements++;
+        refused += status != RMSNORM_WASM_OK;
+        wrong += status != (overlap ? RMSNORM_WASM_ERROR_OVERLAP : RMSNORM_WASM_OK);
+      }
+    }
+  }
+  begin_case("stridedOverlap");
+  print_number("placements", placements);
+  print_number("refused", refused);
+  print_number("wrong", wrong);
+  end_case(RMSNORM_WASM_OK);
+}
+
 int main(void) {
   printf("[");
   f32_case(3, 37, 1e-6f, 1);
@@ -506,6 +1015,25 @@ int main(void) {
   backward_case(0, 3, 45, 1e-6f);
   backward_case(1, 2, 260, 1e-5f);
   conversion_case();
+  strided_rmsnorm_case(3, 40, 45, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                       RMSNORM_WASM_CAST_LLAMA, 0.0f, 0, SEPARATE);
+  strided_rmsnorm_case(4, 33, 99, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_BFLOAT16,
+                       RMSNORM_WASM_CAST_LLAMA, 0.0f, 0, INTERLEAVED);
+  strided_rmsnorm_case(3, 300, 301, 1e-6f, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_BFLOAT16,
+                       RMSNORM_WASM_CAST_GEMMA, 1.0f, 0, IN_PLACE);
+  strided_rmsnorm_case(2, 64, 200, 1e-6f, RMSNORM_WASM_FLOAT16, RMSNORM_WASM_FLOAT32,
+                       RMSNORM_WASM_CAST_GEMMA, 0.0f, 1, INTERLEAVED);
+  strided_rmsnorm_case(3, 19, 23, 1e-5f, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_FLOAT16,
+                       RMSNORM_WASM_CAST_LLAMA, 1.0f, 1, SEPARATE);
+  strided_rmsnorm_case(2, 257, 600, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                       RMSNORM_WASM_CAST_LLAMA, 0.0f, 1, IN_PLACE);
+  strided_layernorm_case(3, 50, 117, 1e-5f);
+  strided_backward_case(0, 3, 45, 100, 1e-6f);
+  strided_backward_case(1, 2, 260, 523, 1e-5f);
+  qk_norm_case(5, 4, 2, 32, 1e-6f, RMSNORM_WASM_FLOAT32);
+  qk_norm_case(3, 8, 2, 64, 1e-6f, RMSNORM_WASM_BFLOAT16);
+  prepared_loop_case();
+  strided_overlap_cases();
   error_cases();
   top_of_memory_cases();
   printf("]\n");
