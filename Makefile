@@ -49,9 +49,13 @@ IMPORTED_LDFLAGS := --no-entry -sSTANDALONE_WASM -sIMPORTED_MEMORY -sEXPORTED_FU
 
 MODULES := build/rmsnorm-simd.wasm build/rmsnorm-scalar.wasm
 IMPORTED_MODULES := build/rmsnorm-simd-imported.wasm build/rmsnorm-scalar-imported.wasm
-# The C library for C engines (see below).
-C_LIBRARY := c/rmsnorm_wasm.h c/librmsnorm_wasm_simd.a c/librmsnorm_wasm_scalar.a
-EMBEDDED := src/loader/modules.generated.js src/loader/modules-imported.generated.js
+# bindMemory's kernels for memory64 memories (see below).
+MEMORY64_MODULES := build/rmsnorm-simd-memory64.wasm build/rmsnorm-scalar-memory64.wasm
+# The C library for C engines (see below), and its wasm64 build.
+C_LIBRARY := c/rmsnorm_wasm.h c/librmsnorm_wasm_simd.a c/librmsnorm_wasm_scalar.a \
+  c/librmsnorm_wasm_simd64.a c/librmsnorm_wasm_scalar64.a
+EMBEDDED := src/loader/modules.generated.js src/loader/modules-imported.generated.js \
+  src/loader/modules-memory64.generated.js
 
 # Both modules export the same functions, so each names its backend in a
 # custom section appended to it: init({ module }) reads it back
@@ -68,7 +72,8 @@ all: build
 build: $(EMBEDDED) $(C_LIBRARY)
 
 # Debian packages, in two sets. What the demo needs (make demo-deps):
-# Emscripten builds the modules, npm the page's packages (KaTeX). What the
+# Emscripten builds the modules, clang-19 and lld-19 (with llvm-19's tools)
+# the memory64 ones, npm the page's packages (KaTeX). What the
 # tests need besides (make deps): Chromium, Firefox ESR and WebKitGTK (its
 # WebDriver and MiniBrowser, on an Xvfb display) run the browser tests
 # (tests/helpers/engines.js); Mesa's Vulkan drivers give the browsers a
@@ -83,6 +88,9 @@ install_missing = if [ -n "$$missing" ]; then \
 demo-deps: node_modules/.package-lock.json
 	@missing=""; \
 	command -v $(EMCC) >/dev/null || missing="$$missing emscripten"; \
+	command -v $(WASM64_CC) >/dev/null || missing="$$missing clang-19"; \
+	command -v $(WASM64_LD) >/dev/null || missing="$$missing lld-19"; \
+	command -v $(WASM64_AR) >/dev/null || missing="$$missing llvm-19"; \
 	$(install_missing)
 
 deps: demo-deps
@@ -111,6 +119,8 @@ build/rmsnorm-%.wasm: src/abi/exports.c $(KERNEL_SOURCES) $(KERNEL_HEADERS) Make
 
 build/rmsnorm-simd.wasm build/rmsnorm-simd-imported.wasm c/librmsnorm_wasm_simd.a: ISA := wasmsimd
 build/rmsnorm-scalar.wasm build/rmsnorm-scalar-imported.wasm c/librmsnorm_wasm_scalar.a: ISA := scalar
+build/rmsnorm-simd-memory64.wasm c/librmsnorm_wasm_simd64.a: ISA := wasmsimd
+build/rmsnorm-scalar-memory64.wasm c/librmsnorm_wasm_scalar64.a: ISA := scalar
 build/rmsnorm-simd.wasm build/rmsnorm-scalar.wasm: MODULE_LDFLAGS := $(LDFLAGS)
 build/rmsnorm-simd-imported.wasm build/rmsnorm-scalar-imported.wasm: MODULE_LDFLAGS := $(IMPORTED_LDFLAGS)
 build/rmsnorm-simd.wasm: MODULE_FINISH = $(call name_backend,simd)
@@ -151,6 +161,58 @@ c/librmsnorm_wasm_%.a: src/abi/rmsnorm_wasm.c $(KERNEL_SOURCES) $(KERNEL_HEADERS
 	$(EMAR) rcs $@ build/c-$*/*.o
 	$(if $(filter scalar,$(ISA)),@! $(LLVM_OBJDUMP) -d $@ | grep -q v128 || { echo "$@ contains SIMD instructions"; rm -f $@; exit 1; })
 
+# memory64. bindMemory on a memory64 memory (address: 'i64') runs a wasm64
+# build of the same sources, made by Debian's clang-19 and wasm-ld-19 (the
+# emcc here, clang 14, cannot build wasm64 SIMD): freestanding, no libc
+# (src/kernels/freestanding holds the three headers the kernels use, as
+# compiler builtins; -mbulk-memory makes every copy or fill an instruction),
+# each kernel export taking its addresses and counts as f64
+# (src/abi/exports.c). Like the wasm32 imported builds: a memory import
+# without a maximum, no allocator, no data segments (checked below); a 4 KiB
+# stack that stackRestore moves into the lent region. The C library's wasm64
+# build is the same objects with rmsnorm_wasm.c, for C engines built for
+# wasm64 with clang.
+WASM64_CC ?= clang-19
+WASM64_LD ?= wasm-ld-19
+WASM64_AR ?= llvm-ar-19
+WASM64_OBJDUMP ?= llvm-objdump-19
+WASM64_OBJ2YAML ?= obj2yaml-19
+WASM64_CFLAGS := --target=wasm64 -O3 -std=c11 -Wall -Wextra -Werror -ffp-contract=off -DNDEBUG \
+  -ffreestanding -nostdlib -isystem src/kernels/freestanding -mbulk-memory
+comma := ,
+WASM64_EXPORTS := $(patsubst _%,%,$(subst $(comma), ,$(MODULE_EXPORTS))) stackRestore
+FREESTANDING_HEADERS := $(wildcard src/kernels/freestanding/*.h)
+
+# The wasm64 objects of `sources` in build/$(1)/ (one per source, named by
+# its folder and file), compiled for this target's ISA.
+define wasm64_objects
+	@mkdir -p build/$(1)
+	rm -f build/$(1)/*.o
+	for source in $(2); do \
+	  object=build/$(1)/$$(basename $$(dirname $$source))-$$(basename $$source .c).o; \
+	  $(WASM64_CC) $(WASM64_CFLAGS) $(ISA_CFLAGS) -c $$source -o $$object || exit 1; \
+	done
+endef
+# The baseline must hold no v128 instruction, in any build.
+REFUSE_SIMD64 = $(if $(filter scalar,$(ISA)),@! $(WASM64_OBJDUMP) -d $@ | grep -q v128 || { echo "$@ contains SIMD instructions"; rm -f $@; exit 1; })
+
+build/rmsnorm-%-memory64.wasm: src/abi/exports.c $(KERNEL_SOURCES) $(KERNEL_HEADERS) $(FREESTANDING_HEADERS) Makefile | build/
+	$(call wasm64_objects,memory64-$*,src/abi/exports.c $(ISA_KERNELS))
+	$(WASM64_LD) -mwasm64 --no-entry --import-memory --strip-all -z stack-size=4096 \
+	  $(addprefix --export=,$(WASM64_EXPORTS)) build/memory64-$*/*.o -o $@
+	$(WASM64_OBJ2YAML) $@ > $@.yaml
+	grep -A6 'Field: *memory' $@.yaml | grep -q 'Flags: *\[ IS_64 \]$$' || { echo "$@: the memory import is not memory64 without a maximum"; rm -f $@; exit 1; }
+	! grep -q 'Type: *DATA' $@.yaml || { echo "$@: has data segments"; rm -f $@; exit 1; }
+	rm -f $@.yaml
+	$(REFUSE_SIMD64)
+
+c/librmsnorm_wasm_%64.a: src/abi/rmsnorm_wasm.c $(KERNEL_SOURCES) $(KERNEL_HEADERS) $(FREESTANDING_HEADERS) Makefile
+	@mkdir -p c
+	$(call wasm64_objects,c64-$*,src/abi/rmsnorm_wasm.c $(ISA_KERNELS))
+	rm -f $@
+	$(WASM64_AR) rcs $@ build/c64-$*/*.o
+	$(REFUSE_SIMD64)
+
 c/rmsnorm_wasm.h: src/abi/rmsnorm_wasm.h
 	@mkdir -p c
 	cp $< $@
@@ -167,6 +229,9 @@ src/loader/modules.generated.js: $(MODULES)
 
 src/loader/modules-imported.generated.js: $(IMPORTED_MODULES)
 	$(call embed,build/rmsnorm-simd-imported.wasm,build/rmsnorm-scalar-imported.wasm,$@)
+
+src/loader/modules-memory64.generated.js: $(MEMORY64_MODULES)
+	$(call embed,build/rmsnorm-simd-memory64.wasm,build/rmsnorm-scalar-memory64.wasm,$@)
 
 # Host builds of the same kernel sources (SIMD through SIMDe), under
 # AddressSanitizer and UBSan with the kernels' asserts live (no -DNDEBUG):

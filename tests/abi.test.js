@@ -131,3 +131,62 @@ test('exports: each built module exports what abi.js says, and nothing else call
       `rmsnorm-${build}-imported.wasm: the kernels and converters, no allocator`);
   }
 });
+
+/** A module's imports and exports read from its bytes (the memory64 modules do not compile in Node 20):
+ * { imports: [{ module, name, kind, flags }], exports: [{ name, kind }] }. */
+function sectionsOf(bytes) {
+  let at = 8;
+  const leb = () => {
+    let value = 0;
+    let shift = 0;
+    let byte;
+    do {
+      byte = bytes[at++];
+      value += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80);
+    return value;
+  };
+  const name = () => {
+    const length = leb();
+    const text = Buffer.from(bytes.subarray(at, at + length)).toString('utf8');
+    at += length;
+    return text;
+  };
+  const KINDS = ['function', 'table', 'memory', 'global'];
+  const result = { imports: [], exports: [], sections: [] };
+  while (at < bytes.length) {
+    const id = bytes[at++];
+    const size = leb();
+    const end = at + size;
+    result.sections.push(id);
+    if (id === 2 || id === 7) {
+      for (let n = leb(); n > 0; n--) {
+        if (id === 2) {
+          const entry = { module: name(), name: name(), kind: KINDS[bytes[at++]] };
+          assert.equal(entry.kind, 'memory', `${entry.module}.${entry.name}: the only import is the memory`);
+          entry.flags = bytes[at++];
+          entry.minimum = leb();
+          result.imports.push(entry);
+        } else {
+          result.exports.push({ name: name(), kind: KINDS[bytes[at++]] });
+          leb();
+        }
+      }
+    }
+    at = end;
+  }
+  return result;
+}
+
+test('exports: the memory64 modules export the kernels, the converters and stackRestore, and import only a memory64 memory', async () => {
+  assert.equal(await makeVariable('WASM64_EXPORTS'), [...KERNEL_EXPORTS, ...CONVERTER_EXPORTS, 'stackRestore'].join(' '));
+  for (const build of ['simd', 'scalar']) {
+    const { imports, exports, sections } = sectionsOf(await readFile(join(repo, 'build', `rmsnorm-${build}-memory64.wasm`)));
+    assert.deepEqual(imports, [{ module: 'env', name: 'memory', kind: 'memory', flags: 0x04, minimum: 1 }],
+      `rmsnorm-${build}-memory64.wasm: a memory64 memory of at least one page, no maximum`);
+    assert.deepEqual(exports.map(({ name, kind }) => `${name} ${kind}`).sort(),
+      [...KERNEL_EXPORTS, ...CONVERTER_EXPORTS, 'stackRestore'].map((name) => `${name} function`).sort(), `rmsnorm-${build}-memory64.wasm`);
+    assert.ok(!sections.includes(11), `rmsnorm-${build}-memory64.wasm: no data section`);
+  }
+});

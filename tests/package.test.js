@@ -28,7 +28,9 @@ const WHITELIST = [
   'LICENSE',
   'README.md',
   'c/librmsnorm_wasm_scalar.a',
+  'c/librmsnorm_wasm_scalar64.a',
   'c/librmsnorm_wasm_simd.a',
+  'c/librmsnorm_wasm_simd64.a',
   'c/rmsnorm_wasm.h',
   ...DOCS,
   'package.json',
@@ -43,6 +45,7 @@ const WHITELIST = [
   'src/loader/load.js',
   'src/loader/memory.js',
   'src/loader/modules-imported.generated.js',
+  'src/loader/modules-memory64.generated.js',
   'src/loader/modules.generated.js',
   'src/loader/tensor.js',
   'src/ops/arrays.js',
@@ -96,8 +99,8 @@ test('the tarball holds exactly the whitelisted files', () => {
   const files = packed.files.map((f) => f.path).sort();
   assert.deepEqual(files, WHITELIST, 'update WHITELIST here and "files" in package.json together');
   for (const file of files) {
-    // C: the public header and the two libraries only (docs/c-library.md).
-    if (file.startsWith('c/')) assert.match(file, /^c\/(rmsnorm_wasm\.h|librmsnorm_wasm_(simd|scalar)\.a)$/, file);
+    // C: the public header and the libraries only, wasm32 and wasm64 (docs/c-library.md).
+    if (file.startsWith('c/')) assert.match(file, /^c\/(rmsnorm_wasm\.h|librmsnorm_wasm_(simd|scalar)(64)?\.a)$/, file);
     else assert.doesNotMatch(file, /(^|\/)(tests?|bench|web)\/|\.(c|h|wasm|test\.js)$/, file);
   }
 });

@@ -2,14 +2,35 @@
  * The C ABI the JS layer calls: one symbol per operation, the same name in
  * every build. Each WebAssembly module links exactly one kernel per
  * operation (ukernels.h): the SIMD128 build the wasmsimd kernel, the
- * baseline build the scalar one. Arguments are checked in JS
- * (src/api/args.js) before any call reaches this file; C engines call
- * the checked entry points of rmsnorm_wasm.h instead.
+ * baseline build the scalar one. Arguments are checked in JS (src/ops/)
+ * before any call reaches this file; C engines call the checked entry
+ * points of rmsnorm_wasm.h instead.
+ *
+ * Two address sizes. The wasm32 modules are built by Emscripten; the
+ * memory64 ones (bindMemory on a memory64 memory) by plain clang for
+ * wasm64 with no libc, exporting the names the Makefile lists. In those,
+ * every address and count is an f64 (an exact integer below 2^53): JS
+ * passes plain Numbers to both builds, and no BigInt is made per call.
  */
-#include <emscripten/emscripten.h>
 #include <stdint.h>
 
 #include "ukernels.h"
+
+#if defined(__EMSCRIPTEN__)
+#include <emscripten/emscripten.h>
+#else
+#define EMSCRIPTEN_KEEPALIVE
+#endif
+
+#if defined(__wasm64__)
+typedef double address;
+typedef double count;
+#else
+typedef uintptr_t address;
+typedef uint32_t count;
+#endif
+/* The pointer an address stands for. */
+#define AT(type, a) ((type*) (uintptr_t) (a))
 
 /* Every kernel takes `stride` after `dim`: the per-row arrays (x,
  * residual, y; dy, x, dx) have their rows `stride` elements apart (>= dim),
@@ -20,43 +41,65 @@
  * dtype / weight_dtype: 0 float32, 1 bfloat16, 2 float16, in any
  * combination; cast_mode: 0 llama, 1 gemma (rmsnorm_f32.h). rstd (NULL or
  * rows floats) receives step 5 of each row normalized; y may be NULL for
- * rstd alone. Pointers are byte addresses in this module's memory. */
+ * rstd alone. Addresses are byte addresses in this module's memory. */
 EMSCRIPTEN_KEEPALIVE
-void rmsnorm(const void* x, void* residual, const void* w, void* y, float* rstd, uint32_t rows,
-             uint32_t dim, uint32_t stride, float eps, int32_t dtype, int32_t weight_dtype,
-             int32_t cast_mode, float weight_offset) {
+void rmsnorm(address x, address residual, address w, address y, address rstd, count rows, count dim,
+             count stride, float eps, int32_t dtype, int32_t weight_dtype, int32_t cast_mode,
+             float weight_offset) {
   UKERNEL(rmsnorm)
-  (x, residual, w, y, rstd, rows, dim, stride, eps, dtype, weight_dtype, cast_mode, weight_offset);
+  (AT(const void, x), AT(void, residual), AT(const void, w), AT(void, y), AT(float, rstd),
+   (size_t) rows, (size_t) dim, (size_t) stride, eps, dtype, weight_dtype, cast_mode,
+   weight_offset);
 }
 
 EMSCRIPTEN_KEEPALIVE
-void layernorm_f32(const float* x, const float* w, const float* b, float* y, float* mean,
-                   float* rstd, uint32_t rows, uint32_t dim, uint32_t stride, float eps) {
-  UKERNEL(layernorm)(x, w, b, y, mean, rstd, rows, dim, stride, eps);
+void layernorm_f32(address x, address w, address b, address y, address mean, address rstd,
+                   count rows, count dim, count stride, float eps) {
+  UKERNEL(layernorm)
+  (AT(const float, x), AT(const float, w), AT(const float, b), AT(float, y), AT(float, mean),
+   AT(float, rstd), (size_t) rows, (size_t) dim, (size_t) stride, eps);
 }
 
 EMSCRIPTEN_KEEPALIVE
-void rmsnorm_backward_f32(const float* dy, const float* x, const float* w, const float* rstd,
-                          float* dx, float* dw, uint32_t rows, uint32_t dim, uint32_t stride) {
-  UKERNEL(rmsnorm_backward)(dy, x, w, rstd, dx, dw, rows, dim, stride);
+void rmsnorm_backward_f32(address dy, address x, address w, address rstd, address dx, address dw,
+                          count rows, count dim, count stride) {
+  UKERNEL(rmsnorm_backward)
+  (AT(const float, dy), AT(const float, x), AT(const float, w), AT(const float, rstd),
+   AT(float, dx), AT(float, dw), (size_t) rows, (size_t) dim, (size_t) stride);
 }
 
 EMSCRIPTEN_KEEPALIVE
-void layernorm_backward_f32(const float* dy, const float* x, const float* w, const float* mean,
-                            const float* rstd, float* dx, float* dw, float* db, uint32_t rows,
-                            uint32_t dim, uint32_t stride) {
-  UKERNEL(layernorm_backward)(dy, x, w, mean, rstd, dx, dw, db, rows, dim, stride);
+void layernorm_backward_f32(address dy, address x, address w, address mean, address rstd,
+                            address dx, address dw, address db, count rows, count dim,
+                            count stride) {
+  UKERNEL(layernorm_backward)
+  (AT(const float, dy), AT(const float, x), AT(const float, w), AT(const float, mean),
+   AT(const float, rstd), AT(float, dx), AT(float, dw), AT(float, db), (size_t) rows, (size_t) dim,
+   (size_t) stride);
 }
 
 /* The contract's 16-bit conversions over arrays (convert_f32.h): n values of
  * dtype 1 (bfloat16) or 2 (float16) widened to float32, or n float32 values
  * narrowed to them. src and dst do not overlap. */
 EMSCRIPTEN_KEEPALIVE
-void convert_to_f32(const uint16_t* src, float* dst, uint32_t n, int32_t dtype) {
-  UKERNEL(widen)(src, dst, n, dtype);
+void convert_to_f32(address src, address dst, count n, int32_t dtype) {
+  UKERNEL(widen)(AT(const uint16_t, src), AT(float, dst), (size_t) n, dtype);
 }
 
 EMSCRIPTEN_KEEPALIVE
-void convert_from_f32(const float* src, uint16_t* dst, uint32_t n, int32_t dtype) {
-  UKERNEL(narrow)(src, dst, n, dtype);
+void convert_from_f32(address src, address dst, count n, int32_t dtype) {
+  UKERNEL(narrow)(AT(const float, src), AT(uint16_t, dst), (size_t) n, dtype);
 }
+
+#if defined(__wasm64__)
+/* The kernels' stack pointer, which the loader sets to the top of the region
+ * an engine lends (src/api/bind.js), as Emscripten's builds export it: the
+ * stack grows down from there. An f64, as every address here. */
+void stackRestore(double top) {
+  __asm__ volatile(
+      ".globaltype __stack_pointer, i64\n"
+      "local.get %0\n"
+      "i64.trunc_f64_u\n"
+      "global.set __stack_pointer" ::"r"(top));
+}
+#endif

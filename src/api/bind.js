@@ -9,7 +9,7 @@
 // staging of whatever the package allocates itself (a new result array, the
 // parameter gradients, recomputed statistics).
 
-import { compileImportedMemoryBackend } from '../loader/load.js';
+import { compileImportedMemoryBackend, SHARED_MAXIMUM_PAGES_64 } from '../loader/load.js';
 import {
   bufferOf, byteLengthOf, byteOffsetOf, instanceExportsOf, instantiate, isSafeInteger, isSharedBuffer, isView, kindOf,
   LinkError, memoryBufferOf, RangeError, TypeError, Uint8Array, lengthOf,
@@ -59,12 +59,34 @@ function lentRegion({ byteOffset, byteLength }, buffer) {
   return [byteOffset, byteOffset + byteLength];
 }
 
+/** The wasm64 kernels on a memory64 memory. An engine that makes such a
+ * memory but cannot compile them (Node 20's flagged memory64 predates the
+ * 64-bit tables of clang's wasm64 code) gets a TypeError that says so. */
+async function instantiateMemory64(backend, shared, memory) {
+  let module;
+  try {
+    module = await compileImportedMemoryBackend(backend, shared, true);
+  } catch (error) {
+    throw new TypeError(`bindMemory: memory is a memory64 memory (address: 'i64'), and this engine cannot compile the memory64 kernels (${error?.message})`);
+  }
+  try {
+    return await instantiate(module, { env: { memory } });
+  } catch (error) {
+    if (!(error instanceof LinkError)) throw error;
+    throw new TypeError(shared
+      ? `bindMemory: a shared memory64 memory must have a maximum of at most ${SHARED_MAXIMUM_PAGES_64} pages (16 GiB), the most the kernels can declare in every engine`
+      : `bindMemory: memory cannot be imported by the kernels, as a 32-bit or a memory64 memory (${error?.message})`);
+  }
+}
+
 /**
  * Binds the kernels to an engine's WebAssembly.Memory. The functions returned
  * take the same arguments and options as the package's, but every array the
  * caller passes must be a view of `memory`'s buffer: nothing is copied in.
  * On a shared memory, each thread binds it with a scratch region of its own
  * and may run its share of the rows of one call at the same time as others.
+ * A memory64 memory (address: 'i64') gets the wasm64 build of the kernels,
+ * with the same bits.
  * @param {WebAssembly.Memory} memory shared or not
  * @param {{scratch: {byteOffset: number, byteLength: number}, backend?: 'auto'|'simd'|'scalar'}} options
  */
@@ -91,14 +113,16 @@ export async function bindMemory(memory, options) {
   try {
     instance = await instantiate(module, { env: { memory } });
   } catch (error) {
-    // The kernels import a 32-bit memory; the only memories that cannot be
-    // imported as one are memory64 ones, which engines now make.
+    // The only memories the wasm32 kernels cannot import are memory64 ones
+    // (address: 'i64'): the wasm64 build imports those.
     if (!(error instanceof LinkError)) throw error;
-    throw new TypeError("bindMemory: memory must be a 32-bit WebAssembly.Memory: the kernels are wasm32 and cannot import a memory64 one (address: 'i64')");
+    instance = await instantiateMemory64(backend, shared, memory);
   }
   const exports = instanceExportsOf(instance);
   exports._initialize?.();
-  exports.stackRestore(lent[1]); // the stack grows down from the end of the lent region
+  // The stack grows down from the end of the lent region (both builds
+  // export stackRestore; the wasm64 one takes the address as an f64).
+  exports.stackRestore(lent[1]);
   const lentMemory = new LentMemory(exports, memory, lent, shared);
   // A view given as the scratch must be of this memory: of its buffer, or, for
   // a shared memory another thread grew since the view was made, of an

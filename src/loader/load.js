@@ -137,19 +137,23 @@ export function compileBackend(backend) {
 }
 
 let importedBase64 = null;
+let memory64Base64 = null;
 const importedCompiled = new Map();
 /** The kernels-only build that imports its memory (bindMemory), compiled
- * once; for a shared memory, the same build with its memory import made
- * shared (a module must declare that). Loaded on first use only: most users
- * never need it. */
-export function compileImportedMemoryBackend(backend, shared) {
-  const key = shared ? `${backend}Shared` : backend;
+ * once: the wasm32 one, or with `memory64` the wasm64 one (its addresses
+ * and counts are f64, so calls pass the same Numbers); for a shared memory,
+ * the same build with its memory import made shared (a module must declare
+ * that). Each loaded on first use only: most users never need them. */
+export function compileImportedMemoryBackend(backend, shared, memory64 = false) {
+  const key = `${backend}${shared ? 'Shared' : ''}${memory64 ? '64' : ''}`;
   let module = mapGet(importedCompiled, key);
   if (module === undefined) {
-    importedBase64 ??= import('./modules-imported.generated.js');
-    module = promiseThen(importedBase64, (modules) => {
-      const bytes = decodeBase64(modules[backend]);
-      return compile(shared ? withSharedMemoryImport(bytes) : bytes);
+    const modules = memory64
+      ? (memory64Base64 ??= import('./modules-memory64.generated.js'))
+      : (importedBase64 ??= import('./modules-imported.generated.js'));
+    module = promiseThen(modules, (base64) => {
+      const bytes = decodeBase64(base64[backend]);
+      return compile(shared ? withSharedMemoryImport(bytes, memory64) : bytes);
     });
     mapSet(importedCompiled, key, module);
     promiseThen(module, undefined, () => mapDelete(importedCompiled, key));
@@ -158,8 +162,8 @@ export function compileImportedMemoryBackend(backend, shared) {
 }
 
 // The binary format's pieces this needs: LEB128 unsigned integers, the
-// import section (id 2), and a memory import's limits (flags 0: minimum
-// only; 3: minimum, maximum, shared).
+// import section (id 2), and a memory import's limits (flags: 1 has a
+// maximum, 2 shared, 4 64-bit addresses; the Makefile leaves 0 or 4).
 function readLeb(bytes, at) {
   let value = 0;
   let shift = 0;
@@ -183,16 +187,23 @@ function leb(value) {
   return out;
 }
 
-const SHARED_MAXIMUM_PAGES = 65536; // all of wasm32: any shared memory fits under it
+// The maximum a shared import declares, which every shared memory it links
+// must not exceed. wasm32: all of its space. memory64: 2^18 pages (16 GiB),
+// the most Chromium compiles (its limit for any memory64 memory) and as much
+// as Firefox lets one grow to (Firefox compiles up to 2^32 pages: a shared
+// memory declared larger there does not link).
+const SHARED_MAXIMUM_PAGES = 65536;
+export const SHARED_MAXIMUM_PAGES_64 = 262144;
+const LIMITS_64 = 0x04;
+const LIMITS_SHARED_WITH_MAXIMUM = 0x03;
 
 /**
  * The imported-memory module (whose only import is its memory, declared
  * with a minimum and no maximum, as the Makefile leaves it) with that
- * import declared shared, with the whole wasm32 space as its maximum: the
- * one change a shared memory needs, made here rather than shipping a second
- * copy of the module.
+ * import declared shared, with the maximum above: the one change a shared
+ * memory needs, made here rather than shipping a second copy of the module.
  */
-function withSharedMemoryImport(bytes) {
+function withSharedMemoryImport(bytes, memory64) {
   let at = 8; // magic and version
   const size = lengthOf(bytes);
   while (at < size) {
@@ -208,9 +219,11 @@ function withSharedMemoryImport(bytes) {
           p = start + length;
         }
         const kind = bytes[p];
-        if (kind !== 2 || bytes[p + 1] !== 0) throw new Error('imported-memory module: unexpected import');
+        const flags = memory64 ? LIMITS_64 : 0;
+        if (kind !== 2 || bytes[p + 1] !== flags) throw new Error('imported-memory module: unexpected import');
         const { value: minimum, next: end } = readLeb(bytes, p + 2);
-        const limits = concat([[0x03], leb(minimum), leb(SHARED_MAXIMUM_PAGES)]);
+        const limits = concat([[flags | LIMITS_SHARED_WITH_MAXIMUM], leb(minimum),
+          leb(memory64 ? SHARED_MAXIMUM_PAGES_64 : SHARED_MAXIMUM_PAGES)]);
         const section = concat([part(bytes, payload, p + 1), limits, part(bytes, end, payload + length)]);
         return concat([part(bytes, 0, at), [2], leb(lengthOf(section)), section, part(bytes, payload + length, size)]);
       }
