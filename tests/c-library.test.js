@@ -3,6 +3,10 @@
 // emcc with nothing else, run in Node; its results replayed through the JS
 // API must be the same bits. The same program built natively against the
 // SIMD kernels through SIMDe (as the fuzzer builds them) prints the same text.
+// The wasm64 libraries: a freestanding wasm64 program
+// (tests/c-library/freestanding64.c) built by clang-19 and wasm-ld-19 against
+// them, run in Chromium and Firefox (Node 20 cannot compile wasm64 code with
+// function pointers), its results replayed the same way.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
@@ -16,12 +20,15 @@ import * as api from '../src/index.js';
 import { CAST_MODES, DTYPES } from '../src/loader/abi.js';
 import { bfloat16ToNumber, float16ToNumber, numberToBfloat16, numberToFloat16, widen } from '../src/reference/float16.js';
 import { assertSameBitsAs } from './helpers/bits.js';
+import { ENGINES, startTestServer } from './helpers/engines.js';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const example = join(repo, 'tests', 'c-library', 'example.c');
 const env = { ...process.env, NODE_PATH: '/usr/share/nodejs' }; // Debian's emcc
 const LIBRARIES = { simd: 'librmsnorm_wasm_simd.a', scalar: 'librmsnorm_wasm_scalar.a' };
+const LIBRARIES_64 = { simd: 'librmsnorm_wasm_simd64.a', scalar: 'librmsnorm_wasm_scalar64.a' };
+const freestanding64 = join(repo, 'tests', 'c-library', 'freestanding64.c');
 
 let work;
 let packageDir; // the tarball, extracted
@@ -42,6 +49,15 @@ before(async () => {
     await run('emcc', ['-O2', ...(backend === 'simd' ? ['-msimd128'] : []), '-I', join(packageDir, 'c'), example,
       join(packageDir, 'c', library), '-sSINGLE_FILE=1', '-sENVIRONMENT=node', '-o', out], { env });
     printed[backend] = (await run(process.execPath, [out], { maxBuffer: 2 ** 26 })).stdout;
+  }
+  // The wasm64 program: compiled freestanding, linked with each wasm64
+  // library, a memory that may grow to 16 GiB (the most Chromium allows).
+  for (const [backend, library] of Object.entries(LIBRARIES_64)) {
+    const object = join(work, `freestanding64-${backend}.o`);
+    await run('clang-19', ['--target=wasm64', '-O2', '-std=c11', '-Wall', '-Wextra', '-Werror', '-ffreestanding', '-nostdlib',
+      '-mbulk-memory', backend === 'simd' ? '-msimd128' : '-mno-simd128', '-I', join(packageDir, 'c'), '-c', freestanding64, '-o', object]);
+    await run('wasm-ld-19', ['-mwasm64', '--no-entry', `--max-memory=${2 ** 34}`, object, join(packageDir, 'c', library),
+      '-o', join(work, `freestanding64-${backend}.wasm`)]);
   }
 });
 after(() => rm(work, { recursive: true, force: true }));
@@ -295,3 +311,70 @@ test('arrays near the top of the address space: every placement that runs past i
     assert.equal(wrong, 0, `${backend}: placements with another status than the model's`);
   }
 });
+
+/** A freestanding64.c case in example.c's form: eps and the weight offset from their bits. */
+const fromBits = (c) => ({
+  ...c,
+  eps: f32Of([c.epsBits])[0],
+  ...(c.weightOffsetBits !== undefined && { weightOffset: f32Of([c.weightOffsetBits])[0] }),
+});
+
+for (const engine of ENGINES.filter((e) => e.name !== 'webkit')) {
+  test(`the wasm64 libraries in a freestanding wasm64 C program, in ${engine.name}: the JS API's bits, strided, prepared, above 4 GiB`, async (t) => {
+    const server = await startTestServer(work);
+    const browser = await engine.launch();
+    const outputs = {};
+    try {
+      for (const backend of Object.keys(LIBRARIES_64)) {
+        const page = await browser.openPage(server.url('/package/package.json'));
+        try {
+          outputs[backend] = JSON.parse(await page.evaluate(async (file) => {
+            const { instance } = await WebAssembly.instantiateStreaming(fetch(file));
+            const at = Number(instance.exports.run());
+            const length = Number(instance.exports.run_length());
+            return new TextDecoder().decode(new Uint8Array(instance.exports.memory.buffer, at, length));
+          }, `/freestanding64-${backend}.wasm`));
+        } finally {
+          await page.close();
+        }
+      }
+      t.diagnostic(browser.version);
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+    for (const backend of Object.keys(LIBRARIES_64)) {
+      await api.init({ backend });
+      const cases = outputs[backend];
+      let compared = 0;
+      for (const c of cases.filter((k) => !['errors', 'convert'].includes(k.op)).map(fromBits)) {
+        assert.equal(c.status, 0, `${backend} ${c.op}: status`);
+        if (c.above4GiB !== undefined) {
+          assert.equal(c.above4GiB, 1, `${backend}: the program's memory grew to 5 GiB`);
+          assert.ok(c.address >= 2 ** 32, `${backend}: x at ${c.address}`);
+        }
+        assert.equal(c.gapsUntouched, 1, `${backend} ${c.op}: every byte between rows kept`);
+        for (const [name, values] of Object.entries(replay(c))) {
+          const outputDtype = (name === 'y' || name === 'residualOut') && c.dtype !== undefined ? DTYPES[c.dtype] : 'float32';
+          assertSameBitsAs(outputDtype, arrayOf(c[name], outputDtype), values, `wasm64 ${backend} ${c.op} dim ${c.dim}: ${name}`);
+          compared++;
+        }
+      }
+      assert.ok(compared >= 18, `${backend}: ${compared} outputs compared`);
+      // The converters: the wasm32 library's widenings (held to the reference above), the reference's narrowings.
+      const convert = cases.find((k) => k.op === 'convert');
+      assert.equal(convert.status, 0);
+      const wasm32 = JSON.parse(printed[backend]).find((k) => k.op === 'convert');
+      assert.deepEqual(convert.widenedBfloat16, wasm32.widenedBfloat16, `${backend}: every bfloat16 pattern widened`);
+      assert.deepEqual(convert.widenedFloat16, wasm32.widenedFloat16, `${backend}: every float16 pattern widened`);
+      for (const [name, fromNumber] of [['narrowedBfloat16', numberToBfloat16], ['narrowedFloat16', numberToFloat16]]) {
+        const floats = f32Of(convert.floats);
+        u16Of(convert[name]).forEach((got, i) => assert.equal(got, fromNumber(floats[i]), `${backend} ${name} ${convert.floats[i]}`));
+      }
+      const { statuses, untouched } = cases.find((k) => k.op === 'errors');
+      // stride < dim, overlap through the stride, interleaved (fine), stride overflow, past the 64-bit top, converter overlap, dim 0
+      assert.deepEqual(statuses, [7, 5, 0, 2, 6, 5, 2], backend);
+      assert.equal(untouched, 1);
+    }
+  });
+}
