@@ -437,42 +437,55 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_backward_f32(
 #define OUT(type, slot) ((type*) (uintptr_t) a[slot])
 #define IN(type, slot) ((const type*) a[slot])
 
-void rmsnorm_wasm_run(const rmsnorm_wasm_call* call) {
+/* One runner per operation, so that a one-shot entry point links only its
+ * own kernel (wasm-ld drops the functions nothing calls). */
+static void run_rmsnorm(const rmsnorm_wasm_call* call) {
   const void* const* a = call->arrays;
+  UKERNEL(rmsnorm)
+  (a[RMS_X], OUT(void, RMS_RESIDUAL), a[RMS_WEIGHT], OUT(void, RMS_Y), OUT(float, RMS_RSTD),
+   call->rows, call->dim, call->row_stride, call->eps, call->dtype, call->weight_dtype,
+   call->cast_mode, call->weight_offset);
+}
+
+static void run_layernorm(const rmsnorm_wasm_call* call) {
+  const void* const* a = call->arrays;
+  UKERNEL(layernorm)
+  (IN(float, LN_X), IN(float, LN_WEIGHT), IN(float, LN_BIAS), OUT(float, LN_Y), OUT(float, LN_MEAN),
+   OUT(float, LN_RSTD), call->rows, call->dim, call->row_stride, call->eps);
+}
+
+static void run_rmsnorm_backward(const rmsnorm_wasm_call* call) {
+  const void* const* a = call->arrays;
+  UKERNEL(rmsnorm_backward)
+  (IN(float, BW_DY), IN(float, BW_X), IN(float, BW_WEIGHT), IN(float, BW_RSTD), OUT(float, BW_DX),
+   OUT(float, BW_DWEIGHT), call->rows, call->dim, call->row_stride);
+}
+
+static void run_layernorm_backward(const rmsnorm_wasm_call* call) {
+  const void* const* a = call->arrays;
+  UKERNEL(layernorm_backward)
+  (IN(float, BW_DY), IN(float, BW_X), IN(float, BW_WEIGHT), IN(float, BW_MEAN), IN(float, BW_RSTD),
+   OUT(float, BW_DX), OUT(float, BW_DWEIGHT), OUT(float, BW_DBIAS), call->rows, call->dim,
+   call->row_stride);
+}
+
+void rmsnorm_wasm_run(const rmsnorm_wasm_call* call) {
   switch (call->op) {
-    case OP_RMSNORM:
-      UKERNEL(rmsnorm)
-      (a[RMS_X], OUT(void, RMS_RESIDUAL), a[RMS_WEIGHT], OUT(void, RMS_Y), OUT(float, RMS_RSTD),
-       call->rows, call->dim, call->row_stride, call->eps, call->dtype, call->weight_dtype,
-       call->cast_mode, call->weight_offset);
-      break;
-    case OP_LAYERNORM:
-      UKERNEL(layernorm)
-      (IN(float, LN_X), IN(float, LN_WEIGHT), IN(float, LN_BIAS), OUT(float, LN_Y),
-       OUT(float, LN_MEAN), OUT(float, LN_RSTD), call->rows, call->dim, call->row_stride,
-       call->eps);
-      break;
-    case OP_RMSNORM_BACKWARD:
-      UKERNEL(rmsnorm_backward)
-      (IN(float, BW_DY), IN(float, BW_X), IN(float, BW_WEIGHT), IN(float, BW_RSTD),
-       OUT(float, BW_DX), OUT(float, BW_DWEIGHT), call->rows, call->dim, call->row_stride);
-      break;
-    case OP_LAYERNORM_BACKWARD:
-      UKERNEL(layernorm_backward)
-      (IN(float, BW_DY), IN(float, BW_X), IN(float, BW_WEIGHT), IN(float, BW_MEAN),
-       IN(float, BW_RSTD), OUT(float, BW_DX), OUT(float, BW_DWEIGHT), OUT(float, BW_DBIAS),
-       call->rows, call->dim, call->row_stride);
-      break;
+    case OP_RMSNORM: run_rmsnorm(call); break;
+    case OP_LAYERNORM: run_layernorm(call); break;
+    case OP_RMSNORM_BACKWARD: run_rmsnorm_backward(call); break;
+    case OP_LAYERNORM_BACKWARD: run_layernorm_backward(call); break;
     default: break;
   }
 }
 
 /* ---- one-shot calls: prepare, then run, with row_stride = dim ------------- */
 
-/* Runs a call its prepare accepted. */
-static rmsnorm_wasm_status ran(const rmsnorm_wasm_call* call, rmsnorm_wasm_status status) {
-  if (status == RMSNORM_WASM_OK) {
-    rmsnorm_wasm_run(call);
+/* Runs, with `runner`, a call its prepare accepted (rows == 0: nothing). */
+static rmsnorm_wasm_status ran(const rmsnorm_wasm_call* call, rmsnorm_wasm_status status,
+                               void (*runner)(const rmsnorm_wasm_call*)) {
+  if (status == RMSNORM_WASM_OK && call->op != OP_NONE) {
+    runner(call);
   }
   return status;
 }
@@ -484,7 +497,8 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const vo
   rmsnorm_wasm_call call;
   return ran(&call,
              rmsnorm_wasm_prepare_rmsnorm(&call, x, residual, weight, y, rstd, rows, dim, dim, eps,
-                                          dtype, weight_dtype, cast_mode, weight_offset));
+                                          dtype, weight_dtype, cast_mode, weight_offset),
+             run_rmsnorm);
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows,
@@ -496,15 +510,18 @@ rmsnorm_wasm_status rmsnorm_wasm_f32(const float* x, const float* weight, float*
 rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_rstd(const void* x, float* rstd, size_t rows, size_t dim,
                                               float eps, rmsnorm_wasm_dtype dtype) {
   rmsnorm_wasm_call call;
-  return ran(&call, rmsnorm_wasm_prepare_rmsnorm_rstd(&call, x, rstd, rows, dim, dim, eps, dtype));
+  return ran(&call, rmsnorm_wasm_prepare_rmsnorm_rstd(&call, x, rstd, rows, dim, dim, eps, dtype),
+             run_rmsnorm);
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_layernorm_f32(const float* x, const float* weight,
                                                const float* bias, float* y, float* mean,
                                                float* rstd, size_t rows, size_t dim, float eps) {
   rmsnorm_wasm_call call;
-  return ran(&call, rmsnorm_wasm_prepare_layernorm_f32(&call, x, weight, bias, y, mean, rstd, rows,
-                                                       dim, dim, eps));
+  return ran(&call,
+             rmsnorm_wasm_prepare_layernorm_f32(&call, x, weight, bias, y, mean, rstd, rows, dim,
+                                                dim, eps),
+             run_layernorm);
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_backward_f32(const float* dy, const float* x,
@@ -512,8 +529,10 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_backward_f32(const float* dy, const flo
                                                       float* dx, float* dweight, size_t rows,
                                                       size_t dim) {
   rmsnorm_wasm_call call;
-  return ran(&call, rmsnorm_wasm_prepare_rmsnorm_backward_f32(&call, dy, x, weight, rstd, dx,
-                                                              dweight, rows, dim, dim));
+  return ran(&call,
+             rmsnorm_wasm_prepare_rmsnorm_backward_f32(&call, dy, x, weight, rstd, dx, dweight,
+                                                       rows, dim, dim),
+             run_rmsnorm_backward);
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const float* x,
@@ -522,8 +541,10 @@ rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const f
                                                         float* dweight, float* dbias, size_t rows,
                                                         size_t dim) {
   rmsnorm_wasm_call call;
-  return ran(&call, rmsnorm_wasm_prepare_layernorm_backward_f32(
-                        &call, dy, x, weight, mean, rstd, dx, dweight, dbias, rows, dim, dim));
+  return ran(&call,
+             rmsnorm_wasm_prepare_layernorm_backward_f32(&call, dy, x, weight, mean, rstd, dx,
+                                                         dweight, dbias, rows, dim, dim),
+             run_layernorm_backward);
 }
 
 /* ---- converters ---------------------------------------------------------- */
