@@ -50,6 +50,7 @@ for (const engine of MEMORY64_ENGINES) {
           assert.ok(result.cases > 100, `${result.cases} calls`);
           assert.deepEqual(result.differences, [], browser.version);
           assert.equal(result.outsideChanged, 0, `${browser.version}: bytes changed outside the outputs and the lent region`);
+          assert.equal(result.beyondStack, 0, `${browser.version}: bytes changed between the staging and the kernels' stack`);
         });
       }
     }

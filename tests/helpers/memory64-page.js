@@ -6,8 +6,12 @@
 // bits, every input its values, and, at the end, every byte outside the
 // arrays and the lent scratch region must still be the pattern in both: the
 // wasm64 kernels' stack is in the lent region (stackRestore), and they write
-// nothing else.
+// nothing else. Inside the region, nothing between the staging (the first
+// STAGING_BYTES, far more than these calls stage) and the kernels' stack
+// (the last STACK_BYTES) may change either: both builds' stacks fit the
+// STACK_BYTES a lent region must leave them.
 import { bindMemory } from '/src/index.js';
+import { STACK_BYTES } from '/src/loader/memory.js';
 import { numberToBfloat16, numberToFloat16 } from '/src/reference/float16.js';
 import * as reference from '/src/reference/index.js';
 import { normalArray, prng, uniformArray } from '/web/lib/random.js';
@@ -17,6 +21,7 @@ const PAGES = 64; // 4 MiB
 const PATTERN = 0x5a;
 const SCRATCH = { byteOffset: PAGE, byteLength: 4 * PAGE };
 const ARRAYS_AT = 8 * PAGE;
+const STAGING_BYTES = PAGE;
 
 const ARRAY = { float32: Float32Array, bfloat16: Uint16Array, float16: Uint16Array };
 const TO_16 = { bfloat16: numberToBfloat16, float16: numberToFloat16 };
@@ -135,11 +140,13 @@ export async function compareBound({ backend, shared }) {
   }
   // Every byte outside the arrays and the lent region kept the pattern.
   let outsideChanged = 0;
+  let beyondStack = 0;
   const lentEnd = SCRATCH.byteOffset + SCRATCH.byteLength;
   const outputs = arrays.sort((p, q) => p[0] - q[0]);
   for (const memory of memories) {
     const bytes = new Uint8Array(memory.buffer);
     let next = 0;
+    for (let i = SCRATCH.byteOffset + STAGING_BYTES; i < lentEnd - STACK_BYTES; i++) beyondStack += bytes[i] !== PATTERN;
     for (let i = 0; i < bytes.length; i++) {
       if (i >= SCRATCH.byteOffset && i < lentEnd) continue;
       while (next < outputs.length && outputs[next][1] <= i) next++;
@@ -147,7 +154,7 @@ export async function compareBound({ backend, shared }) {
       if (bytes[i] !== PATTERN) outsideChanged++;
     }
   }
-  return { cases: list.length, differences: differences.slice(0, 10), outsideChanged, backends: bound.map((k) => k.backend) };
+  return { cases: list.length, differences: differences.slice(0, 10), outsideChanged, beyondStack, backends: bound.map((k) => k.backend) };
 }
 
 /** rmsNorm and layerNorm through bindMemory on arrays above 4 GiB of a
