@@ -1,6 +1,6 @@
 # rmsnorm-wasm: build the two WebAssembly modules, test, serve the demo.
-#   make test   installs what is missing (Emscripten, npm packages), builds, runs every test
-#   make demo   installs what the demo needs (Emscripten, npm packages), builds, serves web/
+#   make test   installs what is missing (Emscripten, clang-19, npm packages), builds, runs every test
+#   make demo   installs what the demo needs (Emscripten, clang-19, npm packages), builds, serves web/
 #               on localhost (make demo PORT=9000 for another port)
 #   make build  only the modules
 #   make bench  builds, then the benchmark against the peers (npm run bench)
@@ -67,7 +67,7 @@ define name_backend
 	printf '%b%s%s' "$$(printf '\\x00\\x%02x\\x%02x' $$((1 + $${#name} + $${#backend})) $${#name})" "$$name" "$$backend" >> $@
 endef
 
-.PHONY: all build deps demo-deps test demo clean bench bench-native fuzz lint-c
+.PHONY: all build deps demo-deps test demo clean bench bench-native bench-memory64 fuzz lint-c
 all: build
 build: $(EMBEDDED) $(C_LIBRARY)
 
@@ -177,20 +177,22 @@ WASM64_LD ?= wasm-ld-19
 WASM64_AR ?= llvm-ar-19
 WASM64_OBJDUMP ?= llvm-objdump-19
 WASM64_OBJ2YAML ?= obj2yaml-19
-WASM64_CFLAGS := --target=wasm64 -O3 -std=c11 -Wall -Wextra -Werror -ffp-contract=off -DNDEBUG \
+CLANG_WASM_CFLAGS := -O3 -std=c11 -Wall -Wextra -Werror -ffp-contract=off -DNDEBUG \
   -ffreestanding -nostdlib -isystem src/kernels/freestanding -mbulk-memory
+WASM64_CFLAGS := --target=wasm64 $(CLANG_WASM_CFLAGS)
 comma := ,
 WASM64_EXPORTS := $(patsubst _%,%,$(subst $(comma), ,$(MODULE_EXPORTS))) stackRestore
 FREESTANDING_HEADERS := $(wildcard src/kernels/freestanding/*.h)
 
-# The wasm64 objects of `sources` in build/$(1)/ (one per source, named by
-# its folder and file), compiled for this target's ISA.
+# The objects of `sources` in build/$(1)/ (one per source, named by its
+# folder and file), compiled by clang-19 for this target's ISA, wasm64 unless
+# $(3) gives other flags.
 define wasm64_objects
 	@mkdir -p build/$(1)
 	rm -f build/$(1)/*.o
 	for source in $(2); do \
 	  object=build/$(1)/$$(basename $$(dirname $$source))-$$(basename $$source .c).o; \
-	  $(WASM64_CC) $(WASM64_CFLAGS) $(ISA_CFLAGS) -c $$source -o $$object || exit 1; \
+	  $(WASM64_CC) $(or $(3),$(WASM64_CFLAGS)) $(ISA_CFLAGS) -c $$source -o $$object || exit 1; \
 	done
 endef
 # The baseline must hold no v128 instruction, in any build.
@@ -285,6 +287,19 @@ $(LLAMACPP_BENCH): tests/bench/llamacpp/rms_norm.c | build/
 bench: deps build bench-native $(LLAMACPP_BENCH)
 	node tests/bench/run.js
 	node tests/bench/threads.js
+
+# What memory64 costs against wasm32 (tests/bench/memory64.js, in Chromium
+# and Firefox): beside the shipped modules, the wasm32 kernels built by the
+# same clang-19 and wasm-ld-19 as the memory64 ones, so that one ratio
+# separates the address size from the compiler.
+CLANG19_WASM32_BENCH := build/rmsnorm-simd-wasm32-clang19.wasm
+$(CLANG19_WASM32_BENCH): ISA := wasmsimd
+$(CLANG19_WASM32_BENCH): src/abi/exports.c $(KERNEL_SOURCES) $(KERNEL_HEADERS) $(FREESTANDING_HEADERS) Makefile | build/
+	$(call wasm64_objects,wasm32-clang19,src/abi/exports.c $(ISA_KERNELS),--target=wasm32 $(CLANG_WASM_CFLAGS))
+	$(WASM64_LD) --no-entry --import-memory --strip-all -z stack-size=4096 \
+	  $(addprefix --export=,$(WASM64_EXPORTS)) build/wasm32-clang19/*.o -o $@
+bench-memory64: build $(CLANG19_WASM32_BENCH)
+	node tests/bench/memory64.js
 
 # The bounded fuzz run first, so that the test runner's summary closes the output.
 test: deps build bench-native $(LLAMACPP_BENCH) build/known-answers-host build/conversions-exhaustive

@@ -91,15 +91,19 @@ void convert_from_f32(address src, address dst, count n, int32_t dtype) {
   UKERNEL(narrow)(AT(const float, src), AT(uint16_t, dst), (size_t) n, dtype);
 }
 
-#if defined(__wasm64__)
+#if !defined(__EMSCRIPTEN__)
 /* The kernels' stack pointer, which the loader sets to the top of the region
  * an engine lends (src/api/bind.js), as Emscripten's builds export it: the
- * stack grows down from there. An f64, as every address here. */
+ * stack grows down from there. An f64, as every address of the memory64
+ * build (the bench's clang-built wasm32 control has the same). */
+#if defined(__wasm64__)
+#define SET_STACK_POINTER \
+  ".globaltype __stack_pointer, i64\nlocal.get %0\ni64.trunc_f64_u\nglobal.set __stack_pointer"
+#else
+#define SET_STACK_POINTER \
+  ".globaltype __stack_pointer, i32\nlocal.get %0\ni32.trunc_f64_u\nglobal.set __stack_pointer"
+#endif
 void stackRestore(double top) {
-  __asm__ volatile(
-      ".globaltype __stack_pointer, i64\n"
-      "local.get %0\n"
-      "i64.trunc_f64_u\n"
-      "global.set __stack_pointer" ::"r"(top));
+  __asm__ volatile(SET_STACK_POINTER ::"r"(top));
 }
 #endif

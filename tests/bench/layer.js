@@ -56,7 +56,7 @@ export async function measureLayer({ src, shape, rounds }) {
     rmsNorm(tx, tw, { out: ty });
     rmsNorm(tx, tw2, { out: ty });
   };
-  calls['export called directly'] = () => rmsnorm(xp, 0, wp, yp, 0, rows, dim, eps, 0, 0, 0, 0);
+  calls['export called directly'] = () => rmsnorm(xp, 0, wp, yp, 0, rows, dim, dim, eps, 0, 0, 0, 0);
   const keys = Object.keys(calls);
   const iters = keys.map((k) => {
     let i = 1;

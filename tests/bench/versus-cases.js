@@ -31,10 +31,13 @@ function cases(api, kernels, rows, dim) {
   const { rmsnorm, malloc, free } = kernels.exports;
   const [xp, wp, yp] = [tx.byteOffset, tw.byteOffset, tout.byteOffset];
   const eps = Math.fround(1e-6);
-  // The export's signature before the kernel wrote rstd (11 parameters, llama = 1) and after (12, llama = 0).
-  const direct = rmsnorm.length === 11
-    ? () => rmsnorm(xp, 0, wp, yp, rows, dim, eps, 0, 0, 1, 0)
-    : () => rmsnorm(xp, 0, wp, yp, 0, rows, dim, eps, 0, 0, 0, 0);
+  // The export's signature before the kernel wrote rstd (11 parameters, llama = 1), after (12, llama = 0),
+  // and with the row stride after dim (13).
+  const direct = {
+    11: () => rmsnorm(xp, 0, wp, yp, rows, dim, eps, 0, 0, 1, 0),
+    12: () => rmsnorm(xp, 0, wp, yp, 0, rows, dim, eps, 0, 0, 0, 0),
+    13: () => rmsnorm(xp, 0, wp, yp, 0, rows, dim, dim, eps, 0, 0, 0, 0),
+  }[rmsnorm.length];
   return {
     'export called directly (no JS API)': direct,
     'zero-copy rmsNorm (tensors)': () => api.rmsNorm(tx, tw, { out: tout }),
