@@ -49,10 +49,11 @@ export function template(keys, value) {
   return freeze(t);
 }
 
-/** A record of `blank`'s shape holding previous[key] for the first `n` of `given`. */
-function copyOf(blank, previous, given, n) {
+/** A record of `blank`'s shape holding previous[key] for the names whose
+ * bits are set in `seen` (bit i: names[i]). */
+function copyOf(blank, previous, names, seen) {
   const record = { ...blank };
-  for (let i = 0; i < n; i++) record[given[i]] = previous[given[i]];
+  for (let i = 0; i < names.length; i++) if ((seen & (2 ** i)) !== 0) record[names[i]] = previous[names[i]];
   return record;
 }
 
@@ -66,39 +67,57 @@ function copyOf(blank, previous, given, n) {
  * made, of `previousCount` options), options with the same values read as
  * `previous` itself: a decode loop's call makes no record. Re-entrant: a
  * getter may call the API, which reads options too.
+ *
+ * The keys are enumerated with for-in, which allocates nothing for an
+ * ordinary object (Object.keys makes an array each call); the options seen
+ * are a bit set over `names`.
  */
 export function optionReader(defaults) {
   const names = keys(defaults);
   const blank = template(names, undefined);
-  const known = { __proto__: null };
-  for (let i = 0; i < names.length; i++) known[names[i]] = true;
+  const bits = { __proto__: null };
+  for (let i = 0; i < names.length; i++) bits[names[i]] = 2 ** i; // at most 31 options: bit operations stay exact
   return (fn, options, name = 'options', previous = undefined, previousCount = -1) => {
     lastRead.count = 0;
     if (options === undefined) return blank;
     const array = options === null || typeof options !== 'object' || isArray(options);
     if (array !== false) throw array === undefined ? revoked(fn, name) : new TypeError(`${fn}: ${name} must be an object, got ${describe(options)}`);
     let record = previous === undefined ? { ...blank } : null;
-    let given;
+    let seen = 0;
     let count = 0;
     try {
-      given = keys(options); // own enumerable keys, in for-in order (a Proxy's traps run here)
-      for (let i = 0; i < given.length; i++) {
-        const key = given[i];
-        if (known[key] !== true) throw new TypeError(`${fn}: unknown option '${key}' (allowed: ${join(names, ', ')})`);
-        // Only an earlier key's getter can have deleted this one since it was listed.
-        if (i > 0 && !hasOwn(options, key)) {
-          record ??= copyOf(blank, previous, given, i);
-          continue;
+      // Own enumerable keys first, in Object.keys order, then inherited ones
+      // (skipped); a key an earlier getter deleted is not listed, or not own
+      // (a Proxy's traps run here).
+      for (const key in options) {
+        if (!hasOwn(options, key)) continue;
+        const bit = bits[key];
+        if (bit === undefined) throw new TypeError(`${fn}: unknown option '${key}' (allowed: ${join(names, ', ')})`);
+        if ((seen & bit) !== 0) continue;
+        // Its getter, if any, runs here and only here. The float options by
+        // name, each value kept in its own branch: a keyed read of a property
+        // holding a non-integer number, or one value variable for every
+        // option, makes a new heap number in V8 at each call.
+        if (key === 'eps') {
+          const value = options.eps;
+          if (record === null && previous.eps !== value) record = copyOf(blank, previous, names, seen);
+          if (record !== null) record.eps = value;
+        } else if (key === 'weightOffset') {
+          const value = options.weightOffset;
+          if (record === null && previous.weightOffset !== value) record = copyOf(blank, previous, names, seen);
+          if (record !== null) record.weightOffset = value;
+        } else {
+          const value = options[key];
+          if (record === null && previous[key] !== value) record = copyOf(blank, previous, names, seen);
+          if (record !== null) record[key] = value;
         }
-        const value = options[key]; // its getter, if any, runs here and only here
         count++;
-        if (record === null && previous[key] !== value) record = copyOf(blank, previous, given, i);
-        if (record !== null) record[key] = value;
+        seen |= bit;
       }
     } catch (error) {
       throw isArray(options) === undefined ? revoked(fn, name) : error; // a proxy revoked while read: say so
     }
-    if (record === null && count !== previousCount) record = copyOf(blank, previous, given, given.length);
+    if (record === null && count !== previousCount) record = copyOf(blank, previous, names, seen);
     lastRead.count = count; // written last: a getter above may have read options too
     return record ?? previous;
   };
