@@ -6,11 +6,11 @@
 
 import { DTYPE, DTYPES } from '../loader/abi.js';
 import {
-  bufferOf, byteOffsetOf, copyInto, Float16Array, Float32Array, isFixedLength, isSharedBuffer, isUnreachable, isView, kindOf,
+  bufferOf, byteOffsetOf, copyInto, Float16Array, Float32Array, isArray, isFixedLength, isSharedBuffer, isUnreachable, isView, kindOf,
   lengthOf, ownView, TypeError, Uint16Array,
 } from '../loader/intrinsics.js';
 import { ArrayRecord, isTensor, recordOf, tensorView } from '../loader/tensor.js';
-import { describe, oneOf } from './options.js';
+import { describe, missing, oneOf } from './options.js';
 
 /** The typed array that holds each dtype's bits (float16 may also come as a Float16Array). */
 const storageKind = (dtype) => (dtype === 'float32' ? 'Float32Array' : 'Uint16Array');
@@ -22,24 +22,45 @@ function expected(dtype) {
   return `a Uint16Array (float16 bit patterns)${Float16Array === undefined ? '' : ' or a Float16Array'}`;
 }
 
-function wrongType(fn, name, value, dtype, of) {
-  const what = dtype === 'float32' && of === 'dtype' ? '' : ` for ${of} '${dtype}'`;
-  const hint = dtype === 'float32' && isView(value) && kindOf(value) === 'Uint16Array'
-    ? ` (for 16-bit values, say which format in options.${of}: 'bfloat16' or 'float16')` : '';
-  return new TypeError(`${fn}: ${name} must be ${expected(dtype)}${what}, got ${describe(value)}${hint}`);
+/** How a wrong array is put right: the conversion that makes one (from a
+ * number array or another typed array), or the dtype option a tensor or a
+ * Uint16Array needs. `of`: the option the dtype comes from ('' for a dtype
+ * the function fixes), `named`: whether the call gave it. */
+function fixFor(name, value, dtype, of, named) {
+  const tensorDtype = isTensor(value) ? recordOf(value)?.dtype : undefined;
+  if (tensorDtype !== undefined) {
+    if (of === '') return ` (${name} holds float32 values)`;
+    return named ? ` (options.${of} is '${dtype}')` : ` (pass options.${of}: '${tensorDtype}' for a ${tensorDtype} tensor)`;
+  }
+  const kind = isView(value) ? kindOf(value) : undefined;
+  if (dtype === 'float32' && kind === 'Uint16Array' && of !== '') {
+    return ` (for 16-bit values, say which format in options.${of}: 'bfloat16' or 'float16')`;
+  }
+  if (kind === undefined && isArray(value) !== true) return '';
+  if (dtype === 'float32') return ` (copy it into one: Float32Array.from(${name}))`;
+  const values = kind === 'Float32Array' ? name : `Float32Array.from(${name})`;
+  return ` (16-bit values travel as their bits: fromFloat32(${values}, { dtype: '${dtype}' }) makes them)`;
+}
+
+function wrongType(fn, name, value, dtype, of, named, signature) {
+  const what = dtype === 'float32' && of !== 'weightDtype' ? '' : ` for ${of === '' ? 'dtype' : of} '${dtype}'`;
+  const plain = value === undefined || (typeof value === 'object' && value !== null && !isView(value) && !isTensor(value) && isArray(value) === false);
+  return new TypeError(`${fn}: ${name} must be ${expected(dtype)}${what}, got ${describe(value)}${fixFor(name, value, dtype, of, named)}${plain ? missing(fn, signature) : ''}`);
 }
 
 /** Measures an array argument holding `dtype` values: a typed array or a
- * live tensor. `of` names the option the dtype comes from, for the message. */
-export function measure(fn, name, value, dtype, of = 'dtype') {
+ * live tensor. `of` names the option the dtype comes from ('' for none),
+ * `named` whether the call gave it, `signature` the function's parameters
+ * where an argument may have been left out (./options.js, missing). */
+export function measure(fn, name, value, dtype, of = 'dtype', named = false, signature = '') {
   if (isTensor(value)) {
     const record = recordOf(value);
     if (record === null) throw new TypeError(`${fn}: ${name} is a freed tensor`);
-    if (record.dtype !== dtype) throw wrongType(fn, name, value, dtype, of);
+    if (record.dtype !== dtype) throw wrongType(fn, name, value, dtype, of, named, signature);
     return record;
   }
   const kind = isView(value) ? kindOf(value) : undefined;
-  if (!accepts(kind, dtype) || (kind === 'Float16Array' && Float16Array === undefined)) throw wrongType(fn, name, value, dtype, of);
+  if (!accepts(kind, dtype) || (kind === 'Float16Array' && Float16Array === undefined)) throw wrongType(fn, name, value, dtype, of, named, signature);
   const length = lengthOf(value);
   if (length === 0 && isUnreachable(value)) {
     throw new TypeError(`${fn}: ${name} is a view of a detached ArrayBuffer (or out of bounds of a shrunk resizable one); a memory that grew detached its old buffer: take a new view of memory.buffer`);
@@ -51,8 +72,8 @@ const WEIGHT_EXPECTED = `weight must be a Float32Array, a Uint16Array${Float16Ar
 
 /** The dtype a weight holds: options.weightDtype, else its array's (a
  * Uint16Array beside 16-bit x holds x's format); null for no weight. */
-export function weightDtypeOf(fn, weight, option, dtype) {
-  if (weight === undefined) throw new TypeError(`${fn}: ${WEIGHT_EXPECTED}, got undefined`);
+export function weightDtypeOf(fn, weight, option, dtype, signature = '') {
+  if (weight === undefined) throw new TypeError(`${fn}: ${WEIGHT_EXPECTED}, got undefined${missing(fn, signature)}`);
   if (weight === null) {
     if (option !== undefined) throw new TypeError(`${fn}: options.weightDtype needs a weight, but weight is null`);
     return null;
@@ -67,7 +88,8 @@ export function weightDtypeOf(fn, weight, option, dtype) {
     if (dtype !== 'float32') return dtype;
     throw new TypeError(`${fn}: weight is a Uint16Array and x float32: say which 16-bit format it holds in options.weightDtype ('bfloat16' or 'float16')`);
   }
-  throw new TypeError(`${fn}: ${WEIGHT_EXPECTED}, got ${describe(weight)}`);
+  const plain = typeof weight === 'object' && weight !== null && !isView(weight) && isArray(weight) === false;
+  throw new TypeError(`${fn}: ${WEIGHT_EXPECTED}, got ${describe(weight)}${fixFor('weight', weight, 'float32', '', false)}${plain ? missing(fn, signature) : ''}`);
 }
 
 /** Whether a record lies on shared memory, asked once and only when it
@@ -147,3 +169,4 @@ export function readIn(record) {
 export function writeOut(record, bits) {
   copyInto(viewOf(record, 0, record.length), bits, 0);
 }
+

@@ -41,6 +41,11 @@ export function describe(value) {
 
 const revoked = (fn, name) => new TypeError(`${fn}: ${name} is a revoked Proxy`);
 
+/** The hint for a parameter given undefined or an object that is no array
+ * (`signature`: the function's parameter list, or '' for none): an argument
+ * may have been left out, shifting the rest into the wrong places. */
+export const missing = (fn, signature) => (signature === '' ? '' : ` (${fn} takes ${signature}: was an argument left out?)`);
+
 /** An object with exactly `keys` as own properties, each `value`: cloned
  * (`{ ...template }`) into records of one shape that never read a prototype. */
 export function template(keys, value) {
@@ -174,7 +179,7 @@ export const castModeOption = (fn, value, fallback) => oneOf(fn, 'options.castMo
  * The row length (dim) from options.dim, or options.shape and options.axis,
  * or else the length of the first of `weight` and `bias` given (records or
  * null; bias undefined where the function has none); checks both against
- * it, and that it divides `length` (x.length).
+ * it (rowsOf checks x.length).
  */
 export function resolveDim(fn, opts, shape, length, weight, bias) {
   const { dim, axis } = opts;
@@ -213,8 +218,16 @@ export function resolveDim(fn, opts, shape, length, weight, bias) {
   if (bias != null && bias.length !== rowLength) {
     throw new RangeError(`${fn}: bias.length (${bias.length}) must equal ${from()} (${rowLength})`);
   }
-  if (length % rowLength !== 0) {
-    throw new RangeError(`${fn}: x.length (${length}) must be a multiple of dim (${rowLength}, from ${from()})`);
-  }
   return rowLength;
+}
+
+/**
+ * The rows of x, length / dim. `dimFrom`: the array whose length dim is
+ * ('weight' or 'bias'), whose fault a length that does not divide more
+ * likely is; '' when the call gave dim.
+ */
+export function rowsOf(fn, length, dim, dimFrom) {
+  if (length % dim === 0) return length / dim;
+  if (dimFrom === '') throw new RangeError(`${fn}: x.length (${length}) must be a multiple of dim (${dim})`);
+  throw new RangeError(`${fn}: ${dimFrom}.length (${dim}) does not divide x.length (${length}): ${dimFrom} holds one value per feature, so x must be rows of ${dimFrom}.length values (is it this layer's ${dimFrom}? give options.dim for another row length)`);
 }

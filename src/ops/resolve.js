@@ -8,7 +8,9 @@ import { CAST_MODE, DTYPE } from '../loader/abi.js';
 import { defineProperty, freeze, isView, keys, kindOf, List, ownWeakMap, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { tensorHolding } from '../loader/memory.js';
 import { measure, newOutput, stillHolds, weightDtypeOf } from './arrays.js';
-import { castModeOption, dtypeOption, float32Option, lastRead, optionReader, readShape, resolveDim, template } from './options.js';
+import {
+  castModeOption, dtypeOption, float32Option, lastRead, missing, optionReader, readShape, resolveDim, rowsOf, template,
+} from './options.js';
 import { checkOverlaps } from './overlap.js';
 
 export const ROW = 0, STAT = 1, ONCE = 2; // values a row: dim, one, or dim for the whole call
@@ -42,13 +44,15 @@ export function define(name, spec) {
       pairs[pairs.length] = j;
     }
   }
+  let signature = '(';
+  for (let k = 0; k < spec.params.length; k++) signature += `${spec.params[k]}, `;
   return freeze({
     name, params: spec.params, options: spec.options, slots, keys: names, index, returns: spec.returns,
     exports: spec.exports, kernel: spec.kernel, readOptions: optionReader(spec.options),
     pointers: template(names, 0), given: template(names, null), pairs, remembered: new Remembered(),
     together: spec.together === undefined ? null : [index[spec.together[0]], index[spec.together[1]]],
     hasDtype: 'dtype' in spec.options, x: index.x, weight: index.weight, bias: index.bias ?? -1, weightAt: spec.arrays.weight.param,
-    paramSlots, optionSlots,
+    paramSlots, optionSlots, signature: `${signature}options?)`,
     returnSlots: typeof spec.returns === 'string' ? index[spec.returns] : spec.returns.map((key) => index[key]),
   });
 }
@@ -185,25 +189,29 @@ function check(op, fn, memory, opts, count, values) {
   const dtype = op.hasDtype ? dtypeOption(fn, opts.dtype, inferred) : 'float32';
   call.dtype = dtype;
   const { records } = call;
+  // What a parameter given something that is no array adds to its message (./arrays.js): the signature.
+  const { signature } = op;
   // The parameters, in slot order.
   const { paramSlots, optionSlots } = op;
   for (let k = 0; k < paramSlots.length; k++) {
     const i = paramSlots[k];
     const slot = slots[i];
     const value = values[slot.param];
-    let of = 'dtype';
     let valueDtype = slot.dtype === 'storage' ? dtype : slot.dtype;
+    let of = slot.dtype === 'storage' ? 'dtype' : '';
+    let named = slot.dtype === 'storage' && op.hasDtype && opts.dtype !== undefined;
     if (slot.dtype === 'weight') {
-      call.weightDtype = weightDtypeOf(fn, value, opts.weightDtype, dtype);
+      call.weightDtype = weightDtypeOf(fn, value, opts.weightDtype, dtype, signature);
       valueDtype = call.weightDtype;
       of = 'weightDtype';
+      named = opts.weightDtype !== undefined;
     } else if (value === undefined && slot.nullable) {
-      throw new TypeError(`${fn}: ${slot.name} must be a Float32Array or null (for no ${slot.name}), got undefined`);
+      throw new TypeError(`${fn}: ${slot.name} must be a Float32Array or null (for no ${slot.name}), got undefined${missing(fn, signature)}`);
     } else if (value === undefined && slot.dir === INOUT) {
-      throw new TypeError(`${fn}: ${slot.name} must be an array of x's dtype, got undefined`);
+      throw new TypeError(`${fn}: ${slot.name} must be an array of x's dtype, got undefined${missing(fn, signature)}`);
     }
     if (value === null && slot.nullable) continue;
-    const record = measure(fn, slot.name, value, valueDtype, of);
+    const record = measure(fn, slot.name, value, valueDtype, of, named, signature);
     if (slot.per === ONCE && record.length === 0) throw new RangeError(`${fn}: ${slot.name} must not be empty (dim = 0)`);
     records[i] = record;
   }
@@ -221,18 +229,20 @@ function check(op, fn, memory, opts, count, values) {
       throw new TypeError(`${fn}: options.weightOffset needs a weight, but weight is null`);
     }
   }
+  call.dim = resolveDim(fn, opts, shape, length, weight, op.bias < 0 ? undefined : records[op.bias]);
+  const dimFrom = opts.dim !== undefined || shape !== undefined ? '' : weight !== null ? 'weight' : 'bias';
+  call.rows = rowsOf(fn, length, call.dim, dimFrom);
   call.dtypeCode = DTYPE[dtype].code;
   call.weightDtypeCode = DTYPE[call.weightDtype ?? 'float32'].code;
   call.castModeCode = CAST_MODE[call.castMode];
-  call.dim = resolveDim(fn, opts, shape, length, weight, op.bias < 0 ? undefined : records[op.bias]);
-  call.rows = length / call.dim;
   // The arrays given as options, in slot order.
   for (let k = 0; k < optionSlots.length; k++) {
     const i = optionSlots[k];
     const slot = slots[i];
     const value = opts[slot.key];
     if (value === undefined) continue;
-    const record = measure(fn, slot.name, value, slot.dtype === 'storage' ? dtype : slot.dtype);
+    const storage = slot.dtype === 'storage';
+    const record = measure(fn, slot.name, value, storage ? dtype : slot.dtype, storage ? 'dtype' : '', storage && op.hasDtype && opts.dtype !== undefined);
     if (slot.per === STAT) requireLength(fn, slot.name, record, call.rows, 'the number of rows');
     else requireLength(fn, slot.name, record, length, 'x.length');
     records[i] = record;
@@ -253,6 +263,7 @@ function check(op, fn, memory, opts, count, values) {
   }
   return call;
 }
+
 
 function requireLength(fn, name, record, length, what) {
   if (record.length !== length) throw new RangeError(`${fn}: ${name}.length (${record.length}) must equal ${what} (${length})`);
@@ -285,4 +296,3 @@ export function returnValue(call) {
   }
   return grads;
 }
-

@@ -1,8 +1,8 @@
 // The reference's side of a call, from the same descriptions as the wasm
 // API's (src/ops/descriptions.js): resolved and checked the same way, every
-// input read in first, then the results computed, then every output written
-// whole, in the description's slot order (so that where shared memory lets
-// two outputs alias, the same one wins as in the wasm modules).
+// input read in first, then the results computed, then every output
+// written whole, in the description's slot order (so that where shared
+// memory lets two outputs alias, the same one wins as in the wasm modules).
 
 import { hasOwn } from '../loader/intrinsics.js';
 import { readIn, writeOut } from '../ops/arrays.js';
@@ -12,19 +12,24 @@ import { makeResults, resolve, returnValue } from '../ops/resolve.js';
  * { [slot key]: the whole result }, inputs being copies of the arrays read. */
 export function referenceFunction(op, compute) {
   const { name, slots } = op;
+  function runCall(call) {
+    const { records } = call;
+    const inputs = { ...op.given }; // every slot's key its own: none is read from a prototype
+    for (let i = 0; i < slots.length; i++) {
+      if (records[i] === null || !slots[i].reads) continue;
+      inputs[slots[i].key] = readIn(records[i]);
+    }
+    const results = compute(call, inputs);
+    makeResults(call);
+    for (let i = 0; i < slots.length; i++) {
+      const bits = hasOwn(results, slots[i].key) ? results[slots[i].key] : null;
+      if (slots[i].writes && records[i] !== null && bits != null) writeOut(records[i], bits);
+    }
+    return returnValue(call);
+  }
   return {
     [name](a, b, c, d, e) {
-      const call = resolve(op, name, undefined, a, b, c, d, e);
-      const { records } = call;
-      const inputs = { ...op.given }; // every slot's key its own: none is read from a prototype
-      for (let i = 0; i < slots.length; i++) if (records[i] !== null && slots[i].reads) inputs[slots[i].key] = readIn(records[i]);
-      const results = compute(call, inputs);
-      makeResults(call);
-      for (let i = 0; i < slots.length; i++) {
-        const bits = hasOwn(results, slots[i].key) ? results[slots[i].key] : null;
-        if (slots[i].writes && records[i] !== null && bits != null) writeOut(records[i], bits);
-      }
-      return returnValue(call);
+      return runCall(resolve(op, name, undefined, a, b, c, d, e));
     },
   }[name];
 }
