@@ -67,10 +67,10 @@ export function runLocked(memory, call) {
 
 /** Runs `call` on `memory` and returns what the function returns. */
 export function run(memory, call) {
+  makeResults(call);
+  if (call.rows === 0) return returnValue(call);
   let { plan } = call;
   if (plan === null) {
-    makeResults(call);
-    if (call.rows === 0) return returnValue(call);
     plan = planCall(memory, call);
     call.plan = plan;
   }

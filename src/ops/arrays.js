@@ -106,11 +106,20 @@ export function isShared(record) {
  * to whole, after every check that compares buffers. */
 export function newOutput(dtype, length) {
   const kind = dtype === 'float32' ? 'Float32Array' : dtype === 'float16' && Float16Array !== undefined ? 'Float16Array' : 'Uint16Array';
-  const value = kind === 'Float32Array' ? new Float32Array(length) : kind === 'Float16Array' ? new Float16Array(length) : new Uint16Array(length);
-  const record = new ArrayRecord(value, dtype, null, kind === 'Float16Array' ? bufferOf(value) : undefined, 0, length, kind);
+  const record = new ArrayRecord(null, dtype, null, undefined, 0, length, kind);
   record.owned = true;
   record.shared = false;
+  renewOutput(record);
   return record;
+}
+
+/** A result record (newOutput) given a new array: a remembered or prepared
+ * call's, at each run. */
+export function renewOutput(record) {
+  const { kind, length } = record;
+  const value = kind === 'Float32Array' ? new Float32Array(length) : kind === 'Float16Array' ? new Float16Array(length) : new Uint16Array(length);
+  record.value = value;
+  if (kind === 'Float16Array') record.buffer = bufferOf(value);
 }
 
 /**
@@ -123,6 +132,7 @@ export function newOutput(dtype, length) {
  */
 export function stillHolds(record) {
   if (record.buffer === null) return record.live;
+  if (record.owned) return true; // a result the call makes afresh at each run
   if (record.within !== null && !record.within.live) return false; // a view of a tensor since freed
   if (record.shadow !== null) return record.shadow.size === record.length;
   return viewHolds(record);

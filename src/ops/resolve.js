@@ -7,7 +7,7 @@
 import { CAST_MODE, DTYPE } from '../loader/abi.js';
 import { defineProperty, freeze, isView, keys, kindOf, List, ownWeakMap, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { tensorHolding } from '../loader/memory.js';
-import { measure, newOutput, stillHolds, weightDtypeOf } from './arrays.js';
+import { measure, newOutput, renewOutput, stillHolds, weightDtypeOf } from './arrays.js';
 import {
   castModeOption, dtypeOption, float32Option, lastRead, missing, optionReader, readShape, resolveDim, rowsOf, template,
 } from './options.js';
@@ -44,6 +44,8 @@ export function define(name, spec) {
       pairs[pairs.length] = j;
     }
   }
+  const results = new List(); // the slots a call makes when not given
+  for (let i = 0; i < slots.length; i++) if (slots[i].result) results[results.length] = i;
   let signature = '(';
   for (let k = 0; k < spec.params.length; k++) signature += `${spec.params[k]}, `;
   return freeze({
@@ -52,20 +54,21 @@ export function define(name, spec) {
     pointers: template(names, 0), given: template(names, null), pairs, remembered: new Remembered(),
     together: spec.together === undefined ? null : [index[spec.together[0]], index[spec.together[1]]],
     hasDtype: 'dtype' in spec.options, x: index.x, weight: index.weight, bias: index.bias ?? -1, weightAt: spec.arrays.weight.param,
-    paramSlots, optionSlots, signature: `${signature}options?)`,
+    paramSlots, optionSlots, results, signature: `${signature}options?)`,
     returnSlots: typeof spec.returns === 'string' ? index[spec.returns] : spec.returns.map((key) => index[key]),
   });
 }
 
 /**
- * A call of a description on an instance memory that made no new result
- * and had no shape: its arguments and options as read, and its
- * resolution. A call with the same arguments and option values, every
- * record still true of its array, resolves to the same checked call: a
- * tensor's record never changes while it lives, nor a view's buffer,
- * offset or kind. One is kept per key array (the weight, else x), so the
- * calls of an engine's decode loop, every layer's with its own weight, are
- * each checked once, then only compared.
+ * A call of a description on an instance memory that had no shape: its
+ * arguments and options as read, and its resolution. A call with the same
+ * arguments and option values, every record still true of its array,
+ * resolves to the same checked call: a tensor's record never changes while
+ * it lives, nor a view's buffer, offset or kind. One is kept per key array
+ * (the weight, else x), so the calls of an engine's decode loop, every
+ * layer's with its own weight, are each checked once, then only compared.
+ * A call that makes its result is remembered too: only its new result
+ * differs from one call to the next (makeResults).
  */
 class LastCall {
   constructor(key) {
@@ -102,12 +105,9 @@ function isLast(last, memory, n, a, b, c, d) {
 }
 
 function remember(op, call, values, opts, count, memory) {
-  const { records, op: { slots } } = call;
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i];
-    // Not a call that makes new results, nor one on an empty view (which cannot tell detached from empty).
-    if (r === null ? slots[i].result && (slots[i].made < 0 || records[slots[i].made] !== null) : r.length === 0) return;
-  }
+  const { records } = call;
+  // Not a call on an empty view, which cannot tell detached from empty.
+  for (let i = 0; i < records.length; i++) if (records[i] !== null && records[i].length === 0) return;
   const key = keyOf(values[0], values[op.weightAt]); // a measured array: an object
   const { remembered } = op;
   let last = remembered.byKey.get(key);
@@ -141,6 +141,7 @@ class Call {
     this.weightDtypeCode = 0;
     this.castModeCode = 0;
     this.mayAlias = false;
+    this.makes = false; // whether some result is made by the call (makeResults, at each run)
     this.plan = null; // the runner's (src/api/run.js)
     this.records = new List(op.slots.length);
     for (let i = 0; i < op.slots.length; i++) this.records[i] = null;
@@ -148,7 +149,8 @@ class Call {
 
   /** The caller's record for slot `key`, null where not given. */
   given(key) {
-    return this.records[this.op.index[key]];
+    const record = this.records[this.op.index[key]];
+    return record === null || record.owned ? null : record;
   }
 }
 // Fields are plain assignments (fast), and the prototype ends here: no
@@ -261,6 +263,11 @@ function check(op, fn, memory, opts, count, values) {
     if (call.mayAlias) call.mayAlias = checkOverlaps(fn, op, records);
     if (shape === undefined) remember(op, call, values, opts, count, memory);
   }
+  const { results } = op;
+  for (let k = 0; k < results.length; k++) {
+    const i = results[k];
+    if (records[i] === null && (slots[i].made < 0 || records[slots[i].made] !== null)) call.makes = true;
+  }
   return call;
 }
 
@@ -274,25 +281,43 @@ function lengthIn(call, slot) {
   return slot.per === ROW ? call.rows * call.dim : slot.per === STAT ? call.rows : call.dim;
 }
 
-/** The call's results not given by the caller, made now (new arrays). */
+/**
+ * The call's results not given by the caller, made now: new arrays, in
+ * records kept with the call, so that a remembered or prepared call makes
+ * nothing else at each run. returnValue lets go of them.
+ */
 export function makeResults(call) {
+  if (!call.makes) return;
   const { records } = call;
-  const { slots } = call.op;
-  for (let i = 0; i < slots.length; i++) {
+  const { slots, results } = call.op;
+  for (let k = 0; k < results.length; k++) {
+    const i = results[k];
     const slot = slots[i];
-    if (!slot.result || records[i] !== null || (slot.made >= 0 && records[slot.made] === null)) continue;
-    records[i] = newOutput(slot.dtype === 'storage' ? call.dtype : 'float32', lengthIn(call, slot));
+    if (slot.made >= 0 && records[slot.made] === null) continue;
+    const dtype = slot.dtype === 'storage' ? call.dtype : 'float32';
+    if (records[i] === null) records[i] = newOutput(dtype, lengthIn(call, slot));
+    else if (records[i].owned) renewOutput(records[i]);
   }
 }
 
-/** What the call returns: its result, or { dx, dweight[, dbias] }. */
+/** What the call returns: its result, or { dx, dweight[, dbias] }. The
+ * results it made are the caller's from here: its records let go of them. */
 export function returnValue(call) {
   const { op, records } = call;
-  if (typeof op.returns === 'string') return records[op.returnSlots].value;
-  const grads = {};
-  for (let i = 0; i < op.returns.length; i++) {
-    const record = records[op.returnSlots[i]];
-    defineProperty(grads, op.returns[i], { __proto__: null, value: record === null ? null : record.value, enumerable: true, writable: true, configurable: true });
+  let value;
+  if (typeof op.returns === 'string') value = records[op.returnSlots].value;
+  else {
+    value = {};
+    for (let i = 0; i < op.returns.length; i++) {
+      const record = records[op.returnSlots[i]];
+      defineProperty(value, op.returns[i], { __proto__: null, value: record === null ? null : record.value, enumerable: true, writable: true, configurable: true });
+    }
   }
-  return grads;
+  if (call.makes) {
+    for (let k = 0; k < op.results.length; k++) {
+      const record = records[op.results[k]];
+      if (record !== null && record.owned) record.value = null;
+    }
+  }
+  return value;
 }

@@ -16,7 +16,8 @@ export function referenceFunction(op, compute) {
     const { records } = call;
     const inputs = { ...op.given }; // every slot's key its own: none is read from a prototype
     for (let i = 0; i < slots.length; i++) {
-      if (records[i] === null || !slots[i].reads) continue;
+      // (A result made at an earlier run is made anew, from zeros: not read.)
+      if (records[i] === null || records[i].owned || !slots[i].reads) continue;
       inputs[slots[i].key] = readIn(records[i]);
     }
     const results = compute(call, inputs);

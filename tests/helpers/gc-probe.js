@@ -1,0 +1,51 @@
+// Counts V8's garbage collections over many calls of one call shape, in a
+// process of its own (tests/no-garbage.test.js): a call that allocates even
+// a few bytes each time collects at least once in 200,000 calls, one that
+// allocates nothing never does. Prints { shape, calls, collections }.
+//
+//   node tests/helpers/gc-probe.js <shape> [calls]
+import { PerformanceObserver } from 'node:perf_hooks';
+import { alloc, bindMemory, init, addRmsNorm, rmsNorm } from '../../src/index.js';
+
+const shape = process.argv[2];
+const calls = Number(process.argv[3] ?? 200000);
+await init({ backend: 'simd' });
+
+const dim = 896;
+const x = new Float32Array(dim).map((_, i) => Math.sin(i) * 3);
+const w = new Float32Array(dim).map((_, i) => 1 + Math.cos(i) / 4);
+const out = new Float32Array(dim);
+const residual = new Float32Array(dim);
+const [tx, tw, ty, tr] = [alloc(dim), alloc(dim), alloc(dim), alloc(dim)];
+tx.array.set(x);
+tw.array.set(w);
+const memory = new WebAssembly.Memory({ initial: 4 });
+const bound = await bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 65536 } });
+const [bx, bw, by] = [2, 2.25, 2.5].map((at) => new Float32Array(memory.buffer, at * 65536, dim).fill(1.5));
+
+// Each options object made once, as a decode loop keeps its own.
+const shapes = {
+  'new Float32Array(896) alone': () => new Float32Array(dim),
+  'allocating: rmsNorm(x, w, { eps })': ((o) => () => rmsNorm(x, w, o))({ eps: 1e-6 }),
+  'copying: rmsNorm(x, w, { out })': ((o) => () => rmsNorm(x, w, o))({ out }),
+  'copying: rmsNorm(x, w, { eps, out })': ((o) => () => rmsNorm(x, w, o))({ eps: 1e-5, out }),
+  'copying: addRmsNorm(x, residual, w, { eps, out })': ((o) => () => addRmsNorm(x, residual, w, o))({ eps: 1e-5, out }),
+  'zero-copy: rmsNorm(tx, tw, { out: ty })': ((o) => () => rmsNorm(tx, tw, o))({ out: ty }),
+  'zero-copy: rmsNorm(tx, tw, { eps, out: ty })': ((o) => () => rmsNorm(tx, tw, o))({ eps: 1e-6, out: ty }),
+  'zero-copy: addRmsNorm(tx, tr, tw, { eps, out: ty })': ((o) => () => addRmsNorm(tx, tr, tw, o))({ eps: 1e-6, out: ty }),
+  'zero-copy, bound memory: rmsNorm(bx, bw, { eps, out: by })': ((o) => () => bound.rmsNorm(bx, bw, o))({ eps: 1e-6, out: by }),
+};
+if (!(shape in shapes)) {
+  process.stderr.write(`gc-probe: unknown shape ${JSON.stringify(shape)}; one of ${Object.keys(shapes).join(' | ')}\n`);
+  process.exit(2);
+}
+const call = shapes[shape];
+let collections = 0;
+const observer = new PerformanceObserver((list) => { collections += list.getEntries().length; });
+for (let i = 0; i < 50000; i++) call(); // warm-up: optimized, every view and record made
+await new Promise((resolve) => { setTimeout(resolve, 20); });
+observer.observe({ entryTypes: ['gc'] });
+for (let i = 0; i < calls; i++) call();
+await new Promise((resolve) => { setTimeout(resolve, 20); }); // the observer's entries arrive asynchronously
+observer.disconnect();
+process.stdout.write(`${JSON.stringify({ shape, calls, collections })}\n`);
