@@ -22,6 +22,7 @@ const STEADY = [
   'copying: rmsNorm(x, w, { out })',
   'copying: rmsNorm(x, w, { eps, out })',
   'copying: addRmsNorm(x, residual, w, { eps, out })',
+  'copying, strided: rmsNorm(qkv, qNorm, { rowStride, out })',
   'zero-copy: rmsNorm(tx, tw, { out: ty })',
   'zero-copy: rmsNorm(tx, tw, { eps, out: ty })',
   'zero-copy: addRmsNorm(tx, tr, tw, { eps, out: ty })',

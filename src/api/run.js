@@ -26,15 +26,18 @@ function filled(n, value) {
 }
 
 // Where each array of a call goes, made at its first run and kept with the
-// call (a remembered call, src/ops/resolve.js, runs on it again): its
-// address (STAGED, or 0 for none), values a row (0: dim for the whole
-// call), bytes a value, its offset in the staging (-1: not staged; an
-// output staged beside the input it may overwrite shares that staging).
-// What only staging needs is made once a call stages.
+// call (a remembered call runs on it again): its address
+// (STAGED, or 0 for none), values from one row's start to the next's in
+// the caller's array (the row stride, 1 for a statistic, 0 for an array of
+// dim values for the whole call), bytes a value, its offset in the staging
+// (-1: not staged; an output staged beside the input it may overwrite
+// shares that staging). Staged rows keep the caller's stride, so that the
+// kernel sees one stride for every per-row array. What only staging needs
+// is made once a call stages.
 class Plan {
   constructor(n, pointers) {
     this.at = filled(n, 0);
-    this.width = filled(n, 0);
+    this.step = filled(n, 0);
     this.size = filled(n, 0);
     this.offset = filled(n, -1);
     this.pointers = { ...pointers };
@@ -44,7 +47,7 @@ class Plan {
     this.pointersAt = -1; // the staging base the pointers hold the first chunk's addresses for
     this.heap = null; // the memory's views, and the staging base, the outputs' views were made for
     this.viewsAt = -1;
-    this.outViews = null;
+    this.outViews = null; // per output slot: a full chunk's view, or (rows apart) a List of its rows' views
     this.onceIn = null; // slots copied in once, copied in each chunk, out each chunk, out once
     this.rowIn = null;
     this.rowOut = null;
@@ -79,25 +82,28 @@ export function run(memory, call) {
   return returnValue(call);
 }
 
+/** The values of a slot's array that n rows of the call span: rows a stride apart, a statistic a row, or dim. */
+const spanOf = (call, slot, n) => (slot.per === ROW ? (n - 1) * call.stride + call.dim : slot.per === STAT ? n : call.dim);
+
 function planCall(memory, call) {
-  const { op: { slots, keys, pointers: blank }, rows, dim, records, fn } = call;
+  const { op: { slots, keys, pointers: blank }, rows, dim, stride, records, fn } = call;
   const plan = new Plan(slots.length, blank);
-  const { at, width, size, offset, pointers } = plan;
+  const { at, step, size, offset, pointers } = plan;
   const shares = filled(slots.length, false); // an output staged beside its staged input shares that staging
   let perRowBytes = 0;
   let onceBytes = 0;
   for (let i = 0; i < slots.length; i++) {
     const { per, dir, scratch, over } = slots[i];
     const r = records[i];
-    width[i] = per === ROW ? dim : per === STAT ? 1 : 0;
+    step[i] = per === ROW ? stride : per === STAT ? 1 : 0;
     size[i] = r === null ? 4 : DTYPE[r.dtype].bytes;
     at[i] = r === null || dir === 0 ? (r === null && scratch ? STAGED : 0) : r.memory === memory ? r.start : STAGED;
     pointers[keys[i]] = at[i];
     shares[i] = at[i] === STAGED && over >= 0 && at[over] === STAGED && records[over] !== null;
     if (at[i] === STAGED && !shares[i]) {
       plan.staged++;
-      if (width[i] === 0) onceBytes += align16(dim * size[i]);
-      else perRowBytes += width[i] * size[i];
+      if (step[i] === 0) onceBytes += align16(dim * size[i]);
+      else perRowBytes += step[i] * size[i];
     }
   }
   if (plan.staged === 0) return plan; // the zero-copy call: every array where it lies
@@ -116,7 +122,7 @@ function planCall(memory, call) {
       offset[i] = offset[slots[i].over];
     } else {
       offset[i] = plan.total;
-      plan.total += align16((width[i] === 0 ? dim : chunkRows * width[i]) * size[i]);
+      plan.total += align16((step[i] === 0 ? dim : chunkRows * step[i]) * size[i]);
     }
   }
   plan.chunkRows = chunkRows;
@@ -128,8 +134,8 @@ function planCall(memory, call) {
   // The records the staging copies, in slot order: in before the kernel, out after it.
   for (let i = 0; i < slots.length; i++) {
     if (offset[i] < 0 || records[i] === null) continue;
-    if (slots[i].dir & IN) add(width[i] === 0 ? plan.onceIn : plan.rowIn, i);
-    if (slots[i].dir & OUT) add(width[i] === 0 ? plan.onceOut : plan.rowOut, i);
+    if (slots[i].dir & IN) add(step[i] === 0 ? plan.onceIn : plan.rowIn, i);
+    if (slots[i].dir & OUT) add(step[i] === 0 ? plan.onceOut : plan.rowOut, i);
   }
   return plan;
 }
@@ -140,8 +146,8 @@ const add = (list, item) => {
 
 /** The staged call: inputs copied in, the kernel run chunk by chunk, outputs copied out. */
 function stageAndRun(memory, call, plan) {
-  const { op: { slots, keys, kernel }, rows, dim, records, fn } = call;
-  const { at, width, size, offset, pointers, chunkRows, total, onceIn, rowIn, rowOut, onceOut } = plan;
+  const { op: { slots, keys, kernel }, rows, records, fn } = call;
+  const { at, step, size, offset, pointers, chunkRows, total, onceIn, rowIn, rowOut, onceOut } = plan;
   // The last allocation of the call: views of memory are taken only after it.
   const base = memory.staging(fn, total);
   // From here on: copies and kernel calls only, on the memory's buffer as it is now.
@@ -151,25 +157,26 @@ function stageAndRun(memory, call, plan) {
     plan.viewsAt = base;
     for (let i = 0; i < slots.length; i++) plan.outViews[i] = null;
   }
-  for (let k = 0; k < onceIn.length; k++) copyIn(heap, records[onceIn[k]], 0, dim, base + offset[onceIn[k]]);
+  for (let k = 0; k < onceIn.length; k++) copyIn(heap, records[onceIn[k]], 0, call.dim, base + offset[onceIn[k]]);
   for (let row = 0; row < rows; row += chunkRows) {
     const n = min(chunkRows, rows - row);
     if (row !== 0 || plan.pointersAt !== base) {
-      for (let i = 0; i < slots.length; i++) pointers[keys[i]] = offset[i] >= 0 ? base + offset[i] : at[i] === 0 ? 0 : at[i] + row * width[i] * size[i];
+      for (let i = 0; i < slots.length; i++) pointers[keys[i]] = offset[i] >= 0 ? base + offset[i] : at[i] === 0 ? 0 : at[i] + row * step[i] * size[i];
     }
     plan.pointersAt = row === 0 ? base : -1;
     for (let k = 0; k < rowIn.length; k++) {
       const i = rowIn[k];
-      copyIn(heap, records[i], row * width[i], n * width[i], base + offset[i]);
+      copyIn(heap, records[i], row * step[i], spanOf(call, slots[i], n), base + offset[i]);
     }
     kernel(memory.exports, call, pointers, n);
     // Outputs in slot order: where shared memory lets two of them alias, the last one written wins, as in the reference.
     for (let k = 0; k < rowOut.length; k++) {
       const i = rowOut[k];
-      copyOut(plan, i, records[i], row * width[i], n * width[i], base + offset[i]);
+      if (slots[i].per !== ROW || call.stride === call.dim) copyOut(plan, i, records[i], row * step[i], spanOf(call, slots[i], n), base + offset[i], n === chunkRows);
+      else copyRowsOut(plan, call, i, row, n, base + offset[i]);
     }
   }
-  for (let k = 0; k < onceOut.length; k++) copyOut(plan, onceOut[k], records[onceOut[k]], 0, dim, base + offset[onceOut[k]]);
+  for (let k = 0; k < onceOut.length; k++) copyOut(plan, onceOut[k], records[onceOut[k]], 0, call.dim, base + offset[onceOut[k]], true);
 }
 
 /** Copies values [from, from + n) of a staged record to byte `to` of memory. */
@@ -179,14 +186,35 @@ function copyIn(heap, record, from, n, to) {
   else heap.uint16.set(viewOf(record, from, n), to / 2);
 }
 
+/** Copies `source` (a view of staging) to values [from, …) of a staged record. */
+function copyTo(record, source, from) {
+  if (record.shadow !== null) record.shadow.set(source, from);
+  else copyInto(viewOf(record, 0, record.length), source, from);
+}
+
 /** Copies n values from byte `at` of memory to values [from, from + n) of
  * a staged record, the output of slot i: a full chunk's view is kept. */
-function copyOut(plan, i, record, from, n, at) {
-  let view = plan.outViews[i];
-  if (view === null || n !== plan.chunkRows * plan.width[i]) {
+function copyOut(plan, i, record, from, n, at, full) {
+  let view = full ? plan.outViews[i] : null;
+  if (view === null) {
     view = storageView(record.dtype, plan.heap.buffer, at, n);
-    if (n === plan.chunkRows * plan.width[i]) plan.outViews[i] = view;
+    if (full) plan.outViews[i] = view;
   }
-  if (record.shadow !== null) record.shadow.set(view, from);
-  else copyInto(viewOf(record, 0, record.length), view, from);
+  copyTo(record, view, from);
+}
+
+/** The rows of a chunk of n rows (from `row`) of a per-row output with a
+ * row stride, copied out one by one from byte `at`: the values between
+ * the rows are the caller's, never written. A full chunk's row views are kept. */
+function copyRowsOut(plan, call, i, row, n, at) {
+  const { dim, stride } = call;
+  const record = call.records[i];
+  const bytes = plan.size[i];
+  let views = n === plan.chunkRows ? plan.outViews[i] : null;
+  if (views === null) {
+    views = new List(n);
+    for (let r = 0; r < n; r++) views[r] = storageView(record.dtype, plan.heap.buffer, at + r * stride * bytes, dim);
+    if (n === plan.chunkRows) plan.outViews[i] = views;
+  }
+  for (let r = 0; r < n; r++) copyTo(record, views[r], (row + r) * stride);
 }

@@ -180,3 +180,23 @@ export function writeOut(record, bits) {
   copyInto(viewOf(record, 0, record.length), bits, 0);
 }
 
+/** The values of a per-row record's `rows` rows of `dim`, which start
+ * `stride` values apart in it, packed one after another (a copy). */
+export function readRows(record, rows, dim, stride) {
+  if (stride === dim) return readIn(record);
+  const copy = record.dtype === 'float32' ? new Float32Array(rows * dim) : new Uint16Array(rows * dim);
+  for (let r = 0; r < rows; r++) copyInto(copy, viewOf(record, r * stride, dim), r * dim);
+  return copy;
+}
+
+/** Writes `bits`, `rows` packed rows of `dim` values, over the rows of a
+ * per-row record (`stride` apart), leaving the values between them as they are. */
+export function writeRows(record, bits, rows, dim, stride) {
+  if (stride === dim) {
+    writeOut(record, bits);
+    return;
+  }
+  const whole = viewOf(record, 0, record.length);
+  const bytes = DTYPE[record.dtype].bytes;
+  for (let r = 0; r < rows; r++) copyInto(whole, storageView(record.dtype, bufferOf(bits), byteOffsetOf(bits) + r * dim * bytes, dim), r * stride);
+}

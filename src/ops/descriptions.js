@@ -13,7 +13,8 @@
 //   not given (`made`: only beside that parameter); `scratch`, a statistic
 //   that is the kernel's working space when not given (recomputed).
 // - kernel(exports, call, pointers, rows): pointers by slot name, 0 for an
-//   array not given (the kernels' "absent"; no array is ever at address 0).
+//   array not given (the kernels' "absent"; no array is ever at address 0);
+//   `call.stride` is the row stride in values (src/abi/exports.c).
 
 import { DTYPE } from '../loader/abi.js';
 import { define, IN, INOUT, NONE, ONCE, OUT, ROW, STAT } from './resolve.js';
@@ -29,12 +30,12 @@ const rmsNormArrays = (fused) => ({
 });
 const RMSNORM_OPTIONS = {
   eps: 1e-6, dim: undefined, out: undefined, dtype: 'float32', weightDtype: undefined, castMode: 'llama',
-  weightOffset: 0, shape: undefined, axis: -1, rstd: undefined,
+  weightOffset: 0, shape: undefined, axis: -1, rowStride: undefined, rstd: undefined,
 };
 // rmsNorm has no residual slot: its pointers have no `residual` to read
 // (one read there would find Object.prototype's).
 const rmsNormKernel = (fused) => (e, c, p, n) => e.rmsnorm(p.x, fused ? p.residual : 0, p.weight, p.out, p.rstd, n,
-  c.dim, c.dim, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset);
+  c.dim, c.stride, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset);
 
 export const rmsNorm = define('rmsNorm', {
   params: ['x', 'weight'], options: RMSNORM_OPTIONS, arrays: rmsNormArrays(false), returns: 'out',
@@ -48,7 +49,7 @@ export const addRmsNorm = define('addRmsNorm', {
 
 export const layerNorm = define('layerNorm', {
   params: ['x', 'weight', 'bias'],
-  options: { eps: 1e-5, dim: undefined, shape: undefined, axis: -1, out: undefined, mean: undefined, rstd: undefined },
+  options: { eps: 1e-5, dim: undefined, shape: undefined, axis: -1, rowStride: undefined, out: undefined, mean: undefined, rstd: undefined },
   arrays: {
     x: { param: 0, per: ROW, dir: IN },
     weight: { param: 1, per: ONCE, dir: IN, nullable: true },
@@ -59,7 +60,7 @@ export const layerNorm = define('layerNorm', {
   },
   returns: 'out',
   exports: ['layernorm_f32'],
-  kernel: (e, c, p, n) => e.layernorm_f32(p.x, p.weight, p.bias, p.out, p.mean, p.rstd, n, c.dim, c.dim, c.eps),
+  kernel: (e, c, p, n) => e.layernorm_f32(p.x, p.weight, p.bias, p.out, p.mean, p.rstd, n, c.dim, c.stride, c.eps),
 });
 
 // The backward passes: statistics not given are recomputed chunk by chunk
@@ -79,26 +80,28 @@ const backwardArrays = (layer) => ({
 
 export const rmsNormBackward = define('rmsNormBackward', {
   params: ['dy', 'x', 'weight'],
-  options: { eps: 1e-6, dim: undefined, shape: undefined, axis: -1, rstd: undefined, dx: undefined },
+  options: { eps: 1e-6, dim: undefined, shape: undefined, axis: -1, rowStride: undefined, rstd: undefined, dx: undefined },
   arrays: backwardArrays(false),
   returns: ['dx', 'dweight'],
   exports: ['rmsnorm', 'rmsnorm_backward_f32'],
   kernel(e, c, p, n) {
-    if (c.given('rstd') === null) e.rmsnorm(p.x, 0, 0, 0, p.rstd, n, c.dim, c.dim, c.eps, F32, F32, 0, 0);
-    e.rmsnorm_backward_f32(p.dy, p.x, p.weight, p.rstd, p.dx, p.dweight, n, c.dim, c.dim);
+    if (c.given('rstd') === null) e.rmsnorm(p.x, 0, 0, 0, p.rstd, n, c.dim, c.stride, c.eps, F32, F32, 0, 0);
+    e.rmsnorm_backward_f32(p.dy, p.x, p.weight, p.rstd, p.dx, p.dweight, n, c.dim, c.stride);
   },
 });
 
 export const layerNormBackward = define('layerNormBackward', {
   params: ['dy', 'x', 'weight', 'bias'],
-  options: { eps: 1e-5, dim: undefined, shape: undefined, axis: -1, mean: undefined, rstd: undefined, dx: undefined },
+  options: {
+    eps: 1e-5, dim: undefined, shape: undefined, axis: -1, rowStride: undefined, mean: undefined, rstd: undefined, dx: undefined,
+  },
   arrays: backwardArrays(true),
   together: ['mean', 'rstd'],
   returns: ['dx', 'dweight', 'dbias'],
   exports: ['layernorm_f32', 'layernorm_backward_f32'],
   kernel(e, c, p, n) {
-    if (c.given('rstd') === null) e.layernorm_f32(p.x, 0, 0, 0, p.mean, p.rstd, n, c.dim, c.dim, c.eps);
-    e.layernorm_backward_f32(p.dy, p.x, p.weight, p.mean, p.rstd, p.dx, p.dweight, p.dbias, n, c.dim, c.dim);
+    if (c.given('rstd') === null) e.layernorm_f32(p.x, 0, 0, 0, p.mean, p.rstd, n, c.dim, c.stride, c.eps);
+    e.layernorm_backward_f32(p.dy, p.x, p.weight, p.mean, p.rstd, p.dx, p.dweight, p.dbias, n, c.dim, c.stride);
   },
 });
 

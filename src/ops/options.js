@@ -5,7 +5,7 @@
 
 import { CAST_MODES, DTYPES } from '../loader/abi.js';
 import {
-  abs, defineProperty, freeze, fround, hasOwn, holds, isArray, isSafeInteger, isView, join, JSONStringify, keys, kindOf,
+  abs, ceil, defineProperty, freeze, fround, hasOwn, holds, isArray, isSafeInteger, isView, join, JSONStringify, keys, kindOf,
   lengthOf, List, RangeError, sliceString, StringOf, TypeError,
 } from '../loader/intrinsics.js';
 import { isTensor, recordOf } from '../loader/tensor.js';
@@ -221,13 +221,33 @@ export function resolveDim(fn, opts, shape, length, weight, bias) {
   return rowLength;
 }
 
+/** options.rowStride: the values from one row's start to the next's, at least dim; dim when not given. */
+export function resolveStride(fn, opts, shape, dim) {
+  const stride = opts.rowStride;
+  if (stride === undefined) return dim;
+  if (shape !== undefined) throw new TypeError(`${fn}: give options.rowStride or options.shape, not both`);
+  if (typeof stride !== 'number') throw new TypeError(`${fn}: options.rowStride must be a number, got ${describe(stride)}`);
+  if (!isSafeInteger(stride) || stride < dim) {
+    throw new RangeError(`${fn}: options.rowStride must be an integer >= dim (${dim}), the values from one row's start to the next's; got ${stride}`);
+  }
+  return stride;
+}
+
 /**
- * The rows of x, length / dim. `dimFrom`: the array whose length dim is
- * ('weight' or 'bias'), whose fault a length that does not divide more
- * likely is; '' when the call gave dim.
+ * The rows of x: length / dim, or with a row stride s, ceil(length / s)
+ * rows, the last of which may end right after its dim values. `dimFrom`:
+ * the array whose length dim is ('weight' or 'bias'), whose fault a length
+ * that does not divide more likely is; '' when the call gave dim.
  */
-export function rowsOf(fn, length, dim, dimFrom) {
-  if (length % dim === 0) return length / dim;
-  if (dimFrom === '') throw new RangeError(`${fn}: x.length (${length}) must be a multiple of dim (${dim})`);
-  throw new RangeError(`${fn}: ${dimFrom}.length (${dim}) does not divide x.length (${length}): ${dimFrom} holds one value per feature, so x must be rows of ${dimFrom}.length values (is it this layer's ${dimFrom}? give options.dim for another row length)`);
+export function rowsOf(fn, length, dim, stride, dimFrom) {
+  if (stride === dim) {
+    if (length % dim === 0) return length / dim;
+    if (dimFrom === '') throw new RangeError(`${fn}: x.length (${length}) must be a multiple of dim (${dim})`);
+    throw new RangeError(`${fn}: ${dimFrom}.length (${dim}) does not divide x.length (${length}): ${dimFrom} holds one value per feature, so x must be rows of ${dimFrom}.length values (is it this layer's ${dimFrom}? give options.dim for another row length)`);
+  }
+  const rows = ceil(length / stride);
+  if (rows > 0 && (rows - 1) * stride + dim > length) {
+    throw new RangeError(`${fn}: x.length (${length}) ends inside a row: rows start every ${stride} values (options.rowStride) and hold ${dim} (dim), so x.length must lie in [(rows - 1) * ${stride} + ${dim}, rows * ${stride}]`);
+  }
+  return rows;
 }

@@ -1,8 +1,11 @@
 // The one overlap rule, for every function: no array a call writes may
 // share a byte with any other array of the call, except an output exactly
-// over the input it is named for (in place).
+// over the input it is named for (in place). A per-row array's bytes are
+// its rows only: with a row stride, the values between rows are not its,
+// so rows of two arrays may interleave in one buffer.
 
-import { RangeError } from '../loader/intrinsics.js';
+import { DTYPE } from '../loader/abi.js';
+import { ceil, floor, max, min, RangeError } from '../loader/intrinsics.js';
 import { isShared } from './arrays.js';
 
 const APART = 0;
@@ -13,24 +16,50 @@ const MAYBE = 3;
 /** Where a record's bytes live: its instance memory's (see src/loader/memory.js), or its buffer. */
 const spaceOf = (record) => (record.memory !== null ? record.memory.space() : record.buffer);
 
-/** How two records' bytes relate. Two views of different SharedArrayBuffer
+/**
+ * Whether some row of a, rows of `rowBytes` starting every `strideBytes`
+ * from a.start up to a.end, shares a byte with b: with `strided`, b's rows
+ * are laid out the same way (so |d − m·S| < D for some row distance m),
+ * else b is the contiguous [b.start, b.end).
+ */
+function rowsMeet(a, b, strideBytes, rowBytes, strided) {
+  const rowsA = ceil((a.end - a.start) / strideBytes);
+  const d = b.start - a.start;
+  if (strided) {
+    const rowsB = ceil((b.end - b.start) / strideBytes);
+    const lo = max(-(rowsB - 1), floor((d - rowBytes) / strideBytes) + 1);
+    const hi = min(rowsA - 1, ceil((d + rowBytes) / strideBytes) - 1);
+    return lo <= hi;
+  }
+  const lo = max(0, floor((d - rowBytes) / strideBytes) + 1);
+  const hi = min(rowsA - 1, ceil((b.end - a.start) / strideBytes) - 1);
+  return lo <= hi;
+}
+
+/** How two records' bytes relate (`rowA`, `rowB`: whether each is per-row,
+ * its rows `stride` values apart). Two views of different SharedArrayBuffer
  * objects may still share memory (structuredClone of a SharedArrayBuffer is
  * a second object over the same bytes): MAYBE. */
-function relation(a, b) {
+function relation(a, b, rowA, rowB, stride, dim) {
   if (a.start === a.end || b.start === b.end) return APART;
   if ((a.memory === null || a.memory !== b.memory) && spaceOf(a) !== spaceOf(b)) return isShared(a) && isShared(b) ? MAYBE : APART;
-  if (a.start === b.start && a.end === b.end) return SAME;
-  return a.start < b.end && b.start < a.end ? OVERLAP : APART;
+  if (a.start === b.start && a.end === b.end && rowA === rowB) return SAME;
+  if (!(a.start < b.end && b.start < a.end)) return APART;
+  if (stride === dim || (!rowA && !rowB)) return OVERLAP;
+  const bytes = DTYPE[rowA ? a.dtype : b.dtype].bytes;
+  const meet = rowA ? rowsMeet(a, b, stride * bytes, dim * bytes, rowB) : rowsMeet(b, a, stride * bytes, dim * bytes, false);
+  return meet ? OVERLAP : APART;
 }
 
 /**
  * Checks a call's records (`records[i]` for slot i of its description `op`;
  * null where not given) against the rule, over the pairs of slots it can
- * concern (op.pairs). Returns whether some written array may alias another
- * through shared memory: then every input is read in before the first
- * write, and outputs are written whole, in slot order.
+ * concern (op.pairs); the per-row arrays' rows are `dim` values `stride`
+ * apart. Returns whether some written array may alias another through
+ * shared memory: then every input is read in before the first write, and
+ * outputs are written whole, in slot order.
  */
-export function checkOverlaps(fn, op, records) {
+export function checkOverlaps(fn, op, records, stride, dim) {
   const { slots, pairs } = op;
   let mayAlias = false;
   for (let k = 0; k < pairs.length; k += 2) {
@@ -39,7 +68,7 @@ export function checkOverlaps(fn, op, records) {
     const a = records[i];
     const b = records[j];
     if (a === null || b === null) continue;
-    const rel = relation(a, b);
+    const rel = relation(a, b, slots[i].row, slots[j].row, stride, dim);
     if (rel === MAYBE) mayAlias = true;
     if (rel === APART || rel === MAYBE) continue;
     const w = slots[j].writes ? j : i;

@@ -9,7 +9,7 @@ import { defineProperty, freeze, isView, keys, kindOf, List, ownWeakMap, RangeEr
 import { tensorHolding } from '../loader/memory.js';
 import { measure, newOutput, renewOutput, stillHolds, weightDtypeOf } from './arrays.js';
 import {
-  castModeOption, dtypeOption, float32Option, lastRead, missing, optionReader, readShape, resolveDim, rowsOf, template,
+  castModeOption, dtypeOption, float32Option, lastRead, missing, optionReader, readShape, resolveDim, resolveStride, rowsOf, template,
 } from './options.js';
 import { checkOverlaps } from './overlap.js';
 
@@ -29,7 +29,7 @@ export function define(name, spec) {
     index[names[i]] = i;
     slots[i] = freeze({
       key: names[i], name: s.param !== undefined || s.made !== undefined ? names[i] : `options.${names[i]}`,
-      param: s.param ?? -1, per: s.per, dir: s.dir, writes: (s.dir & OUT) !== 0, reads: (s.dir & IN) !== 0,
+      param: s.param ?? -1, per: s.per, row: s.per === ROW, dir: s.dir, writes: (s.dir & OUT) !== 0, reads: (s.dir & IN) !== 0,
       dtype: s.dtype ?? (s.per === STAT ? 'float32' : 'storage'), nullable: s.nullable === true,
       over: s.over === undefined ? -1 : names.indexOf(s.over), result: s.result === true,
       made: s.made === undefined ? -1 : names.indexOf(s.made), scratch: s.scratch === true,
@@ -131,6 +131,8 @@ class Call {
     this.op = op;
     this.rows = 0;
     this.dim = 0;
+    this.stride = 0; // values from one row's start to the next's, in the per-row arrays
+    this.length = 0; // x.length: the length of every per-row array
     this.eps = 0;
     this.dtype = 'float32';
     this.weightDtype = null;
@@ -218,6 +220,7 @@ function check(op, fn, memory, opts, count, values) {
     records[i] = record;
   }
   const length = records[op.x].length;
+  call.length = length;
   for (let k = 0; k < paramSlots.length; k++) {
     const i = paramSlots[k];
     if (i !== op.x && records[i] !== null && slots[i].per === ROW) requireLength(fn, slots[i].name, records[i], length, 'x.length');
@@ -232,8 +235,9 @@ function check(op, fn, memory, opts, count, values) {
     }
   }
   call.dim = resolveDim(fn, opts, shape, length, weight, op.bias < 0 ? undefined : records[op.bias]);
+  call.stride = resolveStride(fn, opts, shape, call.dim);
   const dimFrom = opts.dim !== undefined || shape !== undefined ? '' : weight !== null ? 'weight' : 'bias';
-  call.rows = rowsOf(fn, length, call.dim, dimFrom);
+  call.rows = rowsOf(fn, length, call.dim, call.stride, dimFrom);
   call.dtypeCode = DTYPE[dtype].code;
   call.weightDtypeCode = DTYPE[call.weightDtype ?? 'float32'].code;
   call.castModeCode = CAST_MODE[call.castMode];
@@ -253,14 +257,14 @@ function check(op, fn, memory, opts, count, values) {
   if (together !== null && (records[together[0]] === null) !== (records[together[1]] === null)) {
     throw new TypeError(`${fn}: ${slots[together[0]].name} and ${slots[together[1]].name} must be given together`);
   }
-  call.mayAlias = checkOverlaps(fn, op, records);
+  call.mayAlias = checkOverlaps(fn, op, records, call.stride, call.dim);
   if (memory === undefined) {
     // (The WebGPU array form asks stillHolds again after the GPU computed: a view's tensor freed meanwhile is caught.)
     for (let i = 0; i < records.length; i++) if (records[i] !== null) records[i].within = tensorHolding(fn, slots[i].name, records[i]);
   } else {
     for (let i = 0; i < records.length; i++) if (records[i] !== null) memory.adopt(fn, slots[i].name, records[i]);
     // Views of one shared memory through several buffer objects: now known to be one memory.
-    if (call.mayAlias) call.mayAlias = checkOverlaps(fn, op, records);
+    if (call.mayAlias) call.mayAlias = checkOverlaps(fn, op, records, call.stride, call.dim);
     if (shape === undefined) remember(op, call, values, opts, count, memory);
   }
   const { results } = op;
@@ -276,9 +280,9 @@ function requireLength(fn, name, record, length, what) {
   if (record.length !== length) throw new RangeError(`${fn}: ${name}.length (${record.length}) must equal ${what} (${length})`);
 }
 
-/** Values of a slot's array in a call: dim a row, one a row, or dim. */
+/** Values of a slot's array in a call: x's length for a per-row one, one a row, or dim. */
 function lengthIn(call, slot) {
-  return slot.per === ROW ? call.rows * call.dim : slot.per === STAT ? call.rows : call.dim;
+  return slot.per === ROW ? call.length : slot.per === STAT ? call.rows : call.dim;
 }
 
 /**

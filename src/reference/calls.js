@@ -1,30 +1,35 @@
 // The reference's side of a call, from the same descriptions as the wasm
 // API's (src/ops/descriptions.js): resolved and checked the same way, every
-// input read in first, then the results computed, then every output
-// written whole, in the description's slot order (so that where shared
-// memory lets two outputs alias, the same one wins as in the wasm modules).
+// input read in first (a per-row array's rows packed), then the results
+// computed, then every output written whole, in the description's slot
+// order (so that where shared memory lets two outputs alias, the same one
+// wins as in the wasm modules). A per-row output's values between rows are
+// left as they are.
 
 import { hasOwn } from '../loader/intrinsics.js';
-import { readIn, writeOut } from '../ops/arrays.js';
+import { readIn, readRows, writeOut, writeRows } from '../ops/arrays.js';
 import { makeResults, resolve, returnValue } from '../ops/resolve.js';
 
 /** The public function `op` describes, computed by compute(call, inputs) →
- * { [slot key]: the whole result }, inputs being copies of the arrays read. */
+ * { [slot key]: the whole result }, inputs being copies of the arrays read,
+ * a per-row one as call.rows packed rows of call.dim values. */
 export function referenceFunction(op, compute) {
   const { name, slots } = op;
   function runCall(call) {
-    const { records } = call;
+    const { records, rows, dim, stride } = call;
     const inputs = { ...op.given }; // every slot's key its own: none is read from a prototype
     for (let i = 0; i < slots.length; i++) {
       // (A result made at an earlier run is made anew, from zeros: not read.)
       if (records[i] === null || records[i].owned || !slots[i].reads) continue;
-      inputs[slots[i].key] = readIn(records[i]);
+      inputs[slots[i].key] = slots[i].row ? readRows(records[i], rows, dim, stride) : readIn(records[i]);
     }
     const results = compute(call, inputs);
     makeResults(call);
     for (let i = 0; i < slots.length; i++) {
       const bits = hasOwn(results, slots[i].key) ? results[slots[i].key] : null;
-      if (slots[i].writes && records[i] !== null && bits != null) writeOut(records[i], bits);
+      if (!slots[i].writes || records[i] === null || bits == null) continue;
+      if (slots[i].row) writeRows(records[i], bits, rows, dim, stride);
+      else writeOut(records[i], bits);
     }
     return returnValue(call);
   }

@@ -185,6 +185,49 @@ export function bitExactCases() {
       }
     }
   }
+
+  // Row strides: rows `stride` values apart in one buffer, the gaps holding
+  // other values (a fused QKV buffer's), in place and into a fresh result;
+  // each function, each the bits of the same rows packed.
+  for (const [dim, stride, rows] of [[1, 3, 5], [17, 20, 3], [64, 128, 16], [128, 512, 8], [257, 300, 3], [896, 1024, 2]]) {
+    const seed = 3000 + dim;
+    const rand = prng(seed);
+    const length = (rows - 1) * stride + dim;
+    const x = portableNormal(rand, length, 2);
+    const dy = portableNormal(rand, length, 1);
+    const w = uniformArray(rand, dim, 0.5, 1.5);
+    const b = uniformArray(rand, dim, -0.5, 0.5);
+    const packed = (a) => {
+      const p = new (a.constructor)(rows * dim);
+      for (let r = 0; r < rows; r++) p.set(a.subarray(r * stride, r * stride + dim), r * dim);
+      return p;
+    };
+    const o = { rowStride: stride };
+    add(`rowStride rmsNorm rows=${rows} dim=${dim} stride=${stride} seed=${seed}: strided, in place, packed`, 'float32', (impl) => {
+      const inPlace = x.slice();
+      impl.rmsNorm(inPlace, w, { ...o, out: inPlace });
+      return [packed(impl.rmsNorm(x, w, o)), packed(inPlace), impl.rmsNorm(packed(x), w)];
+    }, [[0, 1], [0, 2]]);
+    for (const dtype of DTYPES16) {
+      const x16 = to16(x, dtype);
+      const r16 = to16(dy, dtype);
+      add(`rowStride addRmsNorm ${dtype} rows=${rows} dim=${dim} stride=${stride} seed=${seed}`, dtype, (impl) => {
+        const residual = r16.slice();
+        const y = impl.addRmsNorm(x16, residual, w, { ...o, dtype });
+        const packedResidual = packed(r16);
+        return [packed(y), packed(residual), impl.addRmsNorm(packed(x16), packedResidual, w, { dtype }), packedResidual];
+      }, [[0, 2], [1, 3]]);
+    }
+    add(`rowStride layerNorm and the backward passes rows=${rows} dim=${dim} stride=${stride} seed=${seed}`, 'float32', (impl) => {
+      const rstd = new Float32Array(rows);
+      const y = impl.layerNorm(x, w, b, { ...o, rstd });
+      const g = impl.rmsNormBackward(dy, x, w, o);
+      const h = impl.layerNormBackward(dy, x, w, b, o);
+      const gp = impl.rmsNormBackward(packed(dy), packed(x), w);
+      return [packed(y), impl.layerNorm(packed(x), w, b), rstd, packed(g.dx), gp.dx, g.dweight, gp.dweight, packed(h.dx), h.dweight, h.dbias];
+    }, [[0, 1], [3, 4], [5, 6]]);
+  }
+
   return cases;
 }
 

@@ -19,6 +19,10 @@ const residual = new Float32Array(dim);
 const [tx, tw, ty, tr] = [alloc(dim), alloc(dim), alloc(dim), alloc(dim)];
 tx.array.set(x);
 tw.array.set(w);
+// QK-norm's layout: 16 rows of 128, 256 apart.
+const strided = new Float32Array(15 * 256 + 128).map((_, i) => Math.sin(i));
+const stridedOut = new Float32Array(strided.length);
+const qNorm = w.subarray(0, 128);
 const memory = new WebAssembly.Memory({ initial: 4 });
 const bound = await bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 65536 } });
 const [bx, bw, by] = [2, 2.25, 2.5].map((at) => new Float32Array(memory.buffer, at * 65536, dim).fill(1.5));
@@ -30,6 +34,7 @@ const shapes = {
   'copying: rmsNorm(x, w, { out })': ((o) => () => rmsNorm(x, w, o))({ out }),
   'copying: rmsNorm(x, w, { eps, out })': ((o) => () => rmsNorm(x, w, o))({ eps: 1e-5, out }),
   'copying: addRmsNorm(x, residual, w, { eps, out })': ((o) => () => addRmsNorm(x, residual, w, o))({ eps: 1e-5, out }),
+  'copying, strided: rmsNorm(qkv, qNorm, { rowStride, out })': ((o) => () => rmsNorm(strided, qNorm, o))({ rowStride: 256, out: stridedOut }),
   'zero-copy: rmsNorm(tx, tw, { out: ty })': ((o) => () => rmsNorm(tx, tw, o))({ out: ty }),
   'zero-copy: rmsNorm(tx, tw, { eps, out: ty })': ((o) => () => rmsNorm(tx, tw, o))({ eps: 1e-6, out: ty }),
   'zero-copy: addRmsNorm(tx, tr, tw, { eps, out: ty })': ((o) => () => addRmsNorm(tx, tr, tw, o))({ eps: 1e-6, out: ty }),
