@@ -1,7 +1,7 @@
 // No garbage in a decode loop's calls (issue 30): each call shape runs
 // 200,000 times (the allocating one a million) after warm-up in a process
 // of its own (tests/helpers/gc-probe.js), and V8's collections are counted.
-// The calls an engine repeats every token (zero-copy, copying into out, a bound memory)
+// The calls an engine repeats every token (zero-copy, copying into out, a bound memory, prepared calls)
 // never collect; the call that makes its result collects no more than
 // making that array alone does, within 10%. A shape that starts allocating
 // even a few bytes a call fails here.
@@ -27,6 +27,9 @@ const STEADY = [
   'zero-copy: rmsNorm(tx, tw, { eps, out: ty })',
   'zero-copy: addRmsNorm(tx, tr, tw, { eps, out: ty })',
   'zero-copy, bound memory: rmsNorm(bx, bw, { eps, out: by })',
+  'prepared, zero-copy',
+  'prepared, copying',
+  'prepared, bound memory',
 ];
 
 for (const shape of STEADY) {

@@ -7,14 +7,17 @@ import { DTYPES } from '../loader/abi.js';
 import { defineProperty, holds, isSafeInteger, join, RangeError, TypeError } from '../loader/intrinsics.js';
 import { OP_NAMES, OPS } from '../ops/descriptions.js';
 import { describe } from '../ops/options.js';
-import { resolve } from '../ops/resolve.js';
+import { PreparedCall } from '../ops/prepared.js';
+import { resolve, resolveOnce } from '../ops/resolve.js';
 import { run } from './run.js';
 
 /** The function `op` describes, on the memory `memoryFor(name)` gives at each call
  * (the default instance looks it up every time: init() may switch it). It
  * takes as many parameters as the function has, options included: an
  * engine calls with fewer arguments than a function declares through a
- * slower path (SpiderMonkey's arguments rectifier). */
+ * slower path (SpiderMonkey's arguments rectifier). Its `prepare` method
+ * takes the same arguments and returns a PreparedCall on the memory of that
+ * moment (src/ops/prepared.js). */
 function kernelFunction(op, memoryFor, runner) {
   const { name } = op;
   const byArity = {
@@ -37,7 +40,13 @@ function kernelFunction(op, memoryFor, runner) {
       },
     },
   };
-  return byArity[op.params.length][name];
+  const fn = byArity[op.params.length][name];
+  function prepare(a, b, c, d, e) {
+    const memory = memoryFor(name);
+    return new PreparedCall(resolveOnce(op, name, memory, a, b, c, d, e), (call) => runner(memory, call));
+  }
+  defineProperty(fn, 'prepare', { __proto__: null, value: prepare, enumerable: false, writable: true, configurable: true });
+  return fn;
 }
 
 /** rmsNorm, addRmsNorm, layerNorm and the backward passes on an instance's

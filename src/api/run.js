@@ -26,7 +26,7 @@ function filled(n, value) {
 }
 
 // Where each array of a call goes, made at its first run and kept with the
-// call (a remembered call runs on it again): its address
+// call (a remembered or prepared call runs on it again): its address
 // (STAGED, or 0 for none), values from one row's start to the next's in
 // the caller's array (the row stride, 1 for a statistic, 0 for an array of
 // dim values for the whole call), bytes a value, its offset in the staging

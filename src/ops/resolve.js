@@ -99,7 +99,12 @@ const keyOf = (x, weight) => weight ?? x;
 function isLast(last, memory, n, a, b, c, d) {
   const v = last.values;
   if (last.call === null || last.memory !== memory || a !== v[0] || b !== v[1] || (n > 2 && c !== v[2]) || (n > 3 && d !== v[3])) return false;
-  const { records } = last.call;
+  return allStillHold(last.call);
+}
+
+/** Whether every record of a checked call still describes its array (stillHolds). */
+export function allStillHold(call) {
+  const { records } = call;
   for (let i = 0; i < records.length; i++) if (records[i] !== null && !stillHolds(records[i])) return false;
   return true;
 }
@@ -144,6 +149,7 @@ class Call {
     this.castModeCode = 0;
     this.mayAlias = false;
     this.makes = false; // whether some result is made by the call (makeResults, at each run)
+    this.shaped = false; // whether options.shape was given (such a call is not remembered: the shape is an array read value by value)
     this.plan = null; // the runner's (src/api/run.js)
     this.records = new List(op.slots.length);
     for (let i = 0; i < op.slots.length; i++) this.records[i] = null;
@@ -159,11 +165,15 @@ class Call {
 // setter a page puts on Object.prototype runs for them.
 setPrototypeOf(Call.prototype, null);
 
+/** The options argument of fn(a, b, c, d, e) for a function of n parameters. */
+const optionsArgument = (n, a, b, c, d, e) => (n === 2 ? c : n === 3 ? d : e);
+
 /**
  * Resolves `op` called as fn(a, b, c, d, e) (its parameters, then its
  * options). `memory`, the instance memory the call will run in (undefined
  * for the reference), adopts each record once all are checked: it refuses
  * what it cannot take and claims what lies in it (src/loader/memory.js).
+ * The call is remembered (LastCall) for the next one like it.
  */
 export function resolve(op, fn, memory, a, b, c, d, e) {
   const { remembered } = op;
@@ -174,20 +184,30 @@ export function resolve(op, fn, memory, a, b, c, d, e) {
     if (last.key !== key) last = remembered.byKey.get(key) ?? null; // a key of no object is in no WeakMap
   }
   const previous = last === null ? undefined : last.opts;
-  const opts = op.readOptions(fn, n === 2 ? c : n === 3 ? d : e, 'options', previous, last === null ? -1 : last.count);
+  const opts = op.readOptions(fn, optionsArgument(n, a, b, c, d, e), 'options', previous, last === null ? -1 : last.count);
   // (A getter may have called the API: then this key's last call may be another one.)
   if (last !== null && opts === previous && last.opts === previous && isLast(last, memory, n, a, b, c, d)) {
     remembered.last = last;
     return last.call;
   }
-  return check(op, fn, memory, opts, lastRead.count, [a, b, c, d, e]);
+  const values = [a, b, c, d, e];
+  const call = check(op, fn, memory, opts, values);
+  if (memory !== undefined && !call.shaped) remember(op, call, values, opts, lastRead.count, memory);
+  return call;
 }
 
-/** A call that is not the last one, checked from its options as read. */
-function check(op, fn, memory, opts, count, values) {
+/** `op` called as fn(a, b, c, d, e), checked, for a prepared call (src/api/functions.js): never remembered. */
+export function resolveOnce(op, fn, memory, a, b, c, d, e) {
+  const opts = op.readOptions(fn, optionsArgument(op.params.length, a, b, c, d, e));
+  return check(op, fn, memory, opts, [a, b, c, d, e]);
+}
+
+/** A call checked from its options as read. */
+function check(op, fn, memory, opts, values) {
   const { slots, options: defaults } = op;
   const shape = readShape(fn, opts.shape);
   const call = new Call(fn, op);
+  call.shaped = shape !== undefined;
   const x = values[0];
   const inferred = isView(x) && kindOf(x) === 'Float16Array' ? 'float16' : 'float32';
   const dtype = op.hasDtype ? dtypeOption(fn, opts.dtype, inferred) : 'float32';
@@ -265,7 +285,6 @@ function check(op, fn, memory, opts, count, values) {
     for (let i = 0; i < records.length; i++) if (records[i] !== null) memory.adopt(fn, slots[i].name, records[i]);
     // Views of one shared memory through several buffer objects: now known to be one memory.
     if (call.mayAlias) call.mayAlias = checkOverlaps(fn, op, records, call.stride, call.dim);
-    if (shape === undefined) remember(op, call, values, opts, count, memory);
   }
   const { results } = op;
   for (let k = 0; k < results.length; k++) {

@@ -6,9 +6,10 @@
 // wins as in the wasm modules). A per-row output's values between rows are
 // left as they are.
 
-import { hasOwn } from '../loader/intrinsics.js';
+import { defineProperty, hasOwn } from '../loader/intrinsics.js';
 import { readIn, readRows, writeOut, writeRows } from '../ops/arrays.js';
-import { makeResults, resolve, returnValue } from '../ops/resolve.js';
+import { PreparedCall } from '../ops/prepared.js';
+import { makeResults, resolve, resolveOnce, returnValue } from '../ops/resolve.js';
 
 /** The public function `op` describes, computed by compute(call, inputs) →
  * { [slot key]: the whole result }, inputs being copies of the arrays read,
@@ -33,9 +34,14 @@ export function referenceFunction(op, compute) {
     }
     return returnValue(call);
   }
-  return {
+  const fn = {
     [name](a, b, c, d, e) {
       return runCall(resolve(op, name, undefined, a, b, c, d, e));
     },
   }[name];
+  function prepare(a, b, c, d, e) {
+    return new PreparedCall(resolveOnce(op, name, undefined, a, b, c, d, e), runCall);
+  }
+  defineProperty(fn, 'prepare', { __proto__: null, value: prepare, enumerable: false, writable: true, configurable: true });
+  return fn;
 }

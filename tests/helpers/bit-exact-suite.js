@@ -228,6 +228,21 @@ export function bitExactCases() {
     }, [[0, 1], [3, 4], [5, 6]]);
   }
 
+  // Prepared calls: each run the bits of the call itself.
+  {
+    const dim = 300;
+    const rand = prng(4000);
+    const x = portableNormal(rand, 5 * dim, 2);
+    const w = uniformArray(rand, dim, 0.5, 1.5);
+    add('prepared rmsNorm rows=5 dim=300 seed=4000: run twice, and the call itself', 'float32', (impl) => {
+      const out = new Float32Array(x.length);
+      const prepared = impl.rmsNorm.prepare(x, w, { eps: 1e-5, out });
+      const first = prepared.run().slice();
+      const fresh = impl.rmsNorm.prepare(x, w, { eps: 1e-5 });
+      return [first, prepared.run(), fresh.run(), fresh.run(), impl.rmsNorm(x, w, { eps: 1e-5 })];
+    }, [[0, 1], [0, 2], [0, 3], [0, 4]]);
+  }
+
   return cases;
 }
 

@@ -39,6 +39,9 @@ const shapes = {
   'zero-copy: rmsNorm(tx, tw, { eps, out: ty })': ((o) => () => rmsNorm(tx, tw, o))({ eps: 1e-6, out: ty }),
   'zero-copy: addRmsNorm(tx, tr, tw, { eps, out: ty })': ((o) => () => addRmsNorm(tx, tr, tw, o))({ eps: 1e-6, out: ty }),
   'zero-copy, bound memory: rmsNorm(bx, bw, { eps, out: by })': ((o) => () => bound.rmsNorm(bx, bw, o))({ eps: 1e-6, out: by }),
+  'prepared, zero-copy': ((p) => () => p.run())(rmsNorm.prepare(tx, tw, { eps: 1e-6, out: ty })),
+  'prepared, copying': ((p) => () => p.run())(rmsNorm.prepare(x, w, { eps: 1e-6, out })),
+  'prepared, bound memory': ((p) => () => p.run())(bound.rmsNorm.prepare(bx, bw, { eps: 1e-6, out: by })),
 };
 if (!(shape in shapes)) {
   process.stderr.write(`gc-probe: unknown shape ${JSON.stringify(shape)}; one of ${Object.keys(shapes).join(' | ')}\n`);
