@@ -5,4 +5,4 @@ export { init, compileModule, createKernels } from './api/runtime.js';
 export { bindMemory } from './api/bind.js';
 export { Tensor } from './loader/tensor.js';
 // The one list of the public functions' names (each described in src/ops/descriptions.js).
-export const { rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, alloc } = defaultFunctions;
+export const { rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, toFloat32, fromFloat32, alloc } = defaultFunctions;

@@ -285,6 +285,17 @@ const ROWS = [
   ['rmsNorm', 'out reaching into the lent scratch', (ctx) => [ctx.view(0x8000, 8), null, { dim: 4, out: ctx.view(ctx.scratch.byteOffset - 16, 8) }], RangeError, /options\.out overlaps the kernels' scratch region \[4096, 8192\)/, ['bound']],
   ['rmsNorm', 'weight inside the lent scratch', (ctx) => [ctx.view(0x8000, 8), ctx.view(ctx.scratch.byteOffset + ctx.scratch.byteLength - 4, 4), { out: ctx.view(0x9000, 8) }], RangeError, /weight overlaps the kernels' scratch region \[4096, 8192\)/, ['bound']],
   ['addRmsNorm', 'residual inside the lent scratch', (ctx) => [ctx.view(0x8000, 8), ctx.view(ctx.scratch.byteOffset, 8), null, { dim: 4, out: ctx.view(0x9000, 8) }], RangeError, /residual overlaps the kernels' scratch region \[4096, 8192\)/, ['bound']],
+  // the converters
+  ['toFloat32', 'no dtype', () => [new Uint16Array(4), { out: f32s(4) }], TypeError, /options\.dtype is required: 'bfloat16' or 'float16', the 16-bit format of the bits/],
+  ['toFloat32', 'dtype float32', () => [new Uint16Array(4), { dtype: 'float32', out: f32s(4) }], TypeError, /options\.dtype must be 'bfloat16' or 'float16', got string "float32"/],
+  ['toFloat32', 'x is a Float32Array', () => [f32(4), { dtype: 'bfloat16', out: f32s(4) }], TypeError, /x must be a Uint16Array \(bfloat16 bit patterns\) for dtype 'bfloat16', got Float32Array\(4\)/],
+  ['toFloat32', 'out is a Uint16Array', () => [new Uint16Array(4), { dtype: 'bfloat16', out: new Uint16Array(4).fill(SENTINEL16) }], TypeError, /options\.out must be a Float32Array, got Uint16Array\(4\)$/],
+  ['toFloat32', 'out too short', () => [new Uint16Array(4), { dtype: 'float16', out: f32s(3) }], RangeError, /options\.out\.length \(3\) must equal x\.length \(4\)/],
+  ['toFloat32', 'an option it does not take', () => [new Uint16Array(4), { dtype: 'float16', eps: 1e-6, out: f32s(4) }], TypeError, /unknown option 'eps' \(allowed: dtype, out\)/],
+  ['fromFloat32', 'no dtype', () => [f32(4), { out: new Uint16Array(4).fill(SENTINEL16) }], TypeError, /options\.dtype is required/],
+  ['fromFloat32', 'out is a Float32Array', () => [f32(4), { dtype: 'bfloat16', out: f32s(4) }], TypeError, /options\.out must be a Uint16Array \(bfloat16 bit patterns\) for dtype 'bfloat16', got Float32Array\(4\)$/],
+  ['fromFloat32', 'out overlaps x', () => { const b = new ArrayBuffer(64); return [new Float32Array(b, 0, 8), { dtype: 'float16', out: new Uint16Array(b, 8, 8) }]; }, RangeError, /options\.out must not overlap x/],
+  ['fromFloat32', 'x is a plain Array', () => [[1, 2], { dtype: 'bfloat16', out: new Uint16Array(2).fill(SENTINEL16) }], TypeError, /x must be a Float32Array, got Array\(2\) \(copy it into one: Float32Array\.from\(x\)\)/],
   // bindMemory
   ['bindMemory', 'memory is a plain object', () => [{}, { scratch: { byteOffset: 0, byteLength: 4096 } }], TypeError, /memory must be a WebAssembly\.Memory, got Object/],
   ['bindMemory', 'memory is an ArrayBuffer', () => [new ArrayBuffer(65536), { scratch: { byteOffset: 0, byteLength: 4096 } }], TypeError, /memory must be a WebAssembly\.Memory, got ArrayBuffer/],
@@ -322,6 +333,8 @@ const IMPLEMENTATIONS = {
   layerNorm: [['wasm', (ctx) => ctx.kernels.layerNorm], ['reference', () => reference.layerNorm]],
   rmsNormBackward: [['wasm', (ctx) => ctx.kernels.rmsNormBackward], ['reference', () => reference.rmsNormBackward]],
   layerNormBackward: [['wasm', (ctx) => ctx.kernels.layerNormBackward], ['reference', () => reference.layerNormBackward]],
+  toFloat32: [['wasm', (ctx) => ctx.kernels.toFloat32], ['reference', () => reference.toFloat32], ['bound', (ctx) => ctx.bound.toFloat32]],
+  fromFloat32: [['wasm', (ctx) => ctx.kernels.fromFloat32], ['reference', () => reference.fromFloat32], ['bound', (ctx) => ctx.bound.fromFloat32]],
   alloc: [['wasm', (ctx) => ctx.kernels.alloc]],
   bindMemory: [['wasm', () => bindMemory]],
   init: [['wasm', () => init]],
@@ -329,8 +342,8 @@ const IMPLEMENTATIONS = {
 const ASYNC = new Set(['init', 'bindMemory']);
 // Where each function takes its options, and the option its output goes to
 // (for the sentinel output).
-const OPTIONS_AT = { rmsNorm: 2, addRmsNorm: 3, layerNorm: 3, rmsNormBackward: 3, layerNormBackward: 4 };
-const OUTPUT_OPTION = { rmsNorm: 'out', addRmsNorm: 'out', layerNorm: 'out', rmsNormBackward: 'dx', layerNormBackward: 'dx' };
+const OPTIONS_AT = { rmsNorm: 2, addRmsNorm: 3, layerNorm: 3, rmsNormBackward: 3, layerNormBackward: 4, toFloat32: 1, fromFloat32: 1 };
+const OUTPUT_OPTION = { rmsNorm: 'out', addRmsNorm: 'out', layerNorm: 'out', rmsNormBackward: 'dx', layerNormBackward: 'dx', toFloat32: 'out', fromFloat32: 'out' };
 
 // Views of up to this many bytes are snapshot and given a sentinel out; the
 // 4 GiB row is left alone (its zero pages are never touched).

@@ -30,6 +30,7 @@ const STEADY = [
   'prepared, zero-copy',
   'prepared, copying',
   'prepared, bound memory',
+  'converter into out: toFloat32(bits, { dtype, out })',
 ];
 
 for (const shape of STEADY) {

@@ -21,6 +21,12 @@ import { run } from './run.js';
 function kernelFunction(op, memoryFor, runner) {
   const { name } = op;
   const byArity = {
+    1: {
+      [name](x, options) {
+        const memory = memoryFor(name);
+        return runner(memory, resolve(op, name, memory, x, options, undefined, undefined, undefined));
+      },
+    },
     2: {
       [name](x, p, options) {
         const memory = memoryFor(name);

@@ -23,10 +23,11 @@ function expected(dtype) {
 }
 
 /** How a wrong array is put right: the conversion that makes one (from a
- * number array or another typed array), or the dtype option a tensor or a
- * Uint16Array needs. `of`: the option the dtype comes from ('' for a dtype
- * the function fixes), `named`: whether the call gave it. */
-function fixFor(name, value, dtype, of, named) {
+ * number array or another typed array; not for an output, which is
+ * written, not read), or the dtype option a tensor or a Uint16Array needs.
+ * `of`: the option the dtype comes from ('' for a dtype the function
+ * fixes), `named`: whether the call gave it. */
+function fixFor(name, value, dtype, of, named, output) {
   const tensorDtype = isTensor(value) ? recordOf(value)?.dtype : undefined;
   if (tensorDtype !== undefined) {
     if (of === '') return ` (${name} holds float32 values)`;
@@ -36,31 +37,32 @@ function fixFor(name, value, dtype, of, named) {
   if (dtype === 'float32' && kind === 'Uint16Array' && of !== '') {
     return ` (for 16-bit values, say which format in options.${of}: 'bfloat16' or 'float16')`;
   }
-  if (kind === undefined && isArray(value) !== true) return '';
+  if (output || (kind === undefined && isArray(value) !== true)) return '';
   if (dtype === 'float32') return ` (copy it into one: Float32Array.from(${name}))`;
   const values = kind === 'Float32Array' ? name : `Float32Array.from(${name})`;
   return ` (16-bit values travel as their bits: fromFloat32(${values}, { dtype: '${dtype}' }) makes them)`;
 }
 
-function wrongType(fn, name, value, dtype, of, named, signature) {
+function wrongType(fn, name, value, dtype, of, named, signature, output) {
   const what = dtype === 'float32' && of !== 'weightDtype' ? '' : ` for ${of === '' ? 'dtype' : of} '${dtype}'`;
   const plain = value === undefined || (typeof value === 'object' && value !== null && !isView(value) && !isTensor(value) && isArray(value) === false);
-  return new TypeError(`${fn}: ${name} must be ${expected(dtype)}${what}, got ${describe(value)}${fixFor(name, value, dtype, of, named)}${plain ? missing(fn, signature) : ''}`);
+  return new TypeError(`${fn}: ${name} must be ${expected(dtype)}${what}, got ${describe(value)}${fixFor(name, value, dtype, of, named, output)}${plain ? missing(fn, signature) : ''}`);
 }
 
 /** Measures an array argument holding `dtype` values: a typed array or a
- * live tensor. `of` names the option the dtype comes from ('' for none),
- * `named` whether the call gave it, `signature` the function's parameters
- * where an argument may have been left out (./options.js, missing). */
-export function measure(fn, name, value, dtype, of = 'dtype', named = false, signature = '') {
+ * live tensor. For the message: `of` names the option the dtype comes from
+ * ('' for none), `named` whether the call gave it, `signature` the
+ * function's parameters where an argument may have been left out
+ * (./options.js, missing), `output` whether the array only receives values. */
+export function measure(fn, name, value, dtype, of = 'dtype', named = false, signature = '', output = false) {
   if (isTensor(value)) {
     const record = recordOf(value);
     if (record === null) throw new TypeError(`${fn}: ${name} is a freed tensor`);
-    if (record.dtype !== dtype) throw wrongType(fn, name, value, dtype, of, named, signature);
+    if (record.dtype !== dtype) throw wrongType(fn, name, value, dtype, of, named, signature, output);
     return record;
   }
   const kind = isView(value) ? kindOf(value) : undefined;
-  if (!accepts(kind, dtype) || (kind === 'Float16Array' && Float16Array === undefined)) throw wrongType(fn, name, value, dtype, of, named, signature);
+  if (!accepts(kind, dtype) || (kind === 'Float16Array' && Float16Array === undefined)) throw wrongType(fn, name, value, dtype, of, named, signature, output);
   const length = lengthOf(value);
   if (length === 0 && isUnreachable(value)) {
     throw new TypeError(`${fn}: ${name} is a view of a detached ArrayBuffer (or out of bounds of a shrunk resizable one); a memory that grew detached its old buffer: take a new view of memory.buffer`);
@@ -89,7 +91,7 @@ export function weightDtypeOf(fn, weight, option, dtype, signature = '') {
     throw new TypeError(`${fn}: weight is a Uint16Array and x float32: say which 16-bit format it holds in options.weightDtype ('bfloat16' or 'float16')`);
   }
   const plain = typeof weight === 'object' && weight !== null && !isView(weight) && isArray(weight) === false;
-  throw new TypeError(`${fn}: ${WEIGHT_EXPECTED}, got ${describe(weight)}${fixFor('weight', weight, 'float32', '', false)}${plain ? missing(fn, signature) : ''}`);
+  throw new TypeError(`${fn}: ${WEIGHT_EXPECTED}, got ${describe(weight)}${fixFor('weight', weight, 'float32', '', false, false)}${plain ? missing(fn, signature) : ''}`);
 }
 
 /** Whether a record lies on shared memory, asked once and only when it

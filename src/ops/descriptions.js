@@ -12,6 +12,8 @@
 //   input an output may sit exactly over; `result`, made by the call when
 //   not given (`made`: only beside that parameter); `scratch`, a statistic
 //   that is the kernel's working space when not given (recomputed).
+// - elementwise: a function of each value alone (the converters): its
+//   arrays are rows of one value, no dim, eps or row stride.
 // - kernel(exports, call, pointers, rows): pointers by slot name, 0 for an
 //   array not given (the kernels' "absent"; no array is ever at address 0);
 //   `call.stride` is the row stride in values (src/abi/exports.c).
@@ -105,8 +107,27 @@ export const layerNormBackward = define('layerNormBackward', {
   },
 });
 
+// The converters: float32 to and from a 16-bit dtype, the contract's
+// conversions (src/kernels/float16.h), a value at a time. Their dtype is
+// the 16-bit one, required except for a Float16Array's float16.
+const CONVERT_OPTIONS = { dtype: undefined, out: undefined };
+
+export const toFloat32 = define('toFloat32', {
+  params: ['x'], options: CONVERT_OPTIONS, elementwise: true,
+  arrays: { x: { param: 0, per: ROW, dir: IN }, out: { per: ROW, dir: OUT, dtype: 'float32', result: true } },
+  returns: 'out', exports: ['convert_to_f32'], kernel: (e, c, p, n) => e.convert_to_f32(p.x, p.out, n, c.dtypeCode),
+});
+
+export const fromFloat32 = define('fromFloat32', {
+  params: ['x'], options: CONVERT_OPTIONS, elementwise: true,
+  arrays: { x: { param: 0, per: ROW, dir: IN, dtype: 'float32' }, out: { per: ROW, dir: OUT, result: true } },
+  returns: 'out', exports: ['convert_from_f32'], kernel: (e, c, p, n) => e.convert_from_f32(p.x, p.out, n, c.dtypeCode),
+});
+
 /** Every description, by public name. */
-export const OPS = Object.freeze({ __proto__: null, rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward });
+export const OPS = Object.freeze({
+  __proto__: null, rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, toFloat32, fromFloat32,
+});
 export const OP_NAMES = Object.freeze(Object.keys(OPS));
 
 /** The kernel exports the descriptions call, in first-use order: what a module must export (src/abi/exports.c). */

@@ -9,7 +9,7 @@ import { defineProperty, freeze, isView, keys, kindOf, List, ownWeakMap, RangeEr
 import { tensorHolding } from '../loader/memory.js';
 import { measure, newOutput, renewOutput, stillHolds, weightDtypeOf } from './arrays.js';
 import {
-  castModeOption, dtypeOption, float32Option, lastRead, missing, optionReader, readShape, resolveDim, resolveStride, rowsOf, template,
+  castModeOption, dtypeOption, float32Option, lastRead, missing, oneOf, optionReader, readShape, resolveDim, resolveStride, rowsOf, template,
 } from './options.js';
 import { checkOverlaps } from './overlap.js';
 
@@ -53,7 +53,8 @@ export function define(name, spec) {
     exports: spec.exports, kernel: spec.kernel, readOptions: optionReader(spec.options),
     pointers: template(names, 0), given: template(names, null), pairs, remembered: new Remembered(),
     together: spec.together === undefined ? null : [index[spec.together[0]], index[spec.together[1]]],
-    hasDtype: 'dtype' in spec.options, x: index.x, weight: index.weight, bias: index.bias ?? -1, weightAt: spec.arrays.weight.param,
+    hasDtype: 'dtype' in spec.options, hasCastMode: 'castMode' in spec.options, elementwise: spec.elementwise === true,
+    x: index.x, weight: index.weight ?? -1, bias: index.bias ?? -1, weightAt: spec.arrays.weight?.param ?? -1,
     paramSlots, optionSlots, results, signature: `${signature}options?)`,
     returnSlots: typeof spec.returns === 'string' ? index[spec.returns] : spec.returns.map((key) => index[key]),
   });
@@ -94,11 +95,11 @@ setPrototypeOf(Remembered.prototype, null);
 /** The key array of a call: its weight, else its x. */
 const keyOf = (x, weight) => weight ?? x;
 
-/** Whether this call's parameters a, b[, c[, d]] (n of them; its options
+/** Whether this call's parameters a[, b[, c[, d]]] (n of them; its options
  * read as the last ones) are those of `last`. */
 function isLast(last, memory, n, a, b, c, d) {
   const v = last.values;
-  if (last.call === null || last.memory !== memory || a !== v[0] || b !== v[1] || (n > 2 && c !== v[2]) || (n > 3 && d !== v[3])) return false;
+  if (last.call === null || last.memory !== memory || a !== v[0] || (n > 1 && b !== v[1]) || (n > 2 && c !== v[2]) || (n > 3 && d !== v[3])) return false;
   return allStillHold(last.call);
 }
 
@@ -113,7 +114,7 @@ function remember(op, call, values, opts, count, memory) {
   const { records } = call;
   // Not a call on an empty view, which cannot tell detached from empty.
   for (let i = 0; i < records.length; i++) if (records[i] !== null && records[i].length === 0) return;
-  const key = keyOf(values[0], values[op.weightAt]); // a measured array: an object
+  const key = keyOf(values[0], op.weightAt < 0 ? undefined : values[op.weightAt]); // a measured array: an object
   const { remembered } = op;
   let last = remembered.byKey.get(key);
   if (last === undefined) {
@@ -166,7 +167,7 @@ class Call {
 setPrototypeOf(Call.prototype, null);
 
 /** The options argument of fn(a, b, c, d, e) for a function of n parameters. */
-const optionsArgument = (n, a, b, c, d, e) => (n === 2 ? c : n === 3 ? d : e);
+const optionsArgument = (n, a, b, c, d, e) => (n === 1 ? b : n === 2 ? c : n === 3 ? d : e);
 
 /**
  * Resolves `op` called as fn(a, b, c, d, e) (its parameters, then its
@@ -180,7 +181,7 @@ export function resolve(op, fn, memory, a, b, c, d, e) {
   const n = op.params.length;
   let last = memory === undefined ? null : remembered.last;
   if (last !== null) {
-    const key = keyOf(a, op.weightAt === 1 ? b : c);
+    const key = keyOf(a, op.weightAt === 1 ? b : op.weightAt === 2 ? c : undefined);
     if (last.key !== key) last = remembered.byKey.get(key) ?? null; // a key of no object is in no WeakMap
   }
   const previous = last === null ? undefined : last.opts;
@@ -202,15 +203,27 @@ export function resolveOnce(op, fn, memory, a, b, c, d, e) {
   return check(op, fn, memory, opts, [a, b, c, d, e]);
 }
 
+/** What the call's dtype is: options.dtype, else float16 for a Float16Array x, else float32
+ * (a converter's must be 16-bit, named unless x is a Float16Array). */
+function dtypeOf(op, fn, opts, x) {
+  const inferred = op.slots[op.x].dtype === 'storage' && isView(x) && kindOf(x) === 'Float16Array' ? 'float16' : undefined;
+  if (!op.elementwise) return op.hasDtype ? dtypeOption(fn, opts.dtype, inferred ?? 'float32') : 'float32';
+  if (opts.dtype === undefined && inferred === undefined) {
+    throw new TypeError(`${fn}: options.dtype is required: 'bfloat16' or 'float16', the 16-bit format of the bits`);
+  }
+  return oneOf(fn, 'options.dtype', opts.dtype, SIXTEEN_BIT, inferred);
+}
+
+const SIXTEEN_BIT = ['bfloat16', 'float16'];
+
 /** A call checked from its options as read. */
 function check(op, fn, memory, opts, values) {
   const { slots, options: defaults } = op;
-  const shape = readShape(fn, opts.shape);
+  // (A record has only its description's options: reading another would reach Object.prototype.)
+  const shape = op.elementwise ? undefined : readShape(fn, opts.shape);
   const call = new Call(fn, op);
   call.shaped = shape !== undefined;
-  const x = values[0];
-  const inferred = isView(x) && kindOf(x) === 'Float16Array' ? 'float16' : 'float32';
-  const dtype = op.hasDtype ? dtypeOption(fn, opts.dtype, inferred) : 'float32';
+  const dtype = dtypeOf(op, fn, opts, values[0]);
   call.dtype = dtype;
   const { records } = call;
   // What a parameter given something that is no array adds to its message (./arrays.js): the signature.
@@ -245,19 +258,25 @@ function check(op, fn, memory, opts, values) {
     const i = paramSlots[k];
     if (i !== op.x && records[i] !== null && slots[i].per === ROW) requireLength(fn, slots[i].name, records[i], length, 'x.length');
   }
-  const weight = records[op.weight];
-  call.eps = float32Option(fn, 'options.eps', opts.eps, defaults.eps, true);
-  if (op.hasDtype) {
-    call.castMode = castModeOption(fn, opts.castMode, defaults.castMode);
-    call.weightOffset = float32Option(fn, 'options.weightOffset', opts.weightOffset, defaults.weightOffset, false);
-    if (opts.weightOffset !== undefined && weight === null) {
-      throw new TypeError(`${fn}: options.weightOffset needs a weight, but weight is null`);
+  const weight = op.weight < 0 ? null : records[op.weight];
+  if (op.elementwise) {
+    call.dim = 1;
+    call.stride = 1;
+    call.rows = length;
+  } else {
+    call.eps = float32Option(fn, 'options.eps', opts.eps, defaults.eps, true);
+    if (op.hasCastMode) {
+      call.castMode = castModeOption(fn, opts.castMode, defaults.castMode);
+      call.weightOffset = float32Option(fn, 'options.weightOffset', opts.weightOffset, defaults.weightOffset, false);
+      if (opts.weightOffset !== undefined && weight === null) {
+        throw new TypeError(`${fn}: options.weightOffset needs a weight, but weight is null`);
+      }
     }
+    call.dim = resolveDim(fn, opts, shape, length, weight, op.bias < 0 ? undefined : records[op.bias]);
+    call.stride = resolveStride(fn, opts, shape, call.dim);
+    const dimFrom = opts.dim !== undefined || shape !== undefined ? '' : weight !== null ? 'weight' : 'bias';
+    call.rows = rowsOf(fn, length, call.dim, call.stride, dimFrom);
   }
-  call.dim = resolveDim(fn, opts, shape, length, weight, op.bias < 0 ? undefined : records[op.bias]);
-  call.stride = resolveStride(fn, opts, shape, call.dim);
-  const dimFrom = opts.dim !== undefined || shape !== undefined ? '' : weight !== null ? 'weight' : 'bias';
-  call.rows = rowsOf(fn, length, call.dim, call.stride, dimFrom);
   call.dtypeCode = DTYPE[dtype].code;
   call.weightDtypeCode = DTYPE[call.weightDtype ?? 'float32'].code;
   call.castModeCode = CAST_MODE[call.castMode];
@@ -268,7 +287,8 @@ function check(op, fn, memory, opts, values) {
     const value = opts[slot.key];
     if (value === undefined) continue;
     const storage = slot.dtype === 'storage';
-    const record = measure(fn, slot.name, value, storage ? dtype : slot.dtype, storage ? 'dtype' : '', storage && op.hasDtype && opts.dtype !== undefined);
+    const named = storage && op.hasDtype && opts.dtype !== undefined;
+    const record = measure(fn, slot.name, value, storage ? dtype : slot.dtype, storage ? 'dtype' : '', named, '', slot.dir === OUT);
     if (slot.per === STAT) requireLength(fn, slot.name, record, call.rows, 'the number of rows');
     else requireLength(fn, slot.name, record, length, 'x.length');
     records[i] = record;

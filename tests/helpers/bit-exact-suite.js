@@ -243,6 +243,27 @@ export function bitExactCases() {
     }, [[0, 1], [0, 2], [0, 3], [0, 4]]);
   }
 
+  // The converters: every 16-bit pattern widened; float32 patterns (random
+  // bits: NaNs, infinities, subnormals) and the rounding edges narrowed.
+  {
+    const all = new Uint16Array(65536).map((_, i) => i);
+    const rand = prng(4100);
+    const bits = new Uint32Array(1 << 17);
+    for (let i = 0; i < bits.length; i++) bits[i] = (rand() * 2 ** 32) >>> 0;
+    const edges = [0, -0, 1, -1, 65504, 65519.996, 65520, 65536, 3.3895314e38, 3.4028235e38, Infinity, -Infinity, NaN,
+      2 ** -14, 2 ** -24, 2 ** -25, 1.5 * 2 ** -25, 2 ** -126, 2 ** -149, 1 + 2 ** -8, 1 + 2 ** -9, 1 + 3 * 2 ** -9, 1 + 2 ** -11, 1 + 3 * 2 ** -11];
+    const values = new Float32Array(bits.length + 2 * edges.length);
+    values.set(new Float32Array(bits.buffer));
+    for (let i = 0; i < edges.length; i++) {
+      values[bits.length + 2 * i] = edges[i];
+      values[bits.length + 2 * i + 1] = -edges[i];
+    }
+    for (const dtype of DTYPES16) {
+      add(`toFloat32 every ${dtype} pattern`, 'float32', (impl) => impl.toFloat32(all, { dtype }));
+      add(`fromFloat32 ${values.length} float32 values (random bits and rounding edges) to ${dtype}`, dtype,
+        (impl) => impl.fromFloat32(values, { dtype }));
+    }
+  }
   return cases;
 }
 

@@ -5,7 +5,7 @@
 //
 //   node tests/helpers/gc-probe.js <shape> [calls]
 import { PerformanceObserver } from 'node:perf_hooks';
-import { alloc, bindMemory, init, addRmsNorm, rmsNorm } from '../../src/index.js';
+import { alloc, bindMemory, init, addRmsNorm, rmsNorm, toFloat32 } from '../../src/index.js';
 
 const shape = process.argv[2];
 const calls = Number(process.argv[3] ?? 200000);
@@ -19,6 +19,8 @@ const residual = new Float32Array(dim);
 const [tx, tw, ty, tr] = [alloc(dim), alloc(dim), alloc(dim), alloc(dim)];
 tx.array.set(x);
 tw.array.set(w);
+const bits = new Uint16Array(dim);
+const widened = new Float32Array(dim);
 // QK-norm's layout: 16 rows of 128, 256 apart.
 const strided = new Float32Array(15 * 256 + 128).map((_, i) => Math.sin(i));
 const stridedOut = new Float32Array(strided.length);
@@ -42,6 +44,7 @@ const shapes = {
   'prepared, zero-copy': ((p) => () => p.run())(rmsNorm.prepare(tx, tw, { eps: 1e-6, out: ty })),
   'prepared, copying': ((p) => () => p.run())(rmsNorm.prepare(x, w, { eps: 1e-6, out })),
   'prepared, bound memory': ((p) => () => p.run())(bound.rmsNorm.prepare(bx, bw, { eps: 1e-6, out: by })),
+  'converter into out: toFloat32(bits, { dtype, out })': ((o) => () => toFloat32(bits, o))({ dtype: 'bfloat16', out: widened }),
 };
 if (!(shape in shapes)) {
   process.stderr.write(`gc-probe: unknown shape ${JSON.stringify(shape)}; one of ${Object.keys(shapes).join(' | ')}\n`);
