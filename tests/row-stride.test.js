@@ -161,3 +161,16 @@ test('bindMemory: strided views of an engine\'s memory, zero-copy, gaps untouche
   assertSameBits(packed(x, rows, dim, stride), reference.rmsNorm(packed(original, rows, dim, stride), w), 'bound, in place');
   assert.deepEqual(gaps(x, rows, dim, stride), gaps(original, rows, dim, stride), 'bound: the gaps');
 });
+
+test('a stride beyond what wasm32 can address is refused or unused, never wrapped', async () => {
+  for (const impl of impls) {
+    // One row: the stride is never used, whatever it is.
+    const x = normalArray(prng(8), 8, 1);
+    const w = uniformArray(prng(9), 8, 0.5, 1.5);
+    assertSameBits(impl.rmsNorm(x, w, { rowStride: 2 ** 40 }), reference.rmsNorm(x, w), `${impl.name}: one row, stride 2^40`);
+    assertSameBits(impl.rmsNorm(x, w, { rowStride: 2 ** 32 + 3 }), reference.rmsNorm(x, w), `${impl.name}: one row, stride 2^32 + 3`);
+    // Two rows need x to span the stride: a length no array has is refused before anything else.
+    assert.throws(() => impl.rmsNorm(x, w, { rowStride: 2 ** 53 }), { name: 'RangeError', message: /^rmsNorm: options\.rowStride must be an integer >= dim/ });
+    assert.throws(() => impl.rmsNorm(new Float32Array(26), w, { rowStride: 12 }), { name: 'RangeError', message: /^rmsNorm: x\.length \(26\) ends inside a row/ }, `${impl.name}: the third row cut short`);
+  }
+});

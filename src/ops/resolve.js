@@ -306,6 +306,9 @@ function check(op, fn, memory, opts, values) {
     // Views of one shared memory through several buffer objects: now known to be one memory.
     if (call.mayAlias) call.mayAlias = checkOverlaps(fn, op, records, call.stride, call.dim);
   }
+  // One row has no next row: its stride, which may be any safe integer,
+  // never reaches the kernels' 32-bit parameter or the staging.
+  if (call.rows <= 1) call.stride = call.dim;
   const { results } = op;
   for (let k = 0; k < results.length; k++) {
     const i = results[k];
