@@ -112,6 +112,15 @@ export type RmsNormOptions<D extends Dtype = 'float32', O extends Storage<D> | u
     /** With `shape`: the first normalized axis, negative from the end. Default `-1`. */
     axis?: number;
     /**
+     * Values from the start of one row to the start of the next, in `x`,
+     * the residual and `out` (an integer `>= dim`; default `dim`): rows
+     * inside a larger buffer, such as each head of q or k in a fused QKV
+     * projection. `x` holds `ceil(x.length / rowStride)` rows, the last of
+     * which may end right after its `dim` values; only the rows' values are
+     * read or written, never the ones between them. Not with `shape`.
+     */
+    rowStride?: number;
+    /**
      * The weight's dtype, any of the three whatever the storage dtype (a
      * float32 model with bfloat16 weights, say): the same bits as with the
      * weight widened to float32 first. Defaults to what the weight's array
@@ -149,6 +158,18 @@ export type OptionsArg<D extends Dtype, O extends Storage<D> | undefined> =
   [D] extends ['float32'] ? [options?: RmsNormOptions<D, O>] : [options: RmsNormOptions<D, O>];
 
 /**
+ * A call checked once by a function's `prepare` (every check the call
+ * itself does, with the same errors), to be run any number of times: each
+ * run reads the arrays' current values and does only what safety needs,
+ * refusing with a `TypeError` (nothing written) an array freed, detached or
+ * shrunk since. It stays on the instance it was prepared on.
+ */
+export interface PreparedCall<R> {
+  /** Runs the call; returns what the function called with the prepared arguments returns (a new result array each run if it makes one). */
+  run(): R;
+}
+
+/**
  * RMSNorm over the last dimension of a row-major `rows × dim` batch:
  * `y = x / sqrt(mean(x²) + eps) · weight`, computed in float32 and
  * bit-identical to the JS reference (`rmsnorm-wasm/reference`) on every
@@ -176,6 +197,21 @@ export function rmsNorm<D extends Dtype = 'float32', O extends Storage<D> | unde
   weight: NoInfer<WeightOf<D>> | null,
   ...options: OptionsArg<D, O>
 ): NormResult<D, O>;
+export declare namespace rmsNorm {
+  /**
+   * The call `rmsNorm(x, weight, options)`, checked now and run by
+   * `.run()`, as often as needed (a decode loop's every token).
+   *
+   * @example
+   * const norm = rmsNorm.prepare(hidden, gamma, { eps: 1e-5, out: normed });
+   * for (const token of tokens) { ...; norm.run(); ... }
+   */
+  function prepare<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
+    x: Storage<D>,
+    weight: NoInfer<WeightOf<D>> | null,
+    ...options: OptionsArg<D, O>
+  ): PreparedCall<NormResult<D, O>>;
+}
 
 /**
  * Fused residual add and RMSNorm, as a transformer block does it:
@@ -194,6 +230,15 @@ export function addRmsNorm<D extends Dtype = 'float32', O extends Storage<D> | u
   weight: NoInfer<WeightOf<D>> | null,
   ...options: OptionsArg<D, O>
 ): NormResult<D, O>;
+export declare namespace addRmsNorm {
+  /** The call `addRmsNorm(x, residual, weight, options)`, checked now and run by `.run()` (each run updates the residual again). */
+  function prepare<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
+    x: Storage<D>,
+    residual: Storage<D>,
+    weight: NoInfer<WeightOf<D>> | null,
+    ...options: OptionsArg<D, O>
+  ): PreparedCall<NormResult<D, O>>;
+}
 
 /** The shape options every LayerNorm and backward function shares with {@link rmsNorm}. */
 export interface ShapeOptions {
@@ -203,6 +248,8 @@ export interface ShapeOptions {
   shape?: readonly number[];
   /** With `shape`: the first normalized axis, negative from the end. Default `-1`. */
   axis?: number;
+  /** Values from one row's start to the next's in the per-row arrays (`>= dim`, default `dim`), as in {@link RmsNormOptions.rowStride}. */
+  rowStride?: number;
 }
 
 export interface LayerNormOptions<O extends Storage<'float32'> | undefined = Storage<'float32'> | undefined>
@@ -243,6 +290,15 @@ export function layerNorm<O extends Storage<'float32'> | undefined = undefined>(
   bias: Storage<'float32'> | null,
   options?: LayerNormOptions<O>,
 ): Float32Result<O>;
+export declare namespace layerNorm {
+  /** The call `layerNorm(x, weight, bias, options)`, checked now and run by `.run()`. */
+  function prepare<O extends Storage<'float32'> | undefined = undefined>(
+    x: Storage<'float32'>,
+    weight: Storage<'float32'> | null,
+    bias: Storage<'float32'> | null,
+    options?: LayerNormOptions<O>,
+  ): PreparedCall<Float32Result<O>>;
+}
 
 export interface RmsNormBackwardOptions<DX extends Storage<'float32'> | undefined = Storage<'float32'> | undefined>
   extends ShapeOptions {
@@ -279,6 +335,15 @@ export function rmsNormBackward<
   weight: W,
   options?: RmsNormBackwardOptions<DX>,
 ): { dx: Float32Result<DX>; dweight: ParameterGradient<W> };
+export declare namespace rmsNormBackward {
+  /** The call `rmsNormBackward(dy, x, weight, options)`, checked now and run by `.run()` (new gradients each run unless `dx` is given; `dweight` always new). */
+  function prepare<W extends Storage<'float32'> | null, DX extends Storage<'float32'> | undefined = undefined>(
+    dy: Storage<'float32'>,
+    x: Storage<'float32'>,
+    weight: W,
+    options?: RmsNormBackwardOptions<DX>,
+  ): PreparedCall<{ dx: Float32Result<DX>; dweight: ParameterGradient<W> }>;
+}
 
 /** The forward's per-row statistics: both, or neither (then recomputed). */
 export type LayerNormStatistics =
@@ -314,6 +379,77 @@ export function layerNormBackward<
   bias: B,
   options?: LayerNormBackwardOptions<DX>,
 ): { dx: Float32Result<DX>; dweight: ParameterGradient<W>; dbias: ParameterGradient<B> };
+export declare namespace layerNormBackward {
+  /** The call `layerNormBackward(dy, x, weight, bias, options)`, checked now and run by `.run()`. */
+  function prepare<
+    W extends Storage<'float32'> | null,
+    B extends Storage<'float32'> | null,
+    DX extends Storage<'float32'> | undefined = undefined,
+  >(
+    dy: Storage<'float32'>,
+    x: Storage<'float32'>,
+    weight: W,
+    bias: B,
+    options?: LayerNormBackwardOptions<DX>,
+  ): PreparedCall<{ dx: Float32Result<DX>; dweight: ParameterGradient<W>; dbias: ParameterGradient<B> }>;
+}
+
+/** The 16-bit dtypes, the converters' `dtype`. */
+export type Dtype16 = 'bfloat16' | 'float16';
+
+/** The converters' options: the 16-bit format, and where the result goes. */
+export interface ConvertOptions<D extends Dtype16, O> {
+  /** The 16-bit format: required, except that a `Float16Array`'s is `'float16'`. */
+  dtype: D;
+  /** Receives the result (as many values as the input) and is returned. */
+  out?: O;
+}
+
+/**
+ * 16-bit bit patterns widened to float32 (exactly; a NaN stays a NaN):
+ * `bits` holds bfloat16 or float16 patterns (`options.dtype`), or is a
+ * `Float16Array`. Returns `options.out`, or a new `Float32Array`.
+ *
+ * @example
+ * const weights = toFloat32(checkpointBits, { dtype: 'bfloat16' });
+ */
+export function toFloat32<D extends Dtype16, O extends Storage<'float32'> | undefined = undefined>(
+  bits: Storage<D>,
+  options: ConvertOptions<D, O>,
+): Float32Result<O>;
+export function toFloat32<O extends Storage<'float32'> | undefined = undefined>(
+  bits: Float16ArrayIfAny,
+  options?: { dtype?: 'float16'; out?: O },
+): Float32Result<O>;
+export declare namespace toFloat32 {
+  /** The conversion, checked now and run by `.run()`. */
+  function prepare<D extends Dtype16, O extends Storage<'float32'> | undefined = undefined>(
+    bits: Storage<D>,
+    options: ConvertOptions<D, O>,
+  ): PreparedCall<Float32Result<O>>;
+}
+
+/**
+ * float32 values rounded to bfloat16 or float16 bit patterns
+ * (`options.dtype`): to nearest, ties to even; beyond the format's range to
+ * infinity; every NaN to one pattern (bfloat16 `0x7FC0`, float16 `0x7E00`),
+ * as the kernels round their 16-bit results. Returns `options.out`, or a
+ * new `Uint16Array` (float16: a `Float16Array` where the engine has one).
+ *
+ * @example
+ * const bits = fromFloat32(weights, { dtype: 'bfloat16' }); // Uint16Array
+ */
+export function fromFloat32<D extends Dtype16, O extends Storage<D> | undefined = undefined>(
+  values: Storage<'float32'>,
+  options: ConvertOptions<D, O>,
+): NormResult<D, O>;
+export declare namespace fromFloat32 {
+  /** The conversion, checked now and run by `.run()`. */
+  function prepare<D extends Dtype16, O extends Storage<D> | undefined = undefined>(
+    values: Storage<'float32'>,
+    options: ConvertOptions<D, O>,
+  ): PreparedCall<NormResult<D, O>>;
+}
 
 /**
  * `length` values of `dtype` (default float32) in the active module's
@@ -373,6 +509,8 @@ export interface Kernels {
   layerNorm: typeof layerNorm;
   rmsNormBackward: typeof rmsNormBackward;
   layerNormBackward: typeof layerNormBackward;
+  toFloat32: typeof toFloat32;
+  fromFloat32: typeof fromFloat32;
   /** Tensors of this instance's memory; another instance's functions refuse them. */
   alloc: typeof alloc;
 }
@@ -408,6 +546,8 @@ export interface BoundKernels {
   layerNorm: typeof layerNorm;
   rmsNormBackward: typeof rmsNormBackward;
   layerNormBackward: typeof layerNormBackward;
+  toFloat32: typeof toFloat32;
+  fromFloat32: typeof fromFloat32;
 }
 
 /**

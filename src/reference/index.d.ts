@@ -1,18 +1,20 @@
 // Types of 'rmsnorm-wasm/reference' (src/reference/index.js): the
 // independent JS reference, no wasm and no init(). Same signatures as the
-// wasm API's.
+// wasm API's, `prepare` included.
 
 import type {
   addRmsNorm as wasmAddRmsNorm,
+  fromFloat32 as wasmFromFloat32,
   layerNorm as wasmLayerNorm,
   layerNormBackward as wasmLayerNormBackward,
   rmsNorm as wasmRmsNorm,
   rmsNormBackward as wasmRmsNormBackward,
+  toFloat32 as wasmToFloat32,
 } from '../index.js';
 
 export type {
-  ArrayOf, Dtype, LayerNormBackwardOptions, LayerNormOptions, NormResult, RmsNormBackwardOptions,
-  RmsNormOptions, Storage, WeightOf,
+  ArrayOf, ConvertOptions, Dtype, Dtype16, LayerNormBackwardOptions, LayerNormOptions, NormResult, PreparedCall,
+  RmsNormBackwardOptions, RmsNormOptions, Storage, WeightOf,
 } from '../index.js';
 
 /**
@@ -42,3 +44,9 @@ export declare const rmsNormBackward: typeof wasmRmsNormBackward;
 
 /** The LayerNorm backward pass in plain JavaScript, bit-identical to `layerNormBackward` from `'rmsnorm-wasm'`. */
 export declare const layerNormBackward: typeof wasmLayerNormBackward;
+
+/** 16-bit patterns widened to float32 in plain JavaScript, bit-identical to `toFloat32` from `'rmsnorm-wasm'`. */
+export declare const toFloat32: typeof wasmToFloat32;
+
+/** float32 rounded to 16-bit patterns in plain JavaScript, bit-identical to `fromFloat32` from `'rmsnorm-wasm'`. */
+export declare const fromFloat32: typeof wasmFromFloat32;

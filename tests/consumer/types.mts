@@ -3,12 +3,14 @@
 // each `@ts-expect-error` is a misuse the types must reject (tsc fails if the
 // line compiles after all). Type-level only: nothing here is run.
 import {
-  addRmsNorm, alloc, bindMemory, compileModule, createKernels, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward, Tensor,
+  addRmsNorm, alloc, bindMemory, compileModule, createKernels, fromFloat32, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward,
+  Tensor, toFloat32,
 } from 'rmsnorm-wasm';
-import type { Backend, InitOptions, InitResult, RmsNormOptions } from 'rmsnorm-wasm';
+import type { Backend, InitOptions, InitResult, PreparedCall, RmsNormOptions } from 'rmsnorm-wasm';
 import {
-  addRmsNorm as referenceAddRmsNorm, layerNorm as referenceLayerNorm, layerNormBackward as referenceLayerNormBackward,
-  rmsNorm as referenceRmsNorm, rmsNormBackward as referenceRmsNormBackward,
+  addRmsNorm as referenceAddRmsNorm, fromFloat32 as referenceFromFloat32, layerNorm as referenceLayerNorm,
+  layerNormBackward as referenceLayerNormBackward, rmsNorm as referenceRmsNorm, rmsNormBackward as referenceRmsNormBackward,
+  toFloat32 as referenceToFloat32,
 } from 'rmsnorm-wasm/reference';
 
 // init, compileModule
@@ -125,3 +127,34 @@ export const used = [
   bf16f16, boundY, boundFused, boundGrads, boundShared, own, ownTensor, mixed, reference, referenceFused, ln, lnInPlace, rmsGrads, noWeightGrad, lnDx, lnDbias,
   referenceLn, referenceGrads, referenceRmsGrads,
 ];
+
+// Row strides, prepared calls and the converters
+const qkv = new Float32Array(3 * 4096);
+const qHead: Float32Array = rmsNorm(qkv.subarray(0, 2 * 4096 + 128), new Float32Array(128), { rowStride: 4096, out: qkv.subarray(0, 2 * 4096 + 128) });
+layerNorm(x, w, null, { rowStride: 8 });
+rmsNormBackward(x, x, w, { rowStride: 8 });
+// @ts-expect-error: rowStride is a number of values
+rmsNorm(x, w, { rowStride: '8' });
+const prepared: PreparedCall<Float32Array> = rmsNorm.prepare(x, w, { eps: 1e-5, out: y });
+const ran: Float32Array = prepared.run();
+const preparedTensor: Tensor<'float32'> = rmsNorm.prepare(tx, w, { out: tx }).run();
+const preparedFused: Uint16Array = addRmsNorm.prepare(bits, new Uint16Array(4), null, { dtype: 'bfloat16', dim: 4 }).run();
+const preparedGrads: { dx: Float32Array; dweight: Float32Array } = rmsNormBackward.prepare(x, x, w).run();
+const preparedLayer: Float32Array = layerNorm.prepare(x, w, w).run();
+const preparedReference: Float32Array = referenceRmsNorm.prepare(x, w).run();
+// @ts-expect-error: a prepared call takes no arguments at run
+prepared.run(x);
+// @ts-expect-error: prepare checks its arguments' types as the call does
+rmsNorm.prepare(x, w, { epsilon: 1 });
+const widened: Float32Array = toFloat32(bits, { dtype: 'bfloat16' });
+const narrowed: Uint16Array = fromFloat32(x, { dtype: 'bfloat16', out: new Uint16Array(4) });
+const narrowed16 = fromFloat32(x, { dtype: 'float16' });
+const preparedWiden: Float32Array = toFloat32.prepare(bits, { dtype: 'float16', out: new Float32Array(4) }).run();
+const referenceWidened: Float32Array = referenceToFloat32(bits, { dtype: 'float16' });
+const referenceNarrowed: Uint16Array = referenceFromFloat32(x, { dtype: 'bfloat16', out: new Uint16Array(4) });
+// @ts-expect-error: the converters' dtype is a 16-bit one
+toFloat32(bits, { dtype: 'float32' });
+// @ts-expect-error: a Uint16Array says which format it holds
+toFloat32(bits);
+// @ts-expect-error: fromFloat32 takes float32 values
+fromFloat32(bits, { dtype: 'bfloat16' });
