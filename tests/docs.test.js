@@ -67,6 +67,10 @@ function checkTypes(code, dts) {
     assert.equal(typeof api[fn], 'function', `src/index.js exports ${fn}`);
     names.push(fn);
   }
+  for (const [, type] of code.matchAll(/\binterface\s+(\w+)/g)) {
+    assert.match(dts, new RegExp(`export interface ${type}\\b`), `src/index.d.ts declares interface ${type}`);
+    names.push(type);
+  }
   for (const [, cls] of code.matchAll(/\bclass\s+(\w+)/g)) {
     assert.match(dts, new RegExp(`export class ${cls}\\b`), `src/index.d.ts declares class ${cls}`);
     names.push(cls);
