@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Where the JS layer's time goes, per engine: the 1×896 zero-copy and
-// copying rmsNorm calls taken apart into the steps of one call, each timed
+// copying rmsNorm calls taken apart into the steps of one call, and the
+// same call prepared (rmsNorm.prepare(...).run()), each timed
 // on its own in interleaved rounds (median µs a call). Each step includes
 // the ones below it: the public call = reading arguments + resolve + run;
 // resolve includes reading the options; run includes the kernel call
@@ -56,6 +57,9 @@ export async function measureLayer({ src, shape, rounds }) {
     rmsNorm(tx, tw, { out: ty });
     rmsNorm(tx, tw2, { out: ty });
   };
+  // The same call prepared once (rmsNorm.prepare): what a run still does.
+  const prepared = rmsNorm.prepare(tx, tw, { out: ty });
+  calls['zero-copy: prepared run'] = () => prepared.run();
   calls['export called directly'] = () => rmsnorm(xp, 0, wp, yp, 0, rows, dim, dim, eps, 0, 0, 0, 0);
   const keys = Object.keys(calls);
   const iters = keys.map((k) => {
@@ -77,6 +81,7 @@ export async function measureLayer({ src, shape, rounds }) {
   const ratio = (a, b) => median(seconds[keys.indexOf(a)].map((t, r) => t / seconds[keys.indexOf(b)][r]));
   steps.push({ key: 'zero-copy public call ÷ export (ratio)', value: ratio('zero-copy: public call', 'export called directly') });
   steps.push({ key: 'two weights in turn ÷ export (ratio)', value: ratio('zero-copy: two weights in turn, a call', 'export called directly') });
+  steps.push({ key: 'prepared run ÷ export (ratio)', value: ratio('zero-copy: prepared run', 'export called directly') });
   steps.push({ key: 'copying ÷ zero-copy public call (ratio)', value: ratio('copying: public call', 'zero-copy: public call') });
   return steps;
 }

@@ -23,8 +23,10 @@ import { runGpuBench } from './rows/webgpu.js';
 import { evaluateTargets } from './targets.js';
 import { CLOCKS, setClock } from './timing.js';
 
-export const SHAPES = ['1x896', '1x4096', '32x1024', '512x2048', '2048x4096'];
-const SUMMARY_SHAPES = ['1x896', '32x1024', '512x2048'];
+// The decode shapes first: QK-norm of one token (16 and 64 heads of 128), a
+// 0.5B model's hidden row, then batches.
+export const SHAPES = ['1x128', '16x128', '64x128', '1x896', '1x4096', '32x1024', '512x2048', '2048x4096'];
+const SUMMARY_SHAPES = ['1x128', '16x128', '1x896', '32x1024', '512x2048'];
 
 const fmt = (v, digits) => (v >= 100 ? v.toFixed(0) : v.toPrecision(digits));
 const ulps = (accuracy) => (accuracy ? `${accuracy.max.toFixed(2)} / ${accuracy.mean.toFixed(3)}` : '');
@@ -48,9 +50,16 @@ export function shapeTable(result) {
   return lines.join('\n');
 }
 
+/** The allocating call's time against what it cannot avoid: the copying call plus making its result. */
+export const ALLOCATING_OVER_PARTS = ['simd-allocating', (t) => t['simd-copying'] + t['new-array']];
+
 const SUMMARY_COLUMNS = [
   ['naive JS ÷ zero-copy', 'naive-js', 'simd-zero-copy'],
   ['copying ÷ zero-copy', 'simd-copying', 'simd-zero-copy'],
+  ['allocating ÷ (copying + new array)', ...ALLOCATING_OVER_PARTS],
+  ['naive JS ÷ allocating', 'naive-js', 'simd-allocating'],
+  ['prepared ÷ export', 'simd-prepared', 'simd-export'],
+  ['strided ÷ zero-copy', 'simd-strided', 'simd-zero-copy'],
   ['scalar ÷ SIMD', 'scalar-zero-copy', 'simd-zero-copy'],
   ['llama.cpp-style fused ÷ zero-copy', 'llamacpp-fused', 'simd-zero-copy'],
   ['llama.cpp-style unfused ÷ zero-copy', 'llamacpp-unfused', 'simd-zero-copy'],
@@ -66,7 +75,8 @@ export function engineSummary(runs, shapes = SUMMARY_SHAPES) {
     for (const { shape, rows, ratio } of results) {
       if (!shapes.includes(`${shape.rows}x${shape.dim}`)) continue;
       const find = (id) => rows.find((r) => r.row.id === id);
-      const cells = SUMMARY_COLUMNS.map(([, a, b]) => (find(a) && find(b) ? fmt(ratio(a, b), 3) : ''));
+      const measured = (side) => (typeof side === 'function' ? !Number.isNaN(side(Object.fromEntries(rows.map((r) => [r.row.id, 1])))) : find(side));
+      const cells = SUMMARY_COLUMNS.map(([, a, b]) => (measured(a) && measured(b) ? fmt(ratio(a, b), 3) : ''));
       const mean = (id) => (find(id)?.accuracy ? find(id).accuracy.mean.toFixed(3) : '–');
       lines.push(`| ${version} | ${shape.label} | ${cells.join(' | ')} | ${mean('simd-zero-copy')} / ${mean('llamacpp-fused')} |`);
     }

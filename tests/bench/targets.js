@@ -48,6 +48,22 @@ export function evaluateTargets(results) {
       const v = ratio('simd-layernorm', 'simd-zero-copy');
       add(`6. ${label}: rmsNorm × faster than layerNorm`, v, '≥ 1.2', v >= 1.2);
     }
+    if (['1x128', '1x896', '32x1024'].includes(key) && has('simd-allocating', 'simd-copying', 'new-array')) {
+      const v = ratio('simd-allocating', (t) => t['simd-copying'] + t['new-array']);
+      add(`7. ${label}: allocating call ÷ (copying call + new Float32Array alone)`, v, '≤ 1.15', v <= 1.15);
+    }
+    if (key === '1x896' && has('simd-allocating', 'naive-js')) {
+      const v = ratio('naive-js', 'simd-allocating');
+      add(`7. ${label}: allocating call × as fast as naive JS`, v, '≥ 1', v >= 1);
+    }
+    if (key === '1x896' && has('simd-prepared', 'simd-export')) {
+      const v = ratio('simd-prepared', 'simd-export');
+      add(`8. ${label}: prepared call ÷ the export called directly`, v, '≤ 1.1', v <= 1.1);
+    }
+    if (key === '16x128' && has('simd-strided', 'simd-zero-copy')) {
+      const v = ratio('simd-strided', 'simd-zero-copy');
+      add(`8. ${label}: rows at a stride ÷ the same rows packed (QK-norm)`, v, '≤ 1.2', v <= 1.2);
+    }
     if (key === '1x896' && has('simd-copying', 'simd-zero-copy')) {
       const v = ratio('simd-copying', 'simd-zero-copy');
       add(`5. ${label}: copying API time ÷ zero-copy`, v, '≤ 1.3', v <= 1.3);

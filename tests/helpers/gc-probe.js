@@ -1,11 +1,16 @@
 // Counts V8's garbage collections over many calls of one call shape, in a
-// process of its own (tests/no-garbage.test.js): a call that allocates even
-// a few bytes each time collects at least once in 200,000 calls, one that
-// allocates nothing never does. Prints { shape, calls, collections }.
+// process of its own (tests/no-garbage.test.js, tests/bench/garbage.js): a
+// call that allocates even a few bytes each time collects at least once in
+// 200,000 calls, one that allocates nothing never does. Prints
+// { shape, calls, collections }; with no shape, the shapes' names.
 //
-//   node tests/helpers/gc-probe.js <shape> [calls]
+//   node tests/helpers/gc-probe.js [<shape> [calls]]
 import { PerformanceObserver } from 'node:perf_hooks';
-import { alloc, bindMemory, init, addRmsNorm, rmsNorm, toFloat32 } from '../../src/index.js';
+// A namespace import: an older build (tests/bench/garbage.js --probe) may
+// lack an export some shape uses.
+import * as api from '../../src/index.js';
+
+const { alloc, bindMemory, init, addRmsNorm, rmsNorm } = api;
 
 const shape = process.argv[2];
 const calls = Number(process.argv[3] ?? 200000);
@@ -29,28 +34,34 @@ const memory = new WebAssembly.Memory({ initial: 4 });
 const bound = await bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 65536 } });
 const [bx, bw, by] = [2, 2.25, 2.5].map((at) => new Float32Array(memory.buffer, at * 65536, dim).fill(1.5));
 
-// Each options object made once, as a decode loop keeps its own.
+// Each shape's call, made only when asked for (an older build may lack
+// what another shape uses); each options object made once, as a decode
+// loop keeps its own.
 const shapes = {
-  'new Float32Array(896) alone': () => new Float32Array(dim),
-  'allocating: rmsNorm(x, w, { eps })': ((o) => () => rmsNorm(x, w, o))({ eps: 1e-6 }),
-  'copying: rmsNorm(x, w, { out })': ((o) => () => rmsNorm(x, w, o))({ out }),
-  'copying: rmsNorm(x, w, { eps, out })': ((o) => () => rmsNorm(x, w, o))({ eps: 1e-5, out }),
-  'copying: addRmsNorm(x, residual, w, { eps, out })': ((o) => () => addRmsNorm(x, residual, w, o))({ eps: 1e-5, out }),
-  'copying, strided: rmsNorm(qkv, qNorm, { rowStride, out })': ((o) => () => rmsNorm(strided, qNorm, o))({ rowStride: 256, out: stridedOut }),
-  'zero-copy: rmsNorm(tx, tw, { out: ty })': ((o) => () => rmsNorm(tx, tw, o))({ out: ty }),
-  'zero-copy: rmsNorm(tx, tw, { eps, out: ty })': ((o) => () => rmsNorm(tx, tw, o))({ eps: 1e-6, out: ty }),
-  'zero-copy: addRmsNorm(tx, tr, tw, { eps, out: ty })': ((o) => () => addRmsNorm(tx, tr, tw, o))({ eps: 1e-6, out: ty }),
-  'zero-copy, bound memory: rmsNorm(bx, bw, { eps, out: by })': ((o) => () => bound.rmsNorm(bx, bw, o))({ eps: 1e-6, out: by }),
-  'prepared, zero-copy': ((p) => () => p.run())(rmsNorm.prepare(tx, tw, { eps: 1e-6, out: ty })),
-  'prepared, copying': ((p) => () => p.run())(rmsNorm.prepare(x, w, { eps: 1e-6, out })),
-  'prepared, bound memory': ((p) => () => p.run())(bound.rmsNorm.prepare(bx, bw, { eps: 1e-6, out: by })),
-  'converter into out: toFloat32(bits, { dtype, out })': ((o) => () => toFloat32(bits, o))({ dtype: 'bfloat16', out: widened }),
+  'new Float32Array(896) alone': () => () => new Float32Array(dim),
+  'allocating: rmsNorm(x, w, { eps })': () => ((o) => () => rmsNorm(x, w, o))({ eps: 1e-6 }),
+  'copying: rmsNorm(x, w, { out })': () => ((o) => () => rmsNorm(x, w, o))({ out }),
+  'copying: rmsNorm(x, w, { eps, out })': () => ((o) => () => rmsNorm(x, w, o))({ eps: 1e-5, out }),
+  'copying: addRmsNorm(x, residual, w, { eps, out })': () => ((o) => () => addRmsNorm(x, residual, w, o))({ eps: 1e-5, out }),
+  'copying, strided: rmsNorm(qkv, qNorm, { rowStride, out })': () => ((o) => () => rmsNorm(strided, qNorm, o))({ rowStride: 256, out: stridedOut }),
+  'zero-copy: rmsNorm(tx, tw, { out: ty })': () => ((o) => () => rmsNorm(tx, tw, o))({ out: ty }),
+  'zero-copy: rmsNorm(tx, tw, { eps, out: ty })': () => ((o) => () => rmsNorm(tx, tw, o))({ eps: 1e-6, out: ty }),
+  'zero-copy: addRmsNorm(tx, tr, tw, { eps, out: ty })': () => ((o) => () => addRmsNorm(tx, tr, tw, o))({ eps: 1e-6, out: ty }),
+  'zero-copy, bound memory: rmsNorm(bx, bw, { eps, out: by })': () => ((o) => () => bound.rmsNorm(bx, bw, o))({ eps: 1e-6, out: by }),
+  'prepared, zero-copy': () => ((p) => () => p.run())(rmsNorm.prepare(tx, tw, { eps: 1e-6, out: ty })),
+  'prepared, copying': () => ((p) => () => p.run())(rmsNorm.prepare(x, w, { eps: 1e-6, out })),
+  'prepared, bound memory': () => ((p) => () => p.run())(bound.rmsNorm.prepare(bx, bw, { eps: 1e-6, out: by })),
+  'converter into out: toFloat32(bits, { dtype, out })': () => ((o) => () => api.toFloat32(bits, o))({ dtype: 'bfloat16', out: widened }),
 };
+if (shape === undefined) {
+  process.stdout.write(`${JSON.stringify(Object.keys(shapes))}\n`);
+  process.exit(0);
+}
 if (!(shape in shapes)) {
   process.stderr.write(`gc-probe: unknown shape ${JSON.stringify(shape)}; one of ${Object.keys(shapes).join(' | ')}\n`);
   process.exit(2);
 }
-const call = shapes[shape];
+const call = shapes[shape]();
 let collections = 0;
 const observer = new PerformanceObserver((list) => { collections += list.getEntries().length; });
 for (let i = 0; i < 50000; i++) call(); // warm-up: optimized, every view and record made

@@ -1,7 +1,8 @@
 // Every row of the benchmark, in table order.
 import {
-  llamacppFused, llamacppUnfused, memoryCopy, naiveJs, reference, scalarCopying, scalarZeroCopy,
-  simdAddRmsNorm, simdAddThenRmsNorm, simdAllocating, simdBfloat16, simdCopying, simdExport, simdLayerNorm, simdZeroCopy,
+  llamacppFused, llamacppUnfused, memoryCopy, naiveJs, newArray, reference, scalarCopying, scalarZeroCopy,
+  simdAddRmsNorm, simdAddThenRmsNorm, simdAllocating, simdBfloat16, simdCopying, simdExport, simdLayerNorm, simdPrepared,
+  simdStrided, simdZeroCopy,
 } from './portable.js';
 import { ortRmsNormalization, ortSimplifiedLayerNorm } from './onnxruntime.js';
 import { tfjs } from './tfjs.js';
@@ -9,7 +10,7 @@ import { native } from './native.js';
 
 export const ROWS = [
   naiveJs, reference,
-  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, simdExport,
+  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, newArray, simdPrepared, simdStrided, simdExport,
   ortRmsNormalization, ortSimplifiedLayerNorm, tfjs, llamacppFused, llamacppUnfused,
   native, memoryCopy,
   simdBfloat16, simdAddRmsNorm, simdAddThenRmsNorm, simdLayerNorm,

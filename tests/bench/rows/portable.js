@@ -2,19 +2,21 @@
 // (tests/bench/page.js). The peers' rows (onnxruntime-web, TF.js) and the
 // native row need Node.
 import { naiveJs, reference } from './js.js';
-import { scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdZeroCopy } from './wasm.js';
+import {
+  newArray, scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdPrepared, simdStrided, simdZeroCopy,
+} from './wasm.js';
 import { llamacppFused, llamacppUnfused } from './llamacpp.js';
 import { memoryCopy } from './memory-copy.js';
 import { simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm } from './variants.js';
 
 export {
-  naiveJs, reference, scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdZeroCopy,
+  naiveJs, reference, scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdZeroCopy, newArray, simdPrepared, simdStrided,
   llamacppFused, llamacppUnfused, memoryCopy, simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm,
 };
 
 export const PORTABLE_ROWS = [
   naiveJs, reference,
-  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, simdExport,
+  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, newArray, simdPrepared, simdStrided, simdExport,
   llamacppFused, llamacppUnfused, memoryCopy,
   simdBfloat16, simdAddRmsNorm, simdAddThenRmsNorm, simdLayerNorm,
 ];

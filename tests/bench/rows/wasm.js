@@ -1,8 +1,9 @@
 // The package's own rows: each wasm backend zero-copy (tensors from alloc(),
 // the data already in wasm memory, as an engine keeping its activations there
 // calls rmsNorm) and through the copying API (Float32Array in, Float32Array
-// out). One diagnostic row calls the SIMD module's export directly, to show
-// what the JS API itself costs per call.
+// out); the prepared call; the rows at a row stride. One diagnostic row calls
+// the SIMD module's export directly, to show what the JS API itself costs
+// per call, and one makes the allocating call's result array alone.
 import { alloc, init, rmsNorm } from '../../../src/index.js';
 import { activeKernels } from '../../../src/api/runtime.js';
 import { CAST_MODE, DTYPE } from '../../../src/loader/abi.js';
@@ -68,6 +69,55 @@ export const simdAllocating = {
       },
       output: () => y,
       prepare: () => init({ backend: 'simd' }),
+    };
+  },
+};
+
+// What the allocating call cannot avoid: making its result. Not RMSNorm.
+export const newArray = {
+  id: 'new-array',
+  name: 'new Float32Array(rows × dim) alone (no norm)',
+  expects: 'nothing',
+  async setup({ x }) {
+    let y;
+    return { call: () => { y = new Float32Array(x.length); }, output: () => y };
+  },
+};
+
+// An engine's decode loop: the call prepared once, run every token.
+export const simdPrepared = {
+  id: 'simd-prepared',
+  name: 'SIMD wasm, zero-copy, prepared (rmsNorm.prepare(...).run())',
+  async setup({ x, w, eps }) {
+    const { xt, wt, yt, free } = await tensors('simd', x, w);
+    const prepared = rmsNorm.prepare(xt, wt, { eps, out: yt });
+    return { call: () => prepared.run(), output: () => yt.array.slice(), dispose: free };
+  },
+};
+
+// QK-norm's layout: the shape's rows inside a buffer twice as wide (each
+// row followed by dim values of another tensor), zero-copy, in place.
+export const simdStrided = {
+  id: 'simd-strided',
+  name: 'SIMD wasm, zero-copy, rows 2 × dim apart (rowStride)',
+  async setup({ x, w, rows, dim, eps }) {
+    await init({ backend: 'simd' });
+    const stride = 2 * dim;
+    const length = (rows - 1) * stride + dim;
+    const [xt, wt, yt] = [alloc(length), alloc(dim), alloc(length)];
+    for (let r = 0; r < rows; r++) xt.array.set(x.subarray(r * dim, (r + 1) * dim), r * stride);
+    wt.array.set(w);
+    const options = { eps, rowStride: stride, out: yt };
+    const packed = () => {
+      const y = new Float32Array(rows * dim);
+      for (let r = 0; r < rows; r++) y.set(yt.array.subarray(r * stride, r * stride + dim), r * dim);
+      return y;
+    };
+    return {
+      call: () => rmsNorm(xt, wt, options),
+      output: packed,
+      prepare: () => init({ backend: 'simd' }),
+      dispose: () => [xt, wt, yt].forEach((t) => t.free()),
     };
   },
 };
