@@ -162,7 +162,7 @@ export type OptionsArg<D extends Dtype, O extends Storage<D> | undefined> =
  * itself does, with the same errors), to be run any number of times: each
  * run reads the arrays' current values and does only what safety needs,
  * refusing with a `TypeError` (nothing written) an array freed, detached or
- * shrunk since. It stays on the instance it was prepared on.
+ * resized since. It stays on the instance it was prepared on.
  */
 export interface PreparedCall<R> {
   /** Runs the call; returns what the function called with the prepared arguments returns (a new result array each run if it makes one). */

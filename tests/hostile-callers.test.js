@@ -554,3 +554,68 @@ test('class 4: a repeated call on a view of a tensor freed since is refused, not
   }
 });
 
+
+// ---- 5. Prepared calls: what changes between prepare() and run() --------------------
+
+test('class 5: a prepared call runs on what was checked: later changes to the options object steer nothing', () => {
+  onEach((impl, name) => {
+    const out = new Float32Array(X.length);
+    const other = new Float32Array(X.length).fill(7);
+    const options = { eps: 1e-5, out };
+    const prepared = impl.rmsNorm.prepare(X, W, options);
+    options.eps = 0.5;
+    options.out = other;
+    Object.defineProperty(options, 'dim', { get() { throw new Error('read'); }, enumerable: true });
+    assertSameBits(prepared.run(), EXPECTED, `${name}: the prepared eps and out`);
+    assert.ok(other.every((v) => v === 7), `${name}: the out swapped in later was written`);
+  });
+});
+
+test('class 5: an array resized, detached or freed between runs is refused by name, nothing written', async () => {
+  onEach((impl, name) => {
+    // A length-tracking view of a resizable buffer, grown and then shrunk.
+    const buffer = new ArrayBuffer(4 * X.length, { maxByteLength: 8 * X.length });
+    const x = new Float32Array(buffer);
+    x.set(X);
+    const out = new Float32Array(X.length).fill(7);
+    const prepared = impl.rmsNorm.prepare(x, W, { eps: 1e-5, out });
+    assertSameBits(prepared.run(), EXPECTED, `${name}: before`);
+    out.fill(7);
+    for (const bytes of [8 * X.length, 4 * 16]) {
+      buffer.resize(bytes);
+      assertRejected(() => prepared.run(), TypeError, 'rmsNorm', /^rmsNorm: x was freed, detached or resized since the call was prepared/, `${name}: resized to ${bytes}`);
+      assert.ok(out.every((v) => v === 7), `${name}: resized to ${bytes}: written`);
+    }
+    // The output detached.
+    const y = new Float32Array(X.length);
+    const intoY = impl.rmsNorm.prepare(X, W, { out: y });
+    transfer(y);
+    assertRejected(() => intoY.run(), TypeError, 'rmsNorm', /^rmsNorm: options\.out was freed, detached or resized/, `${name}: out detached`);
+  });
+  for (const backend of WASM_BACKENDS) {
+    const k = instances[backend];
+    // A freed tensor whose block a new tensor took: the record is the freed one's.
+    const t = k.alloc(X.length);
+    t.array.set(X);
+    const out = k.alloc(X.length);
+    const prepared = k.rmsNorm.prepare(t, W, { eps: 1e-5, out });
+    assertSameBits(prepared.run().array, EXPECTED, `${backend}: before`);
+    t.free();
+    const taker = k.alloc(X.length);
+    taker.array.fill(3);
+    const before = out.array.slice();
+    assertRejected(() => prepared.run(), TypeError, 'rmsNorm', /^rmsNorm: x was freed, detached or resized/, `${backend}: freed and reallocated`);
+    assert.deepEqual(out.array, before, `${backend}: written after the tensor was freed`);
+    // A view of a tensor, the tensor freed: the view's block is no longer a live tensor's.
+    const held = k.alloc(X.length);
+    const view = held.array;
+    const viaView = k.rmsNorm.prepare(X, W, { eps: 1e-5, out: view });
+    viaView.run();
+    held.free();
+    const bytes = new Uint8Array(view.buffer).slice();
+    assertRejected(() => viaView.run(), TypeError, 'rmsNorm', /^rmsNorm: options\.out was freed, detached or resized/, `${backend}: a view of a freed tensor`);
+    assert.deepEqual(new Uint8Array(view.buffer), bytes, `${backend}: the freed block was written`);
+    for (const tensor of [out, taker]) tensor.free();
+  }
+  checkCanaries('prepared calls');
+});

@@ -2,7 +2,7 @@
 // again and again, reading the arrays' current values, on every kind of
 // instance (the default one, createKernels, bindMemory) and the reference.
 // A run gives the bits of the call itself; a mistake is refused by prepare()
-// exactly as by the call; an array freed, detached or shrunk since prepare()
+// exactly as by the call; an array freed, detached or resized since prepare()
 // is refused at run() with nothing written.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -117,7 +117,7 @@ test('prepare() refuses what the call refuses, with the same error, and writes n
   }
 });
 
-test('run() refuses an array freed, detached or shrunk since prepare(), naming it, and writes nothing', async () => {
+test('run() refuses an array freed, detached or resized since prepare(), naming it, and writes nothing', async () => {
   // A freed tensor.
   const x = api.alloc(rows * dim);
   fill(x.array);
@@ -128,7 +128,7 @@ test('run() refuses an array freed, detached or shrunk since prepare(), naming i
   prepared.run();
   const before = out.array.slice();
   w.free();
-  assert.throws(() => prepared.run(), { name: 'TypeError', message: /^rmsNorm: weight was freed, detached or shrunk since the call was prepared; prepare the call again$/ });
+  assert.throws(() => prepared.run(), { name: 'TypeError', message: /^rmsNorm: weight was freed, detached or resized since the call was prepared; prepare the call again$/ });
   assert.deepEqual(out.array, before);
   // A detached view, and a view of a shrunk resizable buffer.
   for (const impl of [api, reference]) {
@@ -137,7 +137,7 @@ test('run() refuses an array freed, detached or shrunk since prepare(), naming i
     const wv = uniformArray(rand, dim, 0.5, 1.5);
     const p = impl.rmsNorm.prepare(xs, wv, { out: ys });
     structuredClone(xs.buffer, { transfer: [xs.buffer] });
-    assert.throws(() => p.run(), { name: 'TypeError', message: /^rmsNorm: x was freed, detached or shrunk/ });
+    assert.throws(() => p.run(), { name: 'TypeError', message: /^rmsNorm: x was freed, detached or resized/ });
     assert.ok(ys.every((v) => v === 3), 'out written after a refused run');
     const resizable = new ArrayBuffer(4 * rows * dim, { maxByteLength: 4 * rows * dim });
     const rx = new Float32Array(resizable);
@@ -146,7 +146,7 @@ test('run() refuses an array freed, detached or shrunk since prepare(), naming i
     q.run();
     resizable.resize(4 * dim);
     const kept = ys.slice();
-    assert.throws(() => q.run(), { name: 'TypeError', message: /^rmsNorm: x was freed, detached or shrunk/ });
+    assert.throws(() => q.run(), { name: 'TypeError', message: /^rmsNorm: x was freed, detached or resized/ });
     assert.deepEqual(ys, kept);
   }
   x.free();

@@ -2,7 +2,7 @@
 // and then run any number of times, as XNNPACK's create/setup/run and
 // WebGPU's bind groups make repetition explicit. A run asks only what can
 // have changed since: that every array is still what was measured (a tensor
-// not freed, a view neither detached nor shrunk). Everything else about a
+// not freed, a view neither detached nor resized). Everything else about a
 // call (types, sizes, options, overlaps) cannot change.
 
 import { setPrototypeOf, TypeError } from '../loader/intrinsics.js';
@@ -24,7 +24,7 @@ export class PreparedCall {
     const { records } = call;
     for (let i = 0; i < records.length; i++) {
       if (records[i] !== null && !stillHolds(records[i])) {
-        throw new TypeError(`${call.fn}: ${call.op.slots[i].name} was freed, detached or shrunk since the call was prepared; prepare the call again`);
+        throw new TypeError(`${call.fn}: ${call.op.slots[i].name} was freed, detached or resized since the call was prepared; prepare the call again`);
       }
     }
     return this.#runner(call);

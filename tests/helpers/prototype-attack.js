@@ -89,6 +89,12 @@ export async function attackPrototypes({ names, gpu = false }) {
         return bits(g.dx) + bits(g.dweight) + bits(g.dbias);
       });
       s += attempt('big', () => bits(impl.rmsNorm(big, null, { dim: 16 })).length);
+      s += attempt('strided', () => bits(impl.rmsNorm(x, null, { dim: 8, rowStride: 16 })));
+      s += attempt('prepared', () => {
+        const prepared = impl.rmsNorm.prepare(x, w, { eps: 1e-5 });
+        return bits(prepared.run()) + bits(prepared.run());
+      });
+      s += attempt('converters', () => bits(impl.fromFloat32(x, { dtype: 'bfloat16' })) + bits(impl.toFloat32(x16, { dtype: 'float16' })));
       if (impl.alloc !== undefined) {
         s += attempt('tensors', () => {
           const t = impl.alloc(64);
