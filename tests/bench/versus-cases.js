@@ -38,9 +38,12 @@ function cases(api, kernels, rows, dim) {
     12: () => rmsnorm(xp, 0, wp, yp, 0, rows, dim, eps, 0, 0, 0, 0),
     13: () => rmsnorm(xp, 0, wp, yp, 0, rows, dim, dim, eps, 0, 0, 0, 0),
   }[rmsnorm.length];
+  // A build with prepared calls (rmsNorm.prepare) times the prepared run too.
+  const prepared = typeof api.rmsNorm.prepare === 'function' ? api.rmsNorm.prepare(tx, tw, { out: tout }) : null;
   return {
     'export called directly (no JS API)': direct,
     'zero-copy rmsNorm (tensors)': () => api.rmsNorm(tx, tw, { out: tout }),
+    ...(prepared === null ? {} : { 'zero-copy prepared run (tensors)': () => prepared.run() }),
     'copying rmsNorm (Float32Arrays, out)': () => api.rmsNorm(x, w, { out }),
     'allocating rmsNorm (no out)': () => api.rmsNorm(x, w),
     // A layer stack's decode loop: every layer's norm has its own weight.
@@ -87,7 +90,8 @@ export async function measureVersus(builds, { shapes, rounds }) {
       for (const key of keys) {
         for (let b = 0; b < runs.length; b++) {
           const i = (b + round) % runs.length;
-          seconds[i][key].push(timeSync(runs[i].calls[key], runs[i].iters[key]) / runs[i].iters[key]);
+          // A case a build cannot make (an older one's missing function) is NaN for it.
+          seconds[i][key].push(key in runs[i].calls ? timeSync(runs[i].calls[key], runs[i].iters[key]) / runs[i].iters[key] : NaN);
         }
       }
     }
