@@ -38,6 +38,8 @@ test('built-ins replaced before load by ones that give other answers: the import
     ['Math.sqrt', 'const { sqrt } = Math; Math.sqrt = (x) => sqrt(x) * (1 + 2 ** -52);'],
     ['Float32Array', 'globalThis.Float32Array = class extends Float64Array {};'],
     ['Math', 'Math.log2 = (x) => Math.log(x) / Math.LN2 + 1e-12;'],
+    // Right on the known answers, wrong elsewhere: caught by fround and Float32Array checked against each other.
+    ['Math.fround or Float32Array', 'const { fround } = Math; Math.fround = (x) => (x > 1e3 && x < 1e6 ? x : fround(x));'],
   ];
   for (const [name, replace] of cases) {
     for (const path of ['index.js', 'reference/index.js', 'webgpu/index.js']) {
