@@ -1,5 +1,5 @@
-// The docs run as tests: every fenced block of README.md, docs/*.md,
-// web/README.md and web/model/README.md, in document order, in a work
+// The docs run as tests: every fenced block of README.md, CONTRIBUTING.md,
+// docs/*.md, web/README.md and web/model/README.md, in document order, in a work
 // directory per document where `rmsnorm-wasm` is this repository (a
 // node_modules link, so imports and node_modules/rmsnorm-wasm/c resolve as
 // in an installed copy). By language, unless a directive says otherwise
@@ -47,6 +47,7 @@ const EXPORTS = Object.keys(api).filter((name) => typeof api[name] === 'function
 
 const documents = [
   'README.md',
+  'CONTRIBUTING.md',
   ...(await readdir(join(repo, 'docs'))).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`),
   'web/README.md',
   'web/model/README.md',
