@@ -225,6 +225,23 @@ for (const document of documents) {
   });
 }
 
+// The docs a user reads (the README and docs/, which the tarball ships; not
+// the contributors' testing.md) import only what an installed copy has: the
+// package's entry points, Node's modules, a CDN's copy, or a file the reader
+// made in their own folder. docs/engines.md once imported tests/helpers/.
+const SHIPPED = /^(rmsnorm-wasm(\/(reference|webgpu))?|node:[\w/]+|https:\/\/.+|\.\/[\w-]+\.(c?js|mjs))$/;
+test('the user docs\' code imports nothing the package does not ship', async () => {
+  for (const document of documents.filter((d) => d === 'README.md' || (d.startsWith('docs/') && d !== 'docs/testing.md'))) {
+    for (const block of fencedBlocks(await readFile(join(repo, document), 'utf8'))) {
+      if (!['js', 'mjs', 'javascript', 'ts'].includes(block.lang)) continue;
+      const code = `${block.directive?.kind === 'given' ? block.directive.arg : ''}\n${block.code}`;
+      for (const [, specifier] of code.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)'([^']+)'/gm)) {
+        assert.match(specifier, SHIPPED, `${document}:${block.line} imports ${specifier}`);
+      }
+    }
+  }
+});
+
 // What the README says of `make demo`: it installs only what the demo needs,
 // and a port in use gets a sentence saying how to pick another, not a stack trace.
 test('make demo installs only Emscripten and the npm packages; make deps adds the test toolchain', async () => {
