@@ -499,6 +499,13 @@ export interface BindMemoryOptions {
   scratch: { byteOffset: number; byteLength: number } | ArrayBufferView;
   /** As in {@link init}. */
   backend?: 'auto' | Backend;
+  /**
+   * Shared memories: the `lockId` of a binding of this region that will
+   * never run again (a worker terminated mid-call, which left the region
+   * locked). Its lock is freed if it holds it; a lock held by any other
+   * binding is a `RangeError`, never freed.
+   */
+  recover?: number;
 }
 
 /** An instance of the kernels: its own WebAssembly instance, memory and tensors. */
@@ -534,6 +541,12 @@ export interface BoundKernels {
   memory: WebAssembly.Memory;
   /** Whether the memory is shared (a threaded engine's). */
   shared: boolean;
+  /**
+   * On a shared memory, what this binding's calls hold in the scratch
+   * region's lock word while they run (0 on a memory that is not shared):
+   * pass it to `bindMemory`'s `recover` once the thread is gone.
+   */
+  lockId: number;
   /**
    * The package's functions, on views of the bound memory: every array the
    * caller passes must be a view of `memory.buffer` (tensors are refused).

@@ -307,7 +307,7 @@ const ROWS = [
   ['bindMemory', 'scratch at address 0', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: { byteOffset: 0, byteLength: 4096 } }], RangeError, /options\.scratch\.byteOffset must be a positive multiple of 16 \(address 0 is the null pointer\), got 0/],
   ['bindMemory', 'scratch too small', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: { byteOffset: 16, byteLength: 100 } }], RangeError, /options\.scratch\.byteLength must be an integer of at least 4096, got 100/],
   ['bindMemory', 'scratch outside the memory', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: { byteOffset: 65536 - 4096, byteLength: 8192 } }], RangeError, /options\.scratch \[61440, 69632\) lies outside the memory \(65536 bytes\)/],
-  ['bindMemory', 'unknown option', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: { byteOffset: 0, byteLength: 4096 }, threads: 2 }], TypeError, /unknown option 'threads' \(allowed: scratch, backend\)/],
+  ['bindMemory', 'unknown option', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: { byteOffset: 0, byteLength: 4096 }, threads: 2 }], TypeError, /unknown option 'threads' \(allowed: scratch, backend, recover\)/],
   ['bindMemory', 'backend is unknown', () => [new WebAssembly.Memory({ initial: 1 }), { scratch: { byteOffset: 0, byteLength: 4096 }, backend: 'gpu' }], TypeError, /options\.backend must be 'auto', 'simd' or 'scalar', got string "gpu"/],
   // init
   ['init', 'backend is unknown', () => [{ backend: 'gpu' }], TypeError, /options\.backend must be 'auto', 'simd' or 'scalar', got string "gpu"/],

@@ -1,5 +1,5 @@
-// The docs run as tests: every fenced block of README.md, docs/*.md,
-// web/README.md and web/model/README.md, in document order, in a work
+// The docs run as tests: every fenced block of README.md, CONTRIBUTING.md,
+// docs/*.md, web/README.md and web/model/README.md, in document order, in a work
 // directory per document where `rmsnorm-wasm` is this repository (a
 // node_modules link, so imports and node_modules/rmsnorm-wasm/c resolve as
 // in an installed copy). By language, unless a directive says otherwise
@@ -33,12 +33,21 @@ import { checkCommands, commandsOf } from './docs/shell.js';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
-const env = { ...process.env, NODE_PATH: '/usr/share/nodejs' }; // Debian's emcc
+const env = { ...process.env, NODE_PATH: '/usr/share/nodejs' }; // Debian's emcc, for the test's own compiles
+// A reader's shell: what a fresh login has, and nothing this test runner
+// was given. A variable a command needs (Debian's emcc needs NODE_PATH) must
+// be written in the docs, in the command or its line.
+const readerEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
+// Each document is followed in two fresh folders: one with no package.json,
+// and an ES module project, as the README's examples set one up; every shell
+// block that runs must give the same output in both.
+const PROJECTS = [['plain', null], ['esm', { name: 'my-app', private: true, type: 'module' }]];
 const expectUrl = pathToFileURL(join(repo, 'tests', 'docs', 'expect.js')).href;
 const EXPORTS = Object.keys(api).filter((name) => typeof api[name] === 'function' && name !== 'Tensor');
 
 const documents = [
   'README.md',
+  'CONTRIBUTING.md',
   ...(await readdir(join(repo, 'docs'))).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`),
   'web/README.md',
   'web/model/README.md',
@@ -118,7 +127,7 @@ async function parseJs(code, dir, line) {
 }
 
 /** Whether every command of a shell block runs here: emcc on C files the document showed, and node on
- * what an emcc of the block wrote. */
+ * what an emcc of the block wrote (each after any VAR=value it sets). */
 function runsHere(code, dir) {
   const built = new Set();
   return commandsOf(code).every(([command, ...args]) => {
@@ -138,9 +147,16 @@ for (const document of documents) {
   test(`${document}: every code block runs, or is checked`, async (t) => {
     const text = await readFile(join(repo, document), 'utf8');
     const dts = await readFile(join(repo, 'src', 'index.d.ts'), 'utf8');
-    const dir = join(work, document.replace(/\//g, '_'));
-    await mkdir(join(dir, 'node_modules'), { recursive: true });
-    await symlink(repo, join(dir, 'node_modules', 'rmsnorm-wasm'));
+    const dirs = [];
+    for (const [kind, pkg] of PROJECTS) {
+      const folder = join(work, `${document.replace(/\//g, '_')}-${kind}`);
+      await mkdir(join(folder, 'node_modules'), { recursive: true });
+      await symlink(repo, join(folder, 'node_modules', 'rmsnorm-wasm'));
+      if (pkg !== null) await writeFile(join(folder, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
+      dirs.push(folder);
+    }
+    const [dir] = dirs; // where the JS blocks run: they are ES modules in any project
+    const inEach = (write) => Promise.all(dirs.map(write));
     let lastOutput = null;
     const blocks = fencedBlocks(text);
     for (const block of blocks) {
@@ -158,7 +174,7 @@ for (const document of documents) {
           return;
         }
         if (kind === 'file') {
-          await writeFile(join(dir, block.directive.arg), `${block.code}\n`);
+          await inEach((d) => writeFile(join(d, block.directive.arg), `${block.code}\n`));
           if (block.lang === 'c') await compileC(block.directive.arg, dir);
           if (block.lang === 'js') await run(process.execPath, ['--check', join(dir, block.directive.arg)]);
           return;
@@ -172,8 +188,15 @@ for (const document of documents) {
           return;
         }
         if (block.lang === 'sh' && (kind === 'run' || (!kind && runsHere(block.code, dir)))) {
-          const { stdout } = await run('bash', ['-e', '-c', block.code], { cwd: dir, env, timeout: 120_000 });
-          lastOutput = stdout;
+          const outputs = [];
+          for (const [i, [project]] of PROJECTS.entries()) {
+            const { stdout } = await run('bash', ['-e', '-c', block.code], { cwd: dirs[i], env: readerEnv, timeout: 120_000 }).catch((error) => {
+              assert.fail(`${where}, copied into a fresh ${project} project folder: ${error.message}`);
+            });
+            outputs.push(stdout);
+          }
+          assert.equal(outputs[1], outputs[0], `${where}: the same output in an ES module project`);
+          lastOutput = outputs[0];
           return;
         }
         switch (block.lang) {
@@ -192,7 +215,7 @@ for (const document of documents) {
             // A whole program is the .c file the next shell block builds.
             const next = blocks.slice(blocks.indexOf(block) + 1).find((b) => b.lang === 'sh');
             const source = /\bint main\(/.test(block.code) && /(\S+\.c)\b/.exec(next?.code ?? '')?.[1];
-            if (source) await writeFile(join(dir, source), `${block.code}\n`);
+            if (source) await inEach((d) => writeFile(join(d, source), `${block.code}\n`));
             return;
           }
           case 'sh':
@@ -205,6 +228,23 @@ for (const document of documents) {
     }
   });
 }
+
+// The docs a user reads (the README and docs/, which the tarball ships; not
+// the contributors' testing.md) import only what an installed copy has: the
+// package's entry points, Node's modules, a CDN's copy, or a file the reader
+// made in their own folder. docs/engines.md once imported tests/helpers/.
+const SHIPPED = /^(rmsnorm-wasm(\/(reference|webgpu))?|node:[\w/]+|https:\/\/.+|\.\/[\w-]+\.(c?js|mjs))$/;
+test('the user docs\' code imports nothing the package does not ship', async () => {
+  for (const document of documents.filter((d) => d === 'README.md' || (d.startsWith('docs/') && d !== 'docs/testing.md'))) {
+    for (const block of fencedBlocks(await readFile(join(repo, document), 'utf8'))) {
+      if (!['js', 'mjs', 'javascript', 'ts'].includes(block.lang)) continue;
+      const code = `${block.directive?.kind === 'given' ? block.directive.arg : ''}\n${block.code}`;
+      for (const [, specifier] of code.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)'([^']+)'/gm)) {
+        assert.match(specifier, SHIPPED, `${document}:${block.line} imports ${specifier}`);
+      }
+    }
+  }
+});
 
 // What the README says of `make demo`: it installs only what the demo needs,
 // and a port in use gets a sentence saying how to pick another, not a stack trace.

@@ -187,22 +187,32 @@ test('class 3: two threads lent one region of a shared memory: a call finding an
   const memory = new WebAssembly.Memory({ initial: 8, maximum: 8, shared: true });
   const scratch = { byteOffset: PAGE, byteLength: PAGE };
   const bound = await bindMemory(memory, { scratch });
+  const other = await bindMemory(memory, { scratch }); // another thread's binding of the region, as the lock sees it
+  assert.notEqual(bound.lockId, other.lockId, 'each binding has an id of its own');
   const x = new Float32Array(memory.buffer, 2 * PAGE, 8 * 64);
   x.set(normalArray(prng(14), x.length));
   const expected = reference.rmsNorm(x, null, { dim: 64 });
-  // Another thread's call in the region, as its lock word says.
-  const lock = new Int32Array(memory.buffer, scratch.byteOffset, 1);
-  Atomics.store(lock, 0, 1);
+  // The other binding's call in the region, as its lock word says while it runs.
+  const lock = new Uint32Array(memory.buffer, scratch.byteOffset, 1);
+  Atomics.store(lock, 0, other.lockId);
+  const held = new RegExp(`the scratch region \\[65536, 131072\\) is in use by a call on another thread \\(the binding with lockId ${other.lockId}\\); each thread must lend a region of its own`);
   const before = bytesOf(new Uint8Array(memory.buffer));
-  assertRejected(() => bound.rmsNorm(x, null, { dim: 64 }), RangeError, 'rmsNorm', /the scratch region \[65536, 131072\) is in use by a call on another thread; each thread must lend a region of its own/, 'while held');
+  assertRejected(() => bound.rmsNorm(x, null, { dim: 64 }), RangeError, 'rmsNorm', held, 'while held');
   assert.deepEqual(bytesOf(new Uint8Array(memory.buffer)), before, 'written while another thread held the region');
+  // Binding the region again frees no lock: a call may still be running in it.
+  const again = await bindMemory(memory, { scratch });
+  assertRejected(() => again.rmsNorm(x, null, { dim: 64 }), RangeError, 'rmsNorm', held, 'bound again while held');
+  assert.equal(Atomics.load(lock, 0), other.lockId, 'binding left the lock as it was');
   Atomics.store(lock, 0, 0);
   assertSameBits(bound.rmsNorm(x, null, { dim: 64 }), expected, 'once it is free');
   assert.equal(Atomics.load(lock, 0), 0, 'the call frees the region');
-  // A region a thread left held (a worker terminated mid-call) is lent again by binding it.
-  Atomics.store(lock, 0, 1);
-  const again = await bindMemory(memory, { scratch });
-  assertSameBits(again.rmsNorm(x, null, { dim: 64 }), expected, 'bound again');
+  // A region a thread left held (a worker terminated mid-call) is lent again by naming its binding.
+  Atomics.store(lock, 0, other.lockId);
+  await assert.rejects(bindMemory(memory, { scratch, recover: bound.lockId }),
+    { name: 'RangeError', message: new RegExp(`^bindMemory: options.recover: the lock of the scratch region \\[65536, 131072\\) is held by the binding with lockId ${other.lockId}, not by ${bound.lockId}`) });
+  assert.equal(Atomics.load(lock, 0), other.lockId, 'a recovery naming another binding frees nothing');
+  const recovered = await bindMemory(memory, { scratch, recover: other.lockId });
+  assertSameBits(recovered.rmsNorm(x, null, { dim: 64 }), expected, 'recovered');
   // Two workers on one region at once: each call gives the reference's bits or is refused.
   const racer = `
     const { workerData, parentPort } = require('node:worker_threads');

@@ -53,6 +53,12 @@ test('Generate writes names with the package\'s norms; a switch changes them; a 
     await page.waitForSelector('#model-timing[data-share]');
     const share = Number(await page.getAttribute('#model-timing', 'data-share'));
     assert.ok(share > 0 && share < 1, `norm share of a decode step: ${share}`);
+    // The table's shares, as shown, add up to its 100% (web/lib/format.js, percentages).
+    const shown = await page.$$eval('#model-timing tbody tr', (rows) => rows.map((r) => r.lastElementChild.textContent));
+    assert.equal(shown.length, 3, shown.join());
+    assert.equal(shown[2], '100%');
+    const hundredths = shown.slice(0, 2).map((s) => Math.round(Number(s.replace('%', '')) * 1e4));
+    assert.equal(hundredths[0] + hundredths[1], 100e4, `the norms ${shown[0]} and the rest ${shown[1]} add up to 100%`);
     assert.deepEqual(problems, []);
   } finally {
     await page.context().close();

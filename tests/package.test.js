@@ -175,6 +175,35 @@ test('the types compile under tsc --strict, and each misuse is a type error', as
   }
 });
 
+// Every TypeScript the docs name (README, docs/engines.md): the oldest
+// supported, the last before the DOM lib had WebGPU, the first with it, and
+// the one the repository builds with. Below 6.0, rmsnorm-wasm/webgpu's types
+// need @webgpu/types, as the docs say; from 6.0 on nothing is added.
+const TYPESCRIPTS = [['5.4', 'typescript-5.4'], ['5.9', 'typescript-5.9'], ['6.0', 'typescript-6.0'], ['7.0', 'typescript']];
+const tscOf = (pkg) => join(repo, 'node_modules', pkg, 'bin', 'tsc');
+
+test('the types compile under TypeScript 5.4, 5.9, 6.0 and 7.0, the WebGPU types with @webgpu/types below 6.0 as documented', async () => {
+  await cp(join(repo, 'node_modules', '@webgpu'), join(app, 'node_modules', '@webgpu'), { recursive: true });
+  const tscIn = (pkg, ...args) => run(process.execPath, [tscOf(pkg), '--noEmit', '--strict', '--target', 'es2022', ...args], { cwd: app })
+    .then(() => '', (err) => `${err.stdout}${err.stderr}`);
+  for (const [version, pkg] of TYPESCRIPTS) {
+    const { stdout } = await run(process.execPath, [tscOf(pkg), '--version']);
+    assert.match(stdout, new RegExp(`^Version ${version.replace('.', '\\.')}\\.`), pkg);
+    const withGpuTypes = Number(version) < 6 ? ['--types', '@webgpu/types'] : [];
+    for (const resolution of [['--module', 'nodenext'], ['--module', 'esnext', '--moduleResolution', 'bundler']]) {
+      assert.equal(await tscIn(pkg, ...resolution, '--lib', 'es2022', 'types.mts'), '', `TypeScript ${version} ${resolution.join(' ')}: types.mts`);
+      assert.equal(await tscIn(pkg, ...resolution, '--lib', 'es2022,dom', ...withGpuTypes, 'webgpu.mts'), '', `TypeScript ${version} ${resolution.join(' ')}: webgpu.mts`);
+    }
+  }
+  // What the docs warn of: without @webgpu/types, TypeScript 5.9 knows no GPUBuffer.
+  assert.match(await tscIn('typescript-5.9', '--module', 'nodenext', '--lib', 'es2022,dom', 'webgpu.mts'), /Cannot find name 'GPUBuffer'/);
+  for (const doc of ['README.md', 'docs/engines.md']) {
+    const text = (await readFile(join(app, 'node_modules', 'rmsnorm-wasm', doc), 'utf8')).replace(/\s+/g, ' ');
+    assert.match(text, /TypeScript 5\.4/, `${doc} names the oldest TypeScript`);
+    assert.match(text, /`@webgpu\/types`[^.]*before TypeScript 6\.0|before TypeScript 6\.0[^.]*`@webgpu\/types`/, `${doc} says what TypeScript below 6.0 needs for the WebGPU types`);
+  }
+});
+
 test('esbuild bundles it for the browser: in Chromium, Firefox and WebKit the page computes the worked example with SIMD, and a module Web Worker the same bits', async () => {
   const dist = join(app, 'dist');
   const result = await build({

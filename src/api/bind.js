@@ -20,7 +20,7 @@ import { kernelFunctions } from './functions.js';
 import { run, runLocked } from './run.js';
 import { resolveBackend } from './runtime.js';
 
-const readBindOptions = optionReader({ scratch: undefined, backend: 'auto' });
+const readBindOptions = optionReader({ scratch: undefined, backend: 'auto', recover: undefined });
 const readScratch = optionReader({ byteOffset: undefined, byteLength: undefined });
 
 /** options.scratch read once: { byteOffset, byteLength } (a view of the memory names its own). */
@@ -43,6 +43,8 @@ function readRegion(scratch) {
   numeric('byteLength', byteLength);
   return { byteOffset, byteLength, buffer: undefined };
 }
+
+const scratchOfOther = () => new TypeError('bindMemory: options.scratch must be a view of the memory\'s buffer, or { byteOffset, byteLength }');
 
 /** The lent region [start, end) checked against the memory as it is now. */
 function lentRegion({ byteOffset, byteLength }, buffer) {
@@ -100,14 +102,23 @@ export async function bindMemory(memory, options) {
     throw new TypeError('bindMemory: options with a scratch region are required: bindMemory(memory, { scratch: { byteOffset, byteLength } })');
   }
   // Every option is read before the memory is measured: a getter may grow it.
-  const { scratch, backend: requested = 'auto' } = readBindOptions('bindMemory', options);
+  const { scratch, backend: requested = 'auto', recover } = readBindOptions('bindMemory', options);
   const region = readRegion(scratch);
+  if (recover !== undefined && typeof recover !== 'number') {
+    throw new TypeError(`bindMemory: options.recover must be the lockId of a binding that will never run again, got ${describe(recover)}`);
+  }
+  if (recover !== undefined && (!isSafeInteger(recover) || recover <= 0)) {
+    throw new RangeError(`bindMemory: options.recover must be a binding's lockId (a positive integer), got ${recover}`);
+  }
   const backend = resolveBackend('bindMemory', 'options.backend', requested);
   const buffer = memoryBufferOf(memory);
   const lent = lentRegion(region, buffer);
   // A shared memory is told apart by its buffer, not by the
   // SharedArrayBuffer global, which pages without cross-origin isolation lack.
   const shared = isSharedBuffer(buffer);
+  if (recover !== undefined && !shared) {
+    throw new TypeError('bindMemory: options.recover frees the lock of a shared memory\'s region; this memory is not shared, and its regions have no lock');
+  }
   const module = await compileImportedMemoryBackend(backend, shared);
   let instance;
   try {
@@ -123,12 +134,15 @@ export async function bindMemory(memory, options) {
   // The stack grows down from the end of the lent region (both builds
   // export stackRestore; the wasm64 one takes the address as an f64).
   exports.stackRestore(lent[1]);
-  const lentMemory = new LentMemory(exports, memory, lent, shared);
   // A view given as the scratch must be of this memory: of its buffer, or, for
   // a shared memory another thread grew since the view was made, of an
-  // earlier buffer object over the same bytes (proven as an argument's is).
-  if (region.buffer !== undefined && !lentMemory.holds(region.buffer)) {
-    throw new TypeError('bindMemory: options.scratch must be a view of the memory\'s buffer, or { byteOffset, byteLength }');
-  }
-  return { backend, memory, shared, ...kernelFunctions(() => lentMemory, shared ? runLocked : run) };
+  // earlier buffer object over the same bytes (proven as an argument's is,
+  // by a probe in the region, once its header is made).
+  const viewOfOther = region.buffer !== undefined && region.buffer !== buffer;
+  if (viewOfOther && !(shared && isSharedBuffer(region.buffer))) throw scratchOfOther();
+  const lentMemory = new LentMemory(exports, memory, lent, shared);
+  if (viewOfOther && !lentMemory.holds(region.buffer, 'bindMemory')) throw scratchOfOther();
+  if (recover !== undefined) lentMemory.recover(recover);
+  const { lockId } = lentMemory;
+  return { backend, memory, shared, lockId, ...kernelFunctions(() => lentMemory, shared ? runLocked : run) };
 }

@@ -46,7 +46,7 @@ export const { fround, abs, floor, ceil, max, min, log2, sqrt, random } = Math;
 export const { isSafeInteger } = Number;
 export const { defineProperty, freeze, setPrototypeOf, keys } = Object;
 export const { compile, instantiate, validate, LinkError } = WebAssembly;
-export const { compareExchange, store: atomicStore } = globalThis.Atomics ?? {};
+export const { add: atomicAdd, compareExchange, load: atomicLoad, store: atomicStore } = globalThis.Atomics ?? {};
 export const { customSections, exports: moduleExports, imports: moduleImports } = WebAssembly.Module;
 export const StringOf = String;
 export const fromCharCode = String.fromCharCode;
@@ -170,4 +170,31 @@ export function join(items, separator, quote = '') {
 export function holds(items, value) {
   for (let i = 0; i < items.length; i++) if (items[i] === value) return true;
   return false;
+}
+
+// What is saved above is whatever the page had when the package loaded: a
+// built-in replaced before then (a polyfill, an instrumenting wrapper) is
+// the one used. The arithmetic the reference and the option checks compute
+// with is checked against known answers here, so a replacement that gives
+// other answers fails the import, naming it, instead of giving other bits
+// silently (docs/api.md, "Threat model"). A replacement that gives the
+// built-in's answers is used and changes nothing.
+const wrongBuiltin = (() => {
+  if (fround(0.1) !== 0.10000000149011612 || fround(1 + 2 ** -24) !== 1 || fround(1 + 3 * 2 ** -24) !== 1 + 2 ** -22 || fround(2 ** -150) !== 0
+    || fround(2 ** -149) !== 2 ** -149 || fround(3.4028235677973366e38) !== Infinity || fround(NaN) === fround(NaN)) return 'Math.fround';
+  const f32 = new Float32Array(1);
+  f32[0] = 0.1;
+  if (f32[0] !== 0.10000000149011612 || lengthOf(f32) !== 1 || kindOf(f32) !== 'Float32Array') return 'Float32Array';
+  // And the two against each other, over 64 binades: a replacement right on the known answers only.
+  for (let i = 0; i < 64; i++) {
+    const v = (1 + ((i * 0.6180339887498949) % 1)) * 2 ** (2 * i - 70);
+    f32[0] = v;
+    if (fround(v) !== f32[0]) return 'Math.fround or Float32Array';
+  }
+  if (sqrt(2) !== 1.4142135623730951 || sqrt(0.25) !== 0.5) return 'Math.sqrt';
+  if (floor(-0.5) !== -1 || ceil(0.5) !== 1 || abs(-2) !== 2 || max(1, 3) !== 3 || min(1, 3) !== 1 || log2(2 ** -100) !== -100) return 'Math';
+  return null;
+})();
+if (wrongBuiltin !== null) {
+  throw new Error(`rmsnorm-wasm: ${wrongBuiltin} was replaced before rmsnorm-wasm loaded, by one that gives other answers than the built-in's; the package computes with what it saves at load, so it would give other bits. Load it before the code that replaces ${wrongBuiltin}, or without it`);
 }

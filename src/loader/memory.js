@@ -12,7 +12,7 @@
 //   capacity                    the most bytes staging(…) can give at once
 //
 // A shared LentMemory also has enter(fn) and leave(), around each call
-// (src/api/run.js, runLocked).
+// (src/api/run.js, runLocked), its lockId, and recover(id).
 //
 // A view of an instance's own memory must lie inside one of its live
 // tensors (tensorHolding): the rest is the module's stack, data, allocator
@@ -21,8 +21,8 @@
 
 import { DTYPE } from './abi.js';
 import {
-  atomicStore, compareExchange, fill, Float32Array, Int32Array, isSharedBuffer, List, memoryBufferOf, ownView, ownWeakMap, random, RangeError, setPrototypeOf,
-  TypeError, Uint16Array, WeakSet, weakAdd, weakHas,
+  atomicAdd, atomicLoad, atomicStore, compareExchange, Error, fill, Float32Array, Int32Array, isSharedBuffer, List, memoryBufferOf, ownView, ownWeakMap, random,
+  RangeError, setPrototypeOf, TypeError, Uint16Array, Uint32Array, WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
 import { makeTensor, recordOf } from './tensor.js';
 
@@ -187,42 +187,118 @@ export class OwnMemory {
 
 }
 
-const PROBE_AT = 8; // bytes into a shared lent region: after the lock word
+// A shared lent region's first HEADER_BYTES are the package's, as words:
+const LOCK = 0; // 0 when free; during a call, the id of the binding whose call it is
+const IDS = 1; // how many bindings of the region have taken an id
+const MARK = 2; // HEADER_MARK once a binding has made the header; INITIALIZING while one does
+const PROBE = 4; // and PROBE + 1: the words holds() writes
+const HEADER_BYTES = 32;
+const HEADER_MARK = 0x6b636f6c; // 'lock'
+const INITIALIZING = 0x74696e69; // 'init'
+// A binding's id is (n << 8) | ID_TAG, n from 1 to MAX_IDS: a word another
+// writer left in LOCK (a float, a small integer) is seldom a possible id,
+// so a header written over is told from a lock that is held.
+const ID_TAG = 0x5a;
+const MAX_IDS = 2 ** 23 - 1;
+// How long a binding waits for another thread to finish making a header
+// (three stores): past this, that thread died in between.
+const INIT_SPINS = 1e6;
+
+/** Whether `word` is an id a binding of `header`'s region has taken. */
+function isHeldBy(header, word) {
+  const n = word >>> 8;
+  return (word & 0xff) === ID_TAG && n >= 1 && (n <= atomicLoad(header, IDS) || atomicLoad(header, IDS) >= MAX_IDS);
+}
+
+/**
+ * Makes the header of a region anew where no binding made it (a fresh
+ * block) or where something wrote over it (a lock word that is no id): no
+ * call can still hold such a lock as its own. Then takes a new id. A lock
+ * word that is 0 or an id is not written here: binding a region never
+ * frees a lock a call holds.
+ */
+function takeId(header, region) {
+  for (let spins = 0; ; spins++) {
+    const mark = atomicLoad(header, MARK);
+    const lock = atomicLoad(header, LOCK);
+    if (mark === HEADER_MARK && (lock === 0 || isHeldBy(header, lock))) break;
+    if (mark !== INITIALIZING && compareExchange(header, MARK, mark, INITIALIZING) === mark) {
+      if (mark !== HEADER_MARK) atomicStore(header, IDS, 0); // else ids already taken stay taken
+      atomicStore(header, LOCK, 0);
+      atomicStore(header, MARK, HEADER_MARK);
+    } else if (mark === INITIALIZING && spins > INIT_SPINS) {
+      throw new RangeError(`bindMemory: the header of the scratch region ${region} is being made by another thread's bindMemory that never finished (a worker terminated while binding); bind it again`);
+    }
+  }
+  const n = ((atomicAdd(header, IDS, 1) >>> 0) % MAX_IDS) + 1;
+  return ((n << 8) | ID_TAG) >>> 0;
+}
 
 export class LentMemory {
   #start;
   #end;
-  #staging; // where staging starts: after the lock word, on a shared memory
-  #lock; // a shared memory's: the word a call takes (enter) and frees (leave)
+  #staging; // where staging starts: after the header, on a shared memory
+  #header = null; // a shared memory's: the words above, as a Uint32Array
+  #fn = ''; // the function whose call holds the lock
   #probe = null;
   #verified = new WeakSet(); // buffers proven to be this memory's
-  /** `lent` = [start, end): the region the kernels may use, their stack at
-   * the top. On a shared memory its first 16 bytes hold the lock word and,
-   * at PROBE_AT, the two words holds() writes; the lock: a thread
-   * whose call finds another thread's call in the region (two threads lent
-   * one region) is refused, rather than both corrupting each other's stack
-   * and staging. Binding frees it, so a region a terminated worker held is
-   * lent again. */
+  /**
+   * `lent` = [start, end): the region the kernels may use, their stack at
+   * the top. On a shared memory, threads that lent one region (by mistake,
+   * or one after another) take turns in it through the lock word of its
+   * header: a call stores this binding's id there if it reads 0 (enter)
+   * and puts back 0 only if it still reads that id (leave); a call that
+   * finds another id is refused, and one that finds its id gone when it
+   * ends throws rather than return what may be wrong bits. Nothing else
+   * writes the lock but recover(), which frees only the id it is given: a
+   * binding the caller knows will never run again (a terminated worker's).
+   */
   constructor(exports, memory, lent, shared) {
     this.exports = exports;
     this.memory = memory;
     this.shared = shared;
     this.#start = lent[0];
     this.#end = lent[1];
-    this.#lock = shared ? new Int32Array(memoryBufferOf(memory), lent[0], 1) : null;
-    if (shared) atomicStore(this.#lock, 0, 0);
-    this.#staging = shared ? lent[0] + 16 : lent[0];
+    this.lockId = 0;
+    if (shared) {
+      this.#header = new Uint32Array(memoryBufferOf(memory), lent[0], HEADER_BYTES / 4);
+      this.lockId = takeId(this.#header, this.#region());
+    }
+    this.#staging = shared ? lent[0] + HEADER_BYTES : lent[0];
     this.capacity = lent[1] - this.#staging - STACK_BYTES;
   }
 
+  #region() {
+    return `[${this.#start}, ${this.#end})`;
+  }
+
   enter(fn) {
-    if (compareExchange(this.#lock, 0, 0, 1) !== 0) {
-      throw new RangeError(`${fn}: the scratch region [${this.#start}, ${this.#end}) is in use by a call on another thread; each thread must lend a region of its own`);
+    const held = compareExchange(this.#header, LOCK, 0, this.lockId);
+    if (held !== 0 || this.#header[MARK] !== HEADER_MARK) this.#refuse(fn, held);
+    this.#fn = fn;
+  }
+
+  #refuse(fn, held) {
+    if (held === 0) compareExchange(this.#header, LOCK, this.lockId, 0); // taken just now, under a header not ours
+    if (this.#header[MARK] === HEADER_MARK && isHeldBy(this.#header, held)) {
+      throw new RangeError(`${fn}: the scratch region ${this.#region()} is in use by a call on another thread (the binding with lockId ${held}); each thread must lend a region of its own. If that thread was terminated mid-call, bind the region again with options.recover: ${held}`);
     }
+    throw new RangeError(`${fn}: the header of the scratch region ${this.#region()} (its first ${HEADER_BYTES} bytes, which hold its lock) was written over by something else: an array of another call or binding, or the engine's own data. Keep every array out of every lent region, then bind the region again`);
   }
 
   leave() {
-    atomicStore(this.#lock, 0, 0);
+    const held = compareExchange(this.#header, LOCK, this.lockId, 0);
+    if (held !== this.lockId) {
+      throw new Error(`${this.#fn}: the lock of the scratch region ${this.#region()} was taken from this call while it ran (by options.recover naming a live binding, or by a write over the region's header), so another call may have run in the region at the same time: the results of this call may be wrong`);
+    }
+  }
+
+  /** Frees the lock if the binding `id` holds it (bindMemory's options.recover). */
+  recover(id) {
+    const held = compareExchange(this.#header, LOCK, id, 0);
+    if (held !== id && held !== 0) {
+      throw new RangeError(`bindMemory: options.recover: the lock of the scratch region ${this.#region()} is held by ${isHeldBy(this.#header, held) ? `the binding with lockId ${held}` : `${held}, no binding's id (the header was written over)`}, not by ${id}; only the named binding's lock is freed, so that no call's lock is freed while it runs`);
+    }
   }
 
   /** Always asked again: another thread may have grown a shared memory. */
@@ -244,7 +320,7 @@ export class LentMemory {
     if (record.memory !== null) {
       throw new TypeError(`${fn}: ${name} is a tensor of an instance's own memory; bound kernels take views of the bound memory`);
     }
-    if (!this.holds(record.buffer)) {
+    if (!this.holds(record.buffer, fn)) {
       throw new TypeError(`${fn}: ${name} must be a view of the bound memory's buffer (bound kernels copy nothing in)`);
     }
     if (record.start < this.#end && this.#start < record.end) {
@@ -262,20 +338,28 @@ export class LentMemory {
    * lent region (this thread's own) must read back through `buffer`. Only
    * the lent region is written; a foreign buffer is only read.
    */
-  holds(buffer) {
+  holds(buffer, fn) {
     if (weakHas(this.#verified, buffer) || buffer === this.buffer()) return true;
     if (!this.shared || !isSharedBuffer(buffer)) return false;
     let there;
     try {
-      there = new Int32Array(buffer, this.#start + PROBE_AT, 2);
+      there = new Int32Array(buffer, this.#start + 4 * PROBE, 2);
     } catch {
       return false; // shorter than the lent region: not a buffer of this memory since the bind
     }
-    this.#probe ??= new Int32Array(this.buffer(), this.#start + PROBE_AT, 2);
-    for (let i = 0; i < 2; i++) {
-      const word = (random() * 2 ** 31) | (i << 30);
-      this.#probe[i] = word;
-      if (there[i] !== word) return false;
+    this.#probe ??= new Int32Array(this.buffer(), this.#start + 4 * PROBE, 2);
+    // The probe words are written under the lock: two threads that lent one
+    // region would otherwise overwrite each other's and refuse good views.
+    const inCall = this.#header[LOCK] === this.lockId;
+    if (!inCall) this.enter(fn);
+    try {
+      for (let i = 0; i < 2; i++) {
+        const word = (random() * 2 ** 31) | (i << 30);
+        this.#probe[i] = word;
+        if (there[i] !== word) return false;
+      }
+    } finally {
+      if (!inCall) this.leave();
     }
     weakAdd(this.#verified, buffer);
     return true;

@@ -96,6 +96,10 @@ const boundFused: Uint16Array = bound.addRmsNorm(bits, bits, null, { dtype: 'flo
 await bindMemory(memory, {});
 const boundGrads = bound.layerNormBackward(x, x, null, null, { dim: 4, dx: x });
 const boundShared: boolean = bound.shared;
+// a region a terminated worker left locked, lent again by naming its binding
+const recovered = await bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 4096 }, recover: bound.lockId });
+// @ts-expect-error: recover takes the lockId, a number
+await bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 4096 }, recover: true });
 
 // createKernels: an instance with the same functions
 const kernels = await createKernels({ backend: 'scalar' });
@@ -124,7 +128,7 @@ referenceLayerNormBackward(x, x);
 
 export const used = [
   backend, y, maybeTensor, unweighted, fused, bf16, f16, inPlace, inPlace16, view,
-  bf16f16, boundY, boundFused, boundGrads, boundShared, own, ownTensor, mixed, reference, referenceFused, ln, lnInPlace, rmsGrads, noWeightGrad, lnDx, lnDbias,
+  bf16f16, boundY, boundFused, boundGrads, boundShared, recovered, own, ownTensor, mixed, reference, referenceFused, ln, lnInPlace, rmsGrads, noWeightGrad, lnDx, lnDbias,
   referenceLn, referenceGrads, referenceRmsGrads,
 ];
 

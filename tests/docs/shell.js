@@ -6,13 +6,18 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** The block's commands: comments dropped, continued lines joined, split on && and ;. */
+/** The block's commands: comments dropped, continued lines joined, split on && and ;, each
+ * without the VAR=value words that set its environment (`NODE_PATH=… emcc …`). */
 export function commandsOf(code) {
   return code.replace(/\\\n/g, ' ').split('\n')
     .map((line) => line.replace(/(^|\s)#.*$/, '').trim())
     .filter((line) => line !== '')
     .flatMap((line) => line.split(/\s*(?:&&|;)\s*/))
-    .map((command) => command.split(/\s+/).filter((w) => w !== ''));
+    .map((command) => command.split(/\s+/).filter((w) => w !== ''))
+    .map((words) => {
+      while (words.length > 1 && /^[A-Z_][A-Z0-9_]*=/.test(words[0])) words.shift();
+      return words;
+    });
 }
 
 function makeTargets(repo) {

@@ -51,3 +51,23 @@ export function micros(us) {
   if (us < 100) return `${us.toFixed(1)} µs`;
   return `${Math.round(us).toLocaleString('en-US')} µs`;
 }
+
+/**
+ * Each part's share of their sum as a percentage, written so that the
+ * shares add up to 100 as shown: one number of decimals for all, enough
+ * for two significant digits of the smallest share, and each rounded
+ * down, then the leftover hundredths (or tenths…) given to the parts that
+ * lost the most (largest remainder). [0.0048, 0.9952] → ['0.48%', '99.52%'].
+ */
+export function percentages(parts) {
+  const total = parts.reduce((sum, p) => sum + p, 0);
+  const percent = parts.map((p) => (100 * p) / total);
+  const smallest = Math.min(...percent.filter((p) => p > 0));
+  const decimals = Math.min(4, Math.max(0, 1 - Math.floor(Math.log10(smallest))));
+  const unit = 10 ** decimals;
+  const units = percent.map((p) => Math.floor(p * unit));
+  const left = 100 * unit - units.reduce((sum, u) => sum + u, 0);
+  const byRemainder = percent.map((p, i) => i).sort((a, b) => (percent[b] * unit - units[b]) - (percent[a] * unit - units[a]));
+  for (let k = 0; k < left; k++) units[byRemainder[k % units.length]] += 1;
+  return units.map((u) => `${(u / unit).toFixed(decimals)}%`);
+}

@@ -10,7 +10,7 @@ import {
   generateNames, residualRms, SWITCH_BATCH, SWITCHES, switchEffects, switchModels, timeDecodeStep,
 } from '../model/experiments.js';
 import { kernels, preferredBackend } from '../lib/kernels.js';
-import { micros, significant } from '../lib/format.js';
+import { micros, percentages, significant } from '../lib/format.js';
 import { find, nextFrame, report, tableRow } from '../lib/dom.js';
 import { barChart } from '../lib/svg.js';
 import { median } from '../lib/timing.js';
@@ -168,17 +168,19 @@ export async function mountInsideAModel(section) {
     const step = median(times.map((t) => t.step));
     const norms = median(times.map((t) => t.norms));
     const share = norms / step;
+    // Written to the same decimals, so that the two add up to the 100% below them.
+    const [normsShare, restShare] = percentages([norms, step - norms]);
     const head = document.createElement('thead');
     head.innerHTML = '<tr><th></th><th scope="col">time per decode step</th><th scope="col">share</th></tr>';
     const body = document.createElement('tbody');
     body.append(
-      tableRow(`the ${labels.length} norms`, [micros(norms), `${significant(share * 100, 2)}%`], (td, text) => { td.textContent = text; }),
-      tableRow('everything else', [micros(step - norms), `${significant((1 - share) * 100, 2)}%`], (td, text) => { td.textContent = text; }),
+      tableRow(`the ${labels.length} norms`, [micros(norms), normsShare], (td, text) => { td.textContent = text; }),
+      tableRow('everything else', [micros(step - norms), restShare], (td, text) => { td.textContent = text; }),
       tableRow('the whole step', [micros(step), '100%'], (td, text) => { td.textContent = text; }),
     );
     timingTable.replaceChildren(head, body);
     timingTable.dataset.share = String(share);
-    timingSummary.textContent = `Backend: ${preferredBackend()}, medians of ${ROUNDS} rounds. The norms take ${significant(share * 100, 2)}% ` +
+    timingSummary.textContent = `Backend: ${preferredBackend()}, medians of ${ROUNDS} rounds. The norms take ${normsShare} ` +
       'of a step; the switches above show what the model does without them. The rest is plain JavaScript here: ' +
       'an engine\'s SIMD matrix products would make it faster, and the norms\' share larger.';
   }

@@ -1,0 +1,69 @@
+// The README's size table, measured: `node tests/figures.js` prints it,
+// `node tests/figures.js --write` writes it into README.md between its
+// `<!-- figures: sizes -->` markers, and tests/readme.test.js fails when the
+// README's table is not what this measures now. After `make build`.
+// Figures have two significant digits: a table that changed with every
+// edit of the docs (which the tarball holds) would hold nothing.
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+const repo = fileURLToPath(new URL('..', import.meta.url));
+export const BEGIN = '<!-- figures: sizes (node tests/figures.js --write) -->';
+export const END = '<!-- /figures -->';
+
+/** 1234567 → '1.2 MB', 265712 → '270 kB', 9783 → '9.8 kB', 512 → '510 B': two significant digits. */
+export function bytes(n) {
+  const [unit, scale] = n >= 1e6 ? ['MB', 1e6] : n >= 1e3 ? ['kB', 1e3] : ['B', 1];
+  return `${Number((n / scale).toPrecision(2))} ${unit}`;
+}
+
+const gzipped = (buffer) => gzipSync(buffer, { level: 9 }).length;
+
+async function bundle(entry) {
+  const result = await build({ entryPoints: [join(repo, entry)], bundle: true, minify: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent' });
+  return Buffer.from(result.outputFiles[0].contents);
+}
+
+/** [what, raw, gzipped] rows, measured now. */
+export async function measure() {
+  const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: repo });
+  const [{ size, unpackedSize, version }] = JSON.parse(stdout);
+  const rows = [[`\`npm pack\` tarball (version ${version}: the JS, the types, the C library, \`docs/\`)`, `${bytes(unpackedSize)} unpacked`, bytes(size)]];
+  for (const [what, file] of [['SIMD128 module (what nearly every engine runs)', 'rmsnorm-simd.wasm'], ['scalar module', 'rmsnorm-scalar.wasm']]) {
+    const wasm = await readFile(join(repo, 'build', file));
+    rows.push([what, bytes(wasm.length), bytes(gzipped(wasm))]);
+  }
+  for (const [what, entry] of [['a bundle of `rmsnorm-wasm` (esbuild `--minify`, its modules embedded)', 'src/index.js'], ['a bundle of `rmsnorm-wasm/reference`', 'src/reference/index.js']]) {
+    const code = await bundle(entry);
+    rows.push([what, bytes(code.length), bytes(gzipped(code))]);
+  }
+  return rows;
+}
+
+export function table(rows) {
+  return ['| what | raw | gzipped |', '| --- | ---: | ---: |', ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+/** The README's text between the markers, trimmed. */
+export function shown(readme) {
+  const from = readme.indexOf(BEGIN);
+  const to = readme.indexOf(END, from);
+  if (from < 0 || to < 0) throw new Error(`README.md has no ${BEGIN} … ${END} block`);
+  return readme.slice(from + BEGIN.length, to).trim();
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const text = table(await measure());
+  if (process.argv.includes('--write')) {
+    const path = join(repo, 'README.md');
+    const readme = await readFile(path, 'utf8');
+    const from = readme.indexOf(BEGIN) + BEGIN.length;
+    await writeFile(path, `${readme.slice(0, from)}\n${text}\n${readme.slice(readme.indexOf(END, from))}`);
+  }
+  console.log(text);
+}
