@@ -26,11 +26,10 @@ KERNEL_DIRS := src/kernels/f32-rmsnorm src/kernels/f32-layernorm src/kernels/f32
   src/kernels/f32-convert
 KERNEL_SOURCES := $(wildcard $(addsuffix /*.c,$(KERNEL_DIRS)))
 # The exported C ABI (src/abi/exports.c, src/loader/abi.js): the kernels the
-# descriptions call, the 16-bit converters, and the allocator of the modules
-# that own their memory.
-KERNEL_EXPORTS := _rmsnorm,_layernorm_f32,_rmsnorm_backward_f32,_layernorm_backward_f32
-CONVERTER_EXPORTS := _convert_to_f32,_convert_from_f32
-MODULE_EXPORTS := $(KERNEL_EXPORTS),$(CONVERTER_EXPORTS)
+# descriptions call (src/ops/descriptions.js, the 16-bit converters among
+# them), and the allocator of the modules that own their memory.
+KERNEL_EXPORTS := _rmsnorm,_layernorm_f32,_rmsnorm_backward_f32,_layernorm_backward_f32,_convert_to_f32,_convert_from_f32
+MODULE_EXPORTS := $(KERNEL_EXPORTS)
 EXPORTS := $(MODULE_EXPORTS),_malloc,_free
 
 # Strict IEEE float32: no FMA contraction, no fast-math (the numerics contract

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { ALLOCATOR_EXPORTS, CAST_MODE, CAST_MODES, CONVERTER_EXPORTS, DTYPE, DTYPES } from '../src/loader/abi.js';
+import { ALLOCATOR_EXPORTS, CAST_MODE, CAST_MODES, DTYPE, DTYPES } from '../src/loader/abi.js';
 import { KERNEL_EXPORTS } from '../src/ops/descriptions.js';
 
 const run = promisify(execFile);
@@ -111,11 +111,10 @@ const cNames = (names) => names.map((name) => `_${name}`).join(',');
 
 test('exports: abi.js against the Makefile\'s lists and exports.c\'s functions', async () => {
   assert.equal(await makeVariable('KERNEL_EXPORTS'), cNames(KERNEL_EXPORTS));
-  assert.equal(await makeVariable('CONVERTER_EXPORTS'), cNames(CONVERTER_EXPORTS));
-  assert.equal(await makeVariable('EXPORTS'), cNames([...KERNEL_EXPORTS, ...CONVERTER_EXPORTS, ...ALLOCATOR_EXPORTS]));
+  assert.equal(await makeVariable('EXPORTS'), cNames([...KERNEL_EXPORTS, ...ALLOCATOR_EXPORTS]));
   const exported = [...(await source('src/abi/exports.c')).matchAll(/EMSCRIPTEN_KEEPALIVE\s+\w+\s+(\w+)\s*\(/g)]
     .map(([, name]) => name);
-  assert.deepEqual(exported, [...KERNEL_EXPORTS, ...CONVERTER_EXPORTS], 'exports.c defines exactly the kernels and the converters, in order');
+  assert.deepEqual(exported, [...KERNEL_EXPORTS], 'exports.c defines exactly the kernels the descriptions call (the converters among them), in order');
 });
 
 test('exports: each built module exports what abi.js says, and nothing else callable', async () => {
@@ -126,8 +125,8 @@ test('exports: each built module exports what abi.js says, and nothing else call
   };
   for (const build of ['simd', 'scalar']) {
     assert.deepEqual((await functionsOf(`rmsnorm-${build}.wasm`)).sort(),
-      [...KERNEL_EXPORTS, ...CONVERTER_EXPORTS, ...ALLOCATOR_EXPORTS].sort(), `rmsnorm-${build}.wasm`);
-    assert.deepEqual((await functionsOf(`rmsnorm-${build}-imported.wasm`)).sort(), [...KERNEL_EXPORTS, ...CONVERTER_EXPORTS].sort(),
+      [...KERNEL_EXPORTS, ...ALLOCATOR_EXPORTS].sort(), `rmsnorm-${build}.wasm`);
+    assert.deepEqual((await functionsOf(`rmsnorm-${build}-imported.wasm`)).sort(), [...KERNEL_EXPORTS].sort(),
       `rmsnorm-${build}-imported.wasm: the kernels and converters, no allocator`);
   }
 });
@@ -180,13 +179,13 @@ function sectionsOf(bytes) {
 }
 
 test('exports: the memory64 modules export the kernels, the converters and stackRestore, and import only a memory64 memory', async () => {
-  assert.equal(await makeVariable('WASM64_EXPORTS'), [...KERNEL_EXPORTS, ...CONVERTER_EXPORTS, 'stackRestore'].join(' '));
+  assert.equal(await makeVariable('WASM64_EXPORTS'), [...KERNEL_EXPORTS, 'stackRestore'].join(' '));
   for (const build of ['simd', 'scalar']) {
     const { imports, exports, sections } = sectionsOf(await readFile(join(repo, 'build', `rmsnorm-${build}-memory64.wasm`)));
     assert.deepEqual(imports, [{ module: 'env', name: 'memory', kind: 'memory', flags: 0x04, minimum: 1 }],
       `rmsnorm-${build}-memory64.wasm: a memory64 memory of at least one page, no maximum`);
     assert.deepEqual(exports.map(({ name, kind }) => `${name} ${kind}`).sort(),
-      [...KERNEL_EXPORTS, ...CONVERTER_EXPORTS, 'stackRestore'].map((name) => `${name} function`).sort(), `rmsnorm-${build}-memory64.wasm`);
+      [...KERNEL_EXPORTS, 'stackRestore'].map((name) => `${name} function`).sort(), `rmsnorm-${build}-memory64.wasm`);
     assert.ok(!sections.includes(11), `rmsnorm-${build}-memory64.wasm: no data section`);
   }
 });

@@ -1,8 +1,8 @@
 // The C ABI of the modules, as the JS layer sees it: written here once.
 // tests/abi.test.js holds every fact below to the C enums (src/kernels/,
 // src/abi/rmsnorm_wasm.h) and to the Makefile's export lists (whose kernels
-// are the ones the descriptions call: src/ops/descriptions.js, KERNEL_EXPORTS;
-// CONVERTER_EXPORTS below).
+// are the ones the descriptions call: src/ops/descriptions.js, KERNEL_EXPORTS,
+// the 16-bit converters among them).
 
 /** Each storage dtype: its code in the C enums and its bytes per value. */
 export const DTYPE = Object.freeze({
@@ -20,12 +20,6 @@ export const CAST_MODE = Object.freeze({ llama: 0, gemma: 1 });
 
 /** The cast-mode names, in code order. */
 export const CAST_MODES = Object.freeze(['llama', 'gemma']);
-
-/** The 16-bit converters every module exports beside the kernels
- * (src/abi/exports.c): (src, dst, n, dtype code), dtype bfloat16 or float16;
- * convert_to_f32 widens n patterns, convert_from_f32 narrows n float32
- * values with the contract's rounding and NaN patterns. */
-export const CONVERTER_EXPORTS = Object.freeze(['convert_to_f32', 'convert_from_f32']);
 
 /** What a module with its own memory exports besides the kernels. */
 export const ALLOCATOR_EXPORTS = Object.freeze(['malloc', 'free']);

@@ -9,7 +9,7 @@ import {
   instanceExportsOf, List, mapDelete, mapGet, mapSet, Map, moduleExports, moduleImports, promiseThen, Uint32Array, Uint8Array,
   validate, WeakSet, weakAdd, weakHas,
 } from './intrinsics.js';
-import { ALLOCATOR_EXPORTS, CONVERTER_EXPORTS } from './abi.js';
+import { ALLOCATOR_EXPORTS } from './abi.js';
 import { OwnMemory } from './memory.js';
 
 /** @typedef {'simd' | 'scalar'} Backend */
@@ -100,7 +100,6 @@ export function notOurs(module, kernels) {
   };
   need('memory', 'memory');
   for (let k = 0; k < kernels.length; k++) need(kernels[k], 'function');
-  for (let k = 0; k < CONVERTER_EXPORTS.length; k++) need(CONVERTER_EXPORTS[k], 'function');
   for (let k = 0; k < ALLOCATOR_EXPORTS.length; k++) need(ALLOCATOR_EXPORTS[k], 'function');
   if (missing !== '') return `it lacks ${missing}`;
   if (backendOf(module) === undefined) return 'it has no rmsnorm-wasm backend section';
@@ -108,7 +107,6 @@ export function notOurs(module, kernels) {
     const { name, kind } = exports[i];
     let known = false;
     for (let k = 0; k < kernels.length; k++) known ||= name === kernels[k] && kind === 'function';
-    for (let k = 0; k < CONVERTER_EXPORTS.length; k++) known ||= name === CONVERTER_EXPORTS[k] && kind === 'function';
     for (let k = 0; k < OTHER_EXPORTS.length; k++) known ||= name === OTHER_EXPORTS[k][0] && kind === OTHER_EXPORTS[k][1];
     if (!known) return `it exports '${name}' (${kind}), which ours do not`;
   }
