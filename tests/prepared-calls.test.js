@@ -173,3 +173,14 @@ test('a prepared call keeps running on its instance: after the memory grows, and
   x.free();
   out.free();
 });
+
+test('a call whose staging cannot fit the lent region is refused at prepare(), not at its first run', async () => {
+  const memory = new WebAssembly.Memory({ initial: 4 });
+  const bound = await api.bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 4096 } }); // the stack alone
+  const view = (at, n) => new Float32Array(memory.buffer, at, n).fill(0.5);
+  const [dy, x, dx] = [view(2 * 65536, 4 * dim), view(2 * 65536 + 16 * dim, 4 * dim), view(3 * 65536, 4 * dim)];
+  // No rstd given: the backward pass recomputes it in staging, which this region has no room for.
+  assert.throws(() => bound.rmsNormBackward.prepare(dy, x, null, { dim, dx }), {
+    name: 'RangeError', message: /^rmsNormBackward: needs \d+ bytes of staging in options\.scratch besides the kernels' 4096-byte stack/,
+  });
+});

@@ -9,7 +9,7 @@ import { OP_NAMES, OPS } from '../ops/descriptions.js';
 import { describe } from '../ops/options.js';
 import { PreparedCall } from '../ops/prepared.js';
 import { resolve, resolveOnce } from '../ops/resolve.js';
-import { run } from './run.js';
+import { directOf, run } from './run.js';
 
 /** The function `op` describes, on the memory `memoryFor(name)` gives at each call
  * (the default instance looks it up every time: init() may switch it). It
@@ -49,7 +49,8 @@ function kernelFunction(op, memoryFor, runner) {
   const fn = byArity[op.params.length][name];
   function prepare(a, b, c, d, e) {
     const memory = memoryFor(name);
-    return new PreparedCall(resolveOnce(op, name, memory, a, b, c, d, e), (call) => runner(memory, call));
+    const call = resolveOnce(op, name, memory, a, b, c, d, e);
+    return new PreparedCall(call, (prepared) => runner(memory, prepared), directOf(memory, call, runner));
   }
   defineProperty(fn, 'prepare', { __proto__: null, value: prepare, enumerable: false, writable: true, configurable: true });
   return fn;

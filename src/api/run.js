@@ -68,6 +68,33 @@ export function runLocked(memory, call) {
   }
 }
 
+/**
+ * How a prepared call (src/ops/prepared.js) runs `call` on `memory` with
+ * `runner` (run or runLocked): planned now, so that a call whose staging
+ * cannot fit is refused at prepare(). A zero-copy call that makes no result
+ * and takes no lock gets a Direct: its kernel, terms and result, which the
+ * prepared call runs with none of run()'s per-call dispatch (what the decode
+ * loop's prepared norm is measured by: docs/benchmarks.md); every other
+ * call gets null, and runs through `runner`.
+ */
+export function directOf(memory, call, runner) {
+  if (call.rows !== 0 && !call.makes) call.plan ??= planCall(memory, call);
+  const { plan } = call;
+  if (runner !== run || plan === null || plan.staged !== 0 || typeof call.op.returns !== 'string') return null;
+  return new Direct(call.op.kernel, memory.exports, plan.pointers, call.rows, returnValue(call));
+}
+
+class Direct {
+  constructor(kernel, exports, pointers, rows, value) {
+    this.kernel = kernel;
+    this.exports = exports;
+    this.pointers = pointers;
+    this.rows = rows;
+    this.value = value; // the caller's out: the same array at every run
+  }
+}
+setPrototypeOf(Direct.prototype, null);
+
 /** Runs `call` on `memory` and returns what the function returns. */
 export function run(memory, call) {
   makeResults(call);
