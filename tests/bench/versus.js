@@ -64,8 +64,10 @@ for (const engine of args.engine.split(',')) {
     const vs = builds.slice(1).map((b) => ` this ÷ ${b} |`).join('');
     console.log(`| call | ${builds.join(' | ')} |${vs}`);
     console.log(`| --- | ${builds.map(() => '---:').join(' | ')} |${builds.slice(1).map(() => ' ---: |').join('')}`);
+    // A case a build lacks is NaN, which a page sends back as null: shown as –.
+    const cell = (v) => (Number.isFinite(v) ? v.toFixed(3) : '–');
     for (const { key, micros, ratios } of rows) {
-      console.log(`| ${key} | ${micros.map((t) => t.toFixed(3)).join(' | ')} |${ratios.map((r) => ` ${r.toFixed(3)} |`).join('')}`);
+      console.log(`| ${key} | ${micros.map(cell).join(' | ')} |${ratios.map((r) => ` ${cell(r)} |`).join('')}`);
     }
   }
 }
