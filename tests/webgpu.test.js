@@ -80,6 +80,52 @@ const OPS = {
   to_f16: (a) => numberToFloat16(asFloat(a)),
   from_f16: (a) => bitsOfFloat(float16ToNumber(a)),
 };
+// The common path's operations (src/webgpu/fastfloat.js), on operands of
+// their domain only: zero or normal, with normal results.
+const FAST_OPS = {
+  fast_square: (a) => bitsOfFloat(asFloat(a) * asFloat(a)),
+  fast_mul: (a, b) => bitsOfFloat(asFloat(a) * asFloat(b)),
+  fast_add: (a, b) => bitsOfFloat(asFloat(a) + asFloat(b)),
+  fast_mul_free: (a, b) => bitsOfFloat(asFloat(a) * asFloat(b)),
+};
+
+/** Operand pairs in each fast operation's domain: random exponents in the
+ * range, random signs (none for fast_add), zeros, and significands cut to
+ * a random width, so that exact results and ties come often. */
+function fastOperands(op, n) {
+  const rand = prng(0xfa57 + op.length);
+  const word = () => Math.floor(rand() * 2 ** 32) >>> 0;
+  const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
+  const value = (field, signed) => {
+    let mant = word() & 0x7fffff;
+    if (rand() < 0.5) mant &= ~((1 << int(0, 23)) - 1) & 0x7fffff; // few significant bits
+    if (rand() < 0.02) return signed && rand() < 0.5 ? 0x80000000 : 0;
+    return ((signed && rand() < 0.5 ? 0x80000000 : 0) | (field << 23) | mant) >>> 0;
+  };
+  const a = new Uint32Array(n);
+  const b = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    if (op === 'fast_square') {
+      a[i] = value(int(127 - 63, 127 + 63), true);
+    } else if (op === 'fast_mul' || op === 'fast_mul_free') {
+      const ea = int(2, 253);
+      const eb = int(Math.max(2, 130 - ea), Math.min(253, 251 + 127 - ea)); // ea + eb - 127 in [3, 251]
+      a[i] = value(ea, true);
+      b[i] = value(eb, true);
+      if (i % 8 === 6) {
+        // Significand products just below or above 2^47: rounding into the next binade, or starting it.
+        const mb = 0x800000 | (b[i] & 0x7fffff);
+        const ma = Math.floor((2 ** 47 - 1) / mb) + (i % 16 === 6 ? 0 : 1);
+        if (ma < 0x1000000 && (a[i] & 0x7f800000) !== 0 && (b[i] & 0x7f800000) !== 0) a[i] = ((a[i] & 0xff800000) | (ma & 0x7fffff)) >>> 0;
+      }
+    } else {
+      const ea = int(1, 253);
+      a[i] = value(ea, false);
+      b[i] = value(rand() < 0.5 ? int(1, 253) : int(Math.max(1, ea - 30), Math.min(253, ea + 30)), false);
+    }
+  }
+  return [a, b];
+}
 const SPECIAL = [0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 1, 0x80000001, 0x007fffff,
   0x00800000, 0x3f800000, 0x7f7fffff, 0xff7fffff, 0x33800000, 0x477ff000, 0x477fefff, 0x38800000, 0x387fffff, 0x0b800000];
 
@@ -303,9 +349,9 @@ for (const name of GPU_ENGINES) {
       assert.deepEqual(differences(reply.residual, expectedResidual, 'bfloat16'), [], 'the residual, updated in place');
     });
 
-    test('each soft-float operation matches IEEE float32 (Math.fround) on 2^16 operand pairs', async (t) => {
-      for (const op of Object.keys(OPS)) {
-        const [a, b] = operands(op, 1 << 16);
+    test('each soft-float operation, and each common-path one in its domain, matches IEEE float32 (Math.fround) on 2^16 operand pairs', async (t) => {
+      for (const op of [...Object.keys(OPS), ...Object.keys(FAST_OPS)]) {
+        const [a, b] = op in FAST_OPS ? fastOperands(op, 1 << 16) : operands(op, 1 << 16);
         const got = new Uint32Array(bytesOf(await page.evaluate(async ({ op, a, b }) => {
           const { runOp } = await import('/tests/helpers/webgpu-ops.js');
           const { fromBase64, openDevice, toBase64 } = await import('/tests/helpers/webgpu-page.js');
@@ -317,13 +363,13 @@ for (const name of GPU_ENGINES) {
         let bad = 0;
         let first = '';
         for (let i = 0; i < a.length; i++) {
-          const want = OPS[op](a[i], b[i]);
+          const want = (OPS[op] ?? FAST_OPS[op])(a[i], b[i]);
           const same = got[i] === want || (!op.startsWith('to_') && isNaN32(want) && isNaN32(got[i]));
           if (!same && bad++ === 0) first = `${op}(0x${a[i].toString(16)}, 0x${b[i].toString(16)}) = 0x${got[i].toString(16)}, expected 0x${want.toString(16)}`;
         }
         assert.equal(bad, 0, `${bad} of ${a.length} ${op} results differ; first ${first}`);
       }
-      t.diagnostic(`${Object.keys(OPS).length} operations x 65536 operand pairs, all exact`);
+      t.diagnostic(`${Object.keys(OPS).length + Object.keys(FAST_OPS).length} operations x 65536 operand pairs, all exact`);
     });
 
     test('the portable bit-exactness suite: every rmsNorm, addRmsNorm and layerNorm call bit for bit', async (t) => {
