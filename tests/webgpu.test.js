@@ -168,16 +168,25 @@ function valuesOf(rand, n, dtype, sigma) {
 function bufferCase({ what, fn, dtype, weightDtype = dtype, rows, dim, groups, offsets, params = {}, size = 1024 }) {
   const rand = prng(rows * 131 + dim);
   const arena = new Uint8Array(size).map((_, i) => (i * 37 + 11) & 0xff);
-  const put = (role, values) => arena.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), offsets[role]);
+  const { rowStride = dim, ...options16 } = params;
+  const bytesOf16 = (v) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  // Per-row roles: row r at the role's offset + r * rowStride values (the reference computes them packed).
+  const perRow = (role) => role === 'x' || role === 'residual' || role === 'out';
+  const place = (target, role, values) => {
+    const bits = values instanceof Float32Array && role !== 'rstd' && dtype !== 'float32' ? new Uint16Array(values.buffer) : values;
+    if (!perRow(role)) return target.set(bytesOf16(bits), offsets[role]);
+    const each = dim * bits.BYTES_PER_ELEMENT;
+    for (let r = 0; r < rows; r++) target.set(bytesOf16(bits).subarray(r * each, (r + 1) * each), offsets[role] + r * rowStride * bits.BYTES_PER_ELEMENT);
+  };
   const x = valuesOf(rand, rows * dim, dtype, 2);
-  put('x', x);
+  place(arena, 'x', x);
   const residual = fn === 'addRmsNorm' ? valuesOf(rand, rows * dim, dtype, 3) : undefined;
-  if (residual) put('residual', residual);
+  if (residual) place(arena, 'residual', residual);
   const hasWeight = offsets.weight !== undefined;
   const weight = hasWeight ? valuesOf(rand, dim, weightDtype, 1) : null;
-  if (weight) put('weight', weight);
+  if (weight) place(arena, 'weight', weight);
   const rstd = new Float32Array(rows);
-  const options = { dim, dtype, rstd, ...(hasWeight ? { weightDtype } : {}), ...params };
+  const options = { dim, dtype, rstd, ...(hasWeight ? { weightDtype } : {}), ...options16 };
   const r = residual?.slice();
   const out = fn === 'addRmsNorm' ? reference.addRmsNorm(x, r, weight, options) : reference.rmsNorm(x, weight, options);
   const written = { out, residual: r, rstd };
@@ -185,10 +194,7 @@ function bufferCase({ what, fn, dtype, weightDtype = dtype, rows, dim, groups, o
     const bytes = arena.slice();
     for (const role of roles) {
       const v = written[role];
-      if (v !== undefined && offsets[role] !== undefined && rows > 0) {
-        const bits = role !== 'rstd' && dtype !== 'float32' ? new Uint16Array(v.buffer, v.byteOffset, v.length) : v;
-        bytes.set(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength), offsets[role]);
-      }
+      if (v !== undefined && offsets[role] !== undefined && rows > 0) place(bytes, role, v);
     }
     return bytes;
   });
@@ -216,6 +222,12 @@ const BUFFER_CASES = [
     groups: [['x', 'out'], ['weight', 'rstd']], offsets: { x: 6, out: 6, weight: 8002, rstd: 10004 }, size: 12288 },
   { what: 'rows = 0 writes nothing', fn: 'rmsNorm', dtype: 'float16', rows: 0, dim: 9,
     groups: [['x', 'out', 'weight']], offsets: { x: 2, out: 2, weight: 100 } },
+  { what: 'float32, rowStride: out rows in the gaps of x rows, one buffer', fn: 'rmsNorm', dtype: 'float32', rows: 5, dim: 12,
+    groups: [['x', 'out', 'weight', 'rstd']], offsets: { x: 0, out: 48, weight: 500, rstd: 600 }, params: { rowStride: 24 } },
+  { what: 'bfloat16 addRmsNorm, rowStride 301 for rows of 300 (odd strides: half words)', fn: 'addRmsNorm', dtype: 'bfloat16', rows: 3, dim: 300,
+    groups: [['x', 'residual'], ['out', 'rstd']], offsets: { x: 2, residual: 2000, out: 6, rstd: 4000 }, params: { rowStride: 301 }, size: 8192 },
+  { what: 'float16 in place at rowStride 1030 for rows of 1024, gaps untouched', fn: 'rmsNorm', dtype: 'float16', rows: 3, dim: 1024,
+    groups: [['x', 'out'], ['weight']], offsets: { x: 8, out: 8, weight: 6200 }, params: { rowStride: 1030 }, size: 8448 },
 ];
 
 
@@ -224,7 +236,7 @@ const BUFFER_CASES = [
 // The device form's mistakes (tests/helpers/webgpu-page.js, deviceMistakes)
 // and the error each must raise.
 const DEVICE_MISTAKES = {
-  'encoder not an encoder': 'TypeError: rmsNorm: encoder must be a GPUCommandEncoder, got Object',
+  'encoder not an encoder': 'TypeError: rmsNorm: encoder must be a GPUCommandEncoder or a GPUComputePassEncoder, got Object',
   'x a typed array': 'TypeError: rmsNorm: buffers.x must be a GPUBuffer or { buffer: GPUBuffer, offset }, got Float32Array(64)',
   'x offset not a multiple of 4': 'RangeError: rmsNorm: buffers.x.offset must be a non-negative multiple of 4 (the bytes of a float32 value), got 2',
   'x offset not a number': 'TypeError: rmsNorm: buffers.x.offset must be a number, got string "0"',
@@ -235,6 +247,10 @@ const DEVICE_MISTAKES = {
   'rstd over x': 'RangeError: rmsNorm: buffers.rstd must not overlap buffers.x',
   'weight mapped': "RangeError: rmsNorm: buffers.weight must be unmapped, but its mapState is 'mapped'",
   'rows negative': 'RangeError: rmsNorm: params.rows must be a non-negative integer, got -1',
+  'rowStride below dim': 'RangeError: rmsNorm: params.rowStride must be at least params.dim (16), got 15',
+  'rowStride a string': 'TypeError: rmsNorm: params.rowStride must be a number, got string "16"',
+  'rows at rowStride past the buffer': 'RangeError: rmsNorm: buffers.x needs 376 bytes from offset 0, but the buffer has 256',
+  'out rows interleaved with x, overlapping': 'RangeError: rmsNorm: buffers.out must be buffers.x itself or not overlap buffers.x',
   'dim zero': 'RangeError: rmsNorm: params.dim must be a positive integer, got 0',
   'dim a string': 'TypeError: rmsNorm: params.dim must be a number, got string "16"',
   'eps NaN': 'RangeError: rmsNorm: params.eps must be a finite float32 >= 0, got NaN',
@@ -409,7 +425,7 @@ for (const name of GPU_ENGINES) {
         reply.buffers.forEach((text, g) => {
           const got = bytesOf(text);
           const bad = c.expected[g].findIndex((v, i) => v !== got[i]);
-          assert.equal(bad, -1, `${c.what}: buffer ${g} differs from byte ${bad}`);
+          assert.equal(bad, -1, `${c.what}: buffer ${g} differs from byte ${bad} (${got.slice(bad, bad + 8)}, expected ${c.expected[g].slice(bad, bad + 8)})`);
         });
       }
     });
