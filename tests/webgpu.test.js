@@ -16,6 +16,7 @@ import { numberToBfloat16, numberToFloat16, float16ToNumber } from '../src/refer
 import { prng } from '../web/lib/random.js';
 import { engineNamed, startTestServer } from './helpers/engines.js';
 import { packageNames } from './helpers/package-names.js';
+import { portableNormal } from './helpers/bit-exact-suite.js';
 import { gpuCalls, portableCalls } from './helpers/webgpu-cases.js';
 import { GPU_ENGINES, launchGpuBrowser } from './helpers/webgpu-engines.js';
 
@@ -434,6 +435,65 @@ for (const name of GPU_ENGINES) {
       const { results, untouched } = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).deviceMistakes());
       assert.deepEqual(Object.fromEntries(results.map((r) => [r.name, r.error])), DEVICE_MISTAKES);
       assert.ok(untouched, 'a bad call wrote to buffers.out');
+    });
+
+    test('prepared calls: the bits of the one-shot call, recorded into a command encoder or the caller\'s compute pass, creating nothing', async () => {
+      const rows = 3;
+      const dim = 300;
+      const rand = prng(4099);
+      const x = portableNormal(rand, rows * dim, 2);
+      const weight = portableNormal(rand, dim, 1);
+      const bf16 = (n, s) => Uint16Array.from(portableNormal(rand, n, s), (v) => numberToBfloat16(v));
+      const x16 = bf16(rows * dim, 3);
+      const w16 = bf16(dim, 1);
+      const residual16 = bf16(rows * dim, 2);
+      const reply = await page.evaluate(async (arg) => (await import('/tests/helpers/webgpu-page.js')).preparedCalls(arg),
+        { x: b64(x), weight: b64(weight), x16: b64(x16), w16: b64(w16), residual16: b64(residual16), rows, dim });
+      // y2 = rmsNorm(rmsNorm(x)): the second dispatch of the pass reads what the first wrote.
+      const rstd = new Float32Array(rows);
+      const y2 = reference.rmsNorm(reference.rmsNorm(x, weight, { dim }), weight, { dim, rstd });
+      assert.deepEqual(differences(reply.results.y2, y2, 'float32'), [], 'two prepared calls in one pass');
+      assert.deepEqual(differences(reply.results.rstd, rstd, 'float32'), [], 'rstd');
+      const r = residual16.slice();
+      const y16 = reference.addRmsNorm(x16, r, w16, { dim, dtype: 'bfloat16', castMode: 'gemma' });
+      assert.deepEqual(differences(reply.results.y16, y16, 'bfloat16'), [], 'bfloat16 addRmsNorm');
+      assert.deepEqual(differences(reply.results.residual16, r, 'bfloat16'), [], 'its residual, updated in place');
+      assert.deepEqual(reply.counts, { createBuffer: 0, createBindGroup: 0, createShaderModule: 0, createComputePipeline: 0, createComputePipelineAsync: 0 },
+        `${reply.runs * 2 + 1} runs after prepare`);
+      const last = reply.progress.at(-1);
+      assert.ok(last.total >= 2 && last.compiled === last.total, `progress ${JSON.stringify(reply.progress)}`);
+      assert.equal(reply.afterDestroy, 'TypeError: rmsNorm: this prepared call was destroyed');
+    });
+
+    test('array form: like calls reuse their staging, creating nothing on the GPU after the first', async () => {
+      const dim = 256;
+      const x = portableNormal(prng(77), 8 * dim, 2);
+      const weight = portableNormal(prng(78), dim, 1);
+      const reply = await page.evaluate(async (arg) => (await import('/tests/helpers/webgpu-page.js')).arrayStaging(arg),
+        { x: b64(x), weight: b64(weight), dim });
+      assert.deepEqual(reply.counts, { createBuffer: 0, createBindGroup: 0, createShaderModule: 0, createComputePipeline: 0, createComputePipelineAsync: 0 });
+      const want = reference.rmsNorm(x, weight, { dim });
+      for (const out of reply.outs) assert.deepEqual(differences(out, want, 'float32'), []);
+    });
+
+    test('what WebGPU validates after the call returns (a destroyed or foreign buffer, a finished or locked encoder): nothing written', async (t) => {
+      const got = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).deferredValidation());
+      assert.equal(Object.keys(got).length, 6);
+      for (const [what, r] of Object.entries(got)) {
+        assert.ok(r.untouched, `${what}: nothing written`);
+        t.diagnostic(`${what}: ${r.error ?? 'no validation error reported'}`);
+      }
+      // Both engines report these; Firefox reports no error for recording into a locked encoder or an ended pass.
+      for (const what of ['x destroyed after prepare', 'out destroyed after prepare, rstd written beside it', "another device's buffer", 'an encoder already finished']) {
+        assert.equal(got[what].error, 'GPUValidationError', `${what}: the error WebGPU reports`);
+      }
+    });
+
+    test('array form: a lost device is an Error naming the function, before a call and while one computes; nothing written', async () => {
+      const got = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).lostDevice());
+      assert.match(got.before, /^Error: rmsNorm: the GPUDevice was lost \(destroyed: .*\); nothing was written$/);
+      assert.match(got.during, /^Error: addRmsNorm: (the GPUDevice was lost \(destroyed: .*\)|reading the result back failed \(.*\)); nothing was written$/);
+      assert.ok(got.outUntouched, 'out kept its values');
     });
 
     test('array form: arrays freed or detached while the GPU computes are refused, and nothing is written', async () => {
