@@ -117,8 +117,13 @@ fn ${name}_raw4(e: u32, n: u32) -> vec4<u32> {
     if (!writes) return code;
     return `${code}fn ${name}_put(e: u32, v: u32) { ${b}[e >> 2u][e & 3u] = v; }
 fn ${name}_put4(e: u32, v: vec4<u32>, n: u32) {
-  if (n == 4u) { ${b}[e >> 2u] = v; return; }
-  for (var k = 0u; k < n; k = k + 1u) { ${b}[e >> 2u][k] = v[k]; }
+  if (n == 4u) {
+    ${b}[e >> 2u] = v;
+  } else {
+    ${b}[e >> 2u].x = v.x;
+    if (n > 1u) { ${b}[e >> 2u].y = v.y; }
+    if (n > 2u) { ${b}[e >> 2u].z = v.z; }
+  }
 }
 `;
   }
@@ -137,8 +142,11 @@ fn ${name}_raw4(e: u32, n: u32) -> vec4<u32> {
   ${b}[e >> 2u][i] = (${b}[e >> 2u][i] & ~(0xffffu << shift)) | (v << shift);
 }
 fn ${name}_put4(e: u32, v: vec4<u32>, n: u32) {
-  if (n == 4u) { ${b}[e >> 2u] = vec2<u32>(v.x | (v.y << 16u), v.z | (v.w << 16u)); return; }
-  ${b}[e >> 2u][0] = v.x | (v.y << 16u);
+  if (n == 4u) {
+    ${b}[e >> 2u] = vec2<u32>(v.x | (v.y << 16u), v.z | (v.w << 16u));
+  } else {
+    ${b}[e >> 2u].x = v.x | (v.y << 16u);
+  }
 }
 `;
 }
