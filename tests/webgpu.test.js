@@ -512,7 +512,7 @@ for (const name of GPU_ENGINES) {
 
     test('the GPU bench rows run on a small shape: three rows timed, the exact one with no differing output', async () => {
       const { shapes } = await page.evaluate(async (arg) => (await import('/tests/bench/rows/webgpu-page.js')).measureGpu(arg),
-        { shapes: [[3, 300]], rounds: 1, minSeconds: 0 });
+        { shapes: [[3, 300]], rounds: 1, batchMs: 0 });
       const results = shapes[0].results;
       assert.deepEqual(results.map((r) => r.id), ['webgpu-exact', 'webgpu-native', 'ort-webgpu']);
       for (const r of results) assert.ok(r.seconds.every((t) => t > 0), `${r.id} timed`);
