@@ -162,7 +162,20 @@ struct Fast { sum: u32, hi: u32, lo: u32 }
 fn fast_ok(f: Fast) -> bool { return f.hi < P.x_hi && f.lo >= LOW_X && f.sum >= TINY_SUM; }
 
 // Steps 2 and 3: inv from S and eps.
-fn inv_of(sum: u32, eps: u32) -> u32 { return f32_div(F32_ONE, f32_sqrt(f32_add(f32_div(sum, P.dim_f32), eps))); }
+// (One division in the loop: ms = S / dim, then 1 / sqrt(ms + eps).)
+fn inv_of(sum: u32, eps: u32) -> u32 {
+  var r = sum;
+  for (var j = 0u; j < 2u; j = j + 1u) {
+    var n = r;
+    var d = P.dim_f32;
+    if (j == 1u) {
+      n = F32_ONE;
+      d = f32_sqrt(f32_add(r, eps));
+    }
+    r = f32_div(n, d);
+  }
+  return r;
+}
 
 // Whether step 4's products stay normal on the common path: |x * inv| in
 // [2^-80, 2^41) for every nonzero x, so that with |w'| in [2^-40, 2^40)
@@ -245,22 +258,40 @@ fn square_of(h: u32, scale: u32) -> u32 {
 }
 
 // Step 1 in softfloat for a whole row in one invocation, on x * scale.
+// (The pending sums' total is one more pass of the block loop, so that the
+// loop holds each softfloat addition once.)
 fn general_sum(row: u32, scale: u32) -> u32 {
   let blocks = (P.dim + 255u) / 256u;
   var sums: Pairwise;
-  for (var block = 0u; block < blocks; block = block + 1u) {
-    var t: array<u32, 31>;
-    for (var k = 0u; k < 16u; k = k + 1u) { t[k] = 0u; }
-    let end = min(P.dim, block * 256u + 256u);
-    for (var i = block * 256u; i < end; i = i + 4u) {
-      let h = h4(row, i);
-      for (var k = 0u; k < 4u; k = k + 1u) {
-        t[(i + k) & 15u] = f32_add(t[(i + k) & 15u], square_of(h[k], scale));
+  var total = 0u;
+  for (var block = 0u; block <= blocks; block = block + 1u) {
+    if (block == blocks) {
+      // The pending sums added from the top down, the last (smallest) first.
+      sums.depth = sums.depth - 1u;
+      total = sums.stack[sums.depth];
+      sums.sizes[sums.depth] = 0u;
+    } else {
+      var t: array<u32, 31>;
+      for (var k = 0u; k < 16u; k = k + 1u) { t[k] = 0u; }
+      let end = min(P.dim, block * 256u + 256u);
+      for (var i = block * 256u; i < end; i = i + 4u) {
+        let h = h4(row, i);
+        for (var k = 0u; k < 4u; k = k + 1u) {
+          t[(i + k) & 15u] = f32_add(t[(i + k) & 15u], square_of(h[k], scale));
+        }
       }
+      total = fold_lanes(&t);
     }
-    pairwise_push(&sums, fold_lanes(&t));
+    // Merged while the stack's top covers as many blocks (all of it at the end).
+    var n = select(1u, 0u, block == blocks);
+    while (sums.depth != 0u && (n == 0u || sums.sizes[sums.depth - 1u] == n)) {
+      sums.depth = sums.depth - 1u;
+      total = f32_add(sums.stack[sums.depth], total);
+      n = n * 2u;
+    }
+    if (block < blocks) { pairwise_store(&sums, total, n); }
   }
-  return pairwise_total(&sums);
+  return total;
 }
 
 // The rescue path's 2^k from max|x| (src/kernels/common.h), and eps * 2^k * 2^k;
@@ -276,6 +307,34 @@ fn rescue_of(top: u32) -> vec2<u32> {
 }
 
 fn plain_ok(sum: u32, inv: u32) -> bool { return sum >= TINY_SUM && sum <= FLT_MAX && inv != 0u; }
+
+// Steps 2 and 3 from the common path's S if it holds; else steps 1 to 3
+// in softfloat, plainly, then on x * 2^k (the rescue path) when S or
+// ms + eps left the safe range and the row is finite and not all zeros
+// (in one invocation: rows that need it are rare). Returns (inv, scale,
+// whether step 4 takes the common path).
+fn row_result(row: u32, f: Fast) -> vec3<u32> {
+  var sum = f.sum;
+  var scale = F32_ONE;
+  var eps = P.eps;
+  var inv = 0u;
+  var fast = fast_ok(f);
+  for (var attempt = select(1u, 0u, fast); attempt < 3u; attempt = attempt + 1u) {
+    if (attempt > 0u) { sum = general_sum(row, scale); }
+    inv = inv_of(sum, eps);
+    if (attempt == 0u) {
+      if (inv != 0u) { break; }
+      fast = false;
+    } else if (attempt == 1u) {
+      if (plain_ok(sum, inv)) { break; }
+      let r = rescue_of(f.hi);
+      if (r.x == F32_ONE) { break; }
+      scale = r.x;
+      eps = r.y;
+    }
+  }
+  return vec3<u32>(inv, scale, select(0u, 1u, fast && out_fast_ok(f, inv)));
+}
 
 ${team === 1 ? serialEntry(v) : teamEntry(v)}
 `;
@@ -321,34 +380,13 @@ ${v.weight !== null ? `  weight_clear(tid);
     }
     pairwise_push_fast(&sums, fold_fast(a, b, c, d));
   }
-  let f = Fast(pairwise_total_fast(&sums), max(max(hi.x, hi.y), max(hi.z, hi.w)), min(min(lo.x, lo.y), min(lo.z, lo.w)));
-  // Steps 2 and 3 from the common path's S if it holds; else steps 1 to 3
-  // in softfloat, plainly, then on x * 2^k (the rescue path) when S or
-  // ms + eps left the safe range and the row is finite and not all zeros.
-  var sum = f.sum;
-  var scale = F32_ONE;
-  var eps = P.eps;
-  var inv = 0u;
-  var fast = fast_ok(f);
-  for (var attempt = select(1u, 0u, fast); attempt < 3u; attempt = attempt + 1u) {
-    if (attempt > 0u) { sum = general_sum(row, scale); }
-    inv = inv_of(sum, eps);
-    if (attempt == 0u) {
-      if (inv != 0u) { break; }
-      fast = false;
-    } else if (attempt == 1u) {
-      if (plain_ok(sum, inv)) { break; }
-      let r = rescue_of(f.hi);
-      if (r.x == F32_ONE) { break; }
-      scale = r.x;
-      eps = r.y;
-    }
-  }
-${v.roles.rstd !== null ? '  s_put(P.s_off + row, f32_mul(inv, scale));\n' : ''}  finish_row(row, 0u, 1u, fast && wok && out_fast_ok(f, inv), inv, scale);
+  let r = row_result(row, Fast(pairwise_total_fast(&sums), max(max(hi.x, hi.y), max(hi.z, hi.w)), min(min(lo.x, lo.y), min(lo.z, lo.w))));
+${v.roles.rstd !== null ? '  s_put(P.s_off + row, f32_mul(r.x, r.y));\n' : ''}  finish_row(row, 0u, 1u, wok && r.z != 0u, r.x, r.y);
 }`;
 }
 
-/** TEAM invocations a row, 64 / TEAM rows a workgroup. */
+/** TEAM invocations a row, 64 / TEAM rows a workgroup: the common path's
+ * step 1 shared out, the rest of steps 1 to 3 by the row's leader. */
 function teamEntry(v) {
   const rowsPerGroup = WORKGROUP_SIZE / v.team;
   return `const ROWS: u32 = ${rowsPerGroup}u;
@@ -357,85 +395,8 @@ var<workgroup> lanes: array<vec4<u32>, ${WORKGROUP_SIZE}>;
 var<workgroup> block_sums: array<u32, ${WORKGROUP_SIZE / 4}>;
 var<workgroup> row_hi: array<atomic<u32>, ROWS>;
 var<workgroup> row_lo: array<atomic<u32>, ROWS>;
-// Each row's S (inv once done), scale, eps and state (0 the common path's
-// S, 1 softfloat next, 2 the rescue pass next, 3 done), whether step 4
-// takes the common path, and the common path's statistics.
-var<workgroup> row_stats: array<vec4<u32>, ROWS>;
-var<workgroup> row_fast: array<u32, ROWS>;
-var<workgroup> row_ok: array<Fast, ROWS>;
-var<workgroup> pending: atomic<u32>;
-var<workgroup> pending_now: u32;
-
-// What the rows of the workgroup still need (bit 0 softfloat, bit 1 the
-// rescue pass), the same in every invocation. Uniform control flow.
-fn pending_all(tid: u32) -> u32 {
-  workgroupBarrier();
-  if (tid == 0u) { pending_now = atomicLoad(&pending); }
-  return workgroupUniformLoad(&pending_now);
-}
-
-// Steps 1 to 3 in softfloat for the rows in state \`want\`, on x * their
-// scale: each lane group as on the common path, a lane at a time (state
-// 0: steps 2 and 3 alone, from the common path's S). Called in uniform
-// control flow (it holds the workgroup's barriers).
-fn general_pass(row: u32, member: u32, tid: u32, want: u32, live: bool) {
-  let team = tid / TEAM;
-  // (State 0 is the team leader's own, just written: it alone reads it.)
-  let leads = live && member == 0u;
-  var s = vec4<u32>(0u);
-  if (want != 0u || leads) { s = row_stats[team]; }
-  let mine = live && s.w == want;
-  let blocks = select((P.dim + 255u) / 256u, 0u, want == 0u);
-  let lane = member & 3u;
-  var sums: Pairwise;
-  for (var c = 0u; c * BLOCKS_AT_ONCE < blocks; c = c + 1u) {
-    let block = c * BLOCKS_AT_ONCE + (member >> 2u);
-    var acc = vec4<u32>(0u);
-    if (mine && block < blocks) {
-      let end = min(P.dim, block * 256u + 256u);
-      for (var i = block * 256u + 4u * lane; i < end; i = i + 16u) {
-        let h = h4(row, i);
-        for (var k = 0u; k < 4u; k = k + 1u) { acc[k] = f32_add(acc[k], square_of(h[k], s.y)); }
-      }
-    }
-    lanes[tid] = acc;
-    workgroupBarrier();
-    if (mine && lane == 0u) {
-      var t: array<u32, 31>;
-      for (var k = 0u; k < 16u; k = k + 1u) { t[k] = lanes[tid + (k >> 2u)][k & 3u]; }
-      block_sums[tid >> 2u] = fold_lanes(&t);
-    }
-    workgroupBarrier();
-    if (mine && member == 0u) {
-      for (var k = 0u; k < BLOCKS_AT_ONCE && c * BLOCKS_AT_ONCE + k < blocks; k = k + 1u) {
-        pairwise_push(&sums, block_sums[(tid >> 2u) + k]);
-      }
-    }
-  }
-  if (mine && member == 0u) {
-    var sum = s.x;
-    if (want != 0u) { sum = pairwise_total(&sums); }
-    let inv = inv_of(sum, s.z);
-    var next = vec4<u32>(inv, s.y, s.z, 3u);
-    if (want == 0u) {
-      // The common path's S: its inv, unless ms + eps overflows.
-      if (inv == 0u) {
-        next = vec4<u32>(sum, s.y, s.z, 1u);
-        row_fast[team] = 0u;
-        atomicOr(&pending, 1u);
-      } else {
-        row_fast[team] = select(0u, 1u, out_fast_ok(row_ok[team], inv));
-      }
-    } else if (want == 1u && !plain_ok(sum, inv)) {
-      let r = rescue_of(atomicLoad(&row_hi[team]));
-      if (r.x != F32_ONE) {
-        next = vec4<u32>(inv, r.x, r.y, 2u);
-        atomicOr(&pending, 2u);
-      }
-    }
-    row_stats[team] = next;
-  }
-}
+// Each row's inv, scale and whether step 4 takes the common path (row_result).
+var<workgroup> row_stats: array<vec3<u32>, ROWS>;
 
 @compute @workgroup_size(${WORKGROUP_SIZE})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
@@ -447,7 +408,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     atomicStore(&row_hi[team], 0u);
     atomicStore(&row_lo[team], 0xffffffffu);
   }
-  if (tid == 0u) { atomicStore(&pending, 0u); }
   weight_clear(tid); // (the chunk loop's barriers order these stores before any use)
   // Step 1 on the common path: this invocation's lane group of
   // BLOCKS_AT_ONCE blocks at a time, folded by block, pushed in order.
@@ -484,27 +444,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   weight_scan(tid);
   workgroupBarrier();
   if (live && member == 0u) {
-    let f = Fast(pairwise_total_fast(&sums), atomicLoad(&row_hi[team]), atomicLoad(&row_lo[team]));
-    let ok = fast_ok(f);
-    // The common path's inv is made by general_pass(0u) below, with the others.
-    row_stats[team] = vec4<u32>(f.sum, F32_ONE, P.eps, select(1u, 0u, ok));
-    row_fast[team] = select(0u, 1u, ok);
-    row_ok[team] = f;
-    if (!ok) { atomicOr(&pending, 1u); }
-  }
-  // Steps 2 and 3 from the common path's S; then steps 1 to 3 in softfloat
-  // for the rows that need it (1), and the rescue pass (2) for those whose
-  // S or ms + eps left the safe range.
-  for (var want = 0u; want < 3u; want = want + 1u) {
-    if (want != 0u && (pending_all(tid) & want) == 0u) { break; }
-    general_pass(row, member, tid, want, live);
+    row_stats[team] = row_result(row, Fast(pairwise_total_fast(&sums), atomicLoad(&row_hi[team]), atomicLoad(&row_lo[team])));
   }
   workgroupBarrier();
   let s = row_stats[team];
-  let fast = row_fast[team] != 0u;
   let wok = weight_ok();
   if (!live) { return; }
-${v.roles.rstd !== null ? '  if (member == 0u) { s_put(P.s_off + row, f32_mul(s.x, s.y)); }\n' : ''}  finish_row(row, member, TEAM, wok && fast, s.x, s.y);
+${v.roles.rstd !== null ? '  if (member == 0u) { s_put(P.s_off + row, f32_mul(s.x, s.y)); }\n' : ''}  finish_row(row, member, TEAM, wok && s.z != 0u, s.x, s.y);
 }`;
 }
 
