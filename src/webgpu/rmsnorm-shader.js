@@ -385,8 +385,10 @@ ${v.roles.rstd !== null ? '  s_put(P.s_off + row, f32_mul(r.x, r.y));\n' : ''}  
 }`;
 }
 
-/** TEAM invocations a row, 64 / TEAM rows a workgroup: the common path's
- * step 1 shared out, the rest of steps 1 to 3 by the row's leader. */
+/** TEAM invocations a row, 64 / TEAM rows a workgroup. A row that needs
+ * softfloat is summed by its whole team too: one invocation on a long
+ * row can outlast a driver's watchdog (lavapipe stops such a dispatch
+ * part-way, leaving wrong results). */
 function teamEntry(v) {
   const rowsPerGroup = WORKGROUP_SIZE / v.team;
   return `const ROWS: u32 = ${rowsPerGroup}u;
@@ -395,8 +397,85 @@ var<workgroup> lanes: array<vec4<u32>, ${WORKGROUP_SIZE}>;
 var<workgroup> block_sums: array<u32, ${WORKGROUP_SIZE / 4}>;
 var<workgroup> row_hi: array<atomic<u32>, ROWS>;
 var<workgroup> row_lo: array<atomic<u32>, ROWS>;
-// Each row's inv, scale and whether step 4 takes the common path (row_result).
-var<workgroup> row_stats: array<vec3<u32>, ROWS>;
+// Each row's S (inv once done), scale, eps and state (0 the common path's
+// S, 1 softfloat next, 2 the rescue pass next, 3 done), whether step 4
+// takes the common path, and the common path's statistics.
+var<workgroup> row_stats: array<vec4<u32>, ROWS>;
+var<workgroup> row_fast: array<u32, ROWS>;
+var<workgroup> row_ok: array<Fast, ROWS>;
+var<workgroup> pending: atomic<u32>;
+var<workgroup> pending_now: u32;
+
+// What the rows of the workgroup still need (bit 0 softfloat, bit 1 the
+// rescue pass), the same in every invocation. Uniform control flow.
+fn pending_all(tid: u32) -> u32 {
+  workgroupBarrier();
+  if (tid == 0u) { pending_now = atomicLoad(&pending); }
+  return workgroupUniformLoad(&pending_now);
+}
+
+// Steps 1 to 3 in softfloat for the rows in state \`want\`, on x * their
+// scale: each lane group as on the common path, a lane at a time (state
+// 0: steps 2 and 3 alone, from the common path's S). Called in uniform
+// control flow (it holds the workgroup's barriers).
+fn general_pass(row: u32, member: u32, tid: u32, want: u32, live: bool) {
+  let team = tid / TEAM;
+  // (State 0 is the team leader's own, just written: it alone reads it.)
+  let leads = live && member == 0u;
+  var s = vec4<u32>(0u);
+  if (want != 0u || leads) { s = row_stats[team]; }
+  let mine = live && s.w == want;
+  let blocks = select((P.dim + 255u) / 256u, 0u, want == 0u);
+  let lane = member & 3u;
+  var sums: Pairwise;
+  for (var c = 0u; c * BLOCKS_AT_ONCE < blocks; c = c + 1u) {
+    let block = c * BLOCKS_AT_ONCE + (member >> 2u);
+    var acc = vec4<u32>(0u);
+    if (mine && block < blocks) {
+      let end = min(P.dim, block * 256u + 256u);
+      for (var i = block * 256u + 4u * lane; i < end; i = i + 16u) {
+        let h = h4(row, i);
+        for (var k = 0u; k < 4u; k = k + 1u) { acc[k] = f32_add(acc[k], square_of(h[k], s.y)); }
+      }
+    }
+    lanes[tid] = acc;
+    workgroupBarrier();
+    if (mine && lane == 0u) {
+      var t: array<u32, 31>;
+      for (var k = 0u; k < 16u; k = k + 1u) { t[k] = lanes[tid + (k >> 2u)][k & 3u]; }
+      block_sums[tid >> 2u] = fold_lanes(&t);
+    }
+    workgroupBarrier();
+    if (mine && member == 0u) {
+      for (var k = 0u; k < BLOCKS_AT_ONCE && c * BLOCKS_AT_ONCE + k < blocks; k = k + 1u) {
+        pairwise_push(&sums, block_sums[(tid >> 2u) + k]);
+      }
+    }
+  }
+  if (mine && member == 0u) {
+    var sum = s.x;
+    if (want != 0u) { sum = pairwise_total(&sums); }
+    let inv = inv_of(sum, s.z);
+    var next = vec4<u32>(inv, s.y, s.z, 3u);
+    if (want == 0u) {
+      // The common path's S: its inv, unless ms + eps overflows.
+      if (inv == 0u) {
+        next = vec4<u32>(sum, s.y, s.z, 1u);
+        row_fast[team] = 0u;
+        atomicOr(&pending, 1u);
+      } else {
+        row_fast[team] = select(0u, 1u, out_fast_ok(row_ok[team], inv));
+      }
+    } else if (want == 1u && !plain_ok(sum, inv)) {
+      let r = rescue_of(atomicLoad(&row_hi[team]));
+      if (r.x != F32_ONE) {
+        next = vec4<u32>(inv, r.x, r.y, 2u);
+        atomicOr(&pending, 2u);
+      }
+    }
+    row_stats[team] = next;
+  }
+}
 
 @compute @workgroup_size(${WORKGROUP_SIZE})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
@@ -408,6 +487,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     atomicStore(&row_hi[team], 0u);
     atomicStore(&row_lo[team], 0xffffffffu);
   }
+  if (tid == 0u) { atomicStore(&pending, 0u); }
   weight_clear(tid); // (the chunk loop's barriers order these stores before any use)
   // Step 1 on the common path: this invocation's lane group of
   // BLOCKS_AT_ONCE blocks at a time, folded by block, pushed in order.
@@ -444,13 +524,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   weight_scan(tid);
   workgroupBarrier();
   if (live && member == 0u) {
-    row_stats[team] = row_result(row, Fast(pairwise_total_fast(&sums), atomicLoad(&row_hi[team]), atomicLoad(&row_lo[team])));
+    let f = Fast(pairwise_total_fast(&sums), atomicLoad(&row_hi[team]), atomicLoad(&row_lo[team]));
+    let ok = fast_ok(f);
+    // The common path's inv is made by general_pass(0u) below, with the others.
+    row_stats[team] = vec4<u32>(f.sum, F32_ONE, P.eps, select(1u, 0u, ok));
+    row_fast[team] = select(0u, 1u, ok);
+    row_ok[team] = f;
+    if (!ok) { atomicOr(&pending, 1u); }
+  }
+  // Steps 2 and 3 from the common path's S; then steps 1 to 3 in softfloat
+  // for the rows that need it (1), and the rescue pass (2) for those whose
+  // S or ms + eps left the safe range.
+  for (var want = 0u; want < 3u; want = want + 1u) {
+    if (want != 0u && (pending_all(tid) & want) == 0u) { break; }
+    general_pass(row, member, tid, want, live);
   }
   workgroupBarrier();
   let s = row_stats[team];
+  let fast = row_fast[team] != 0u;
   let wok = weight_ok();
   if (!live) { return; }
-${v.roles.rstd !== null ? '  if (member == 0u) { s_put(P.s_off + row, f32_mul(s.x, s.y)); }\n' : ''}  finish_row(row, member, TEAM, wok && s.z != 0u, s.x, s.y);
+${v.roles.rstd !== null ? '  if (member == 0u) { s_put(P.s_off + row, f32_mul(s.x, s.y)); }\n' : ''}  finish_row(row, member, TEAM, wok && fast, s.x, s.y);
 }`;
 }
 
