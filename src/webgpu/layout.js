@@ -27,11 +27,14 @@ export function dispatchSize(fn, groups, rows) {
  * dispatch. A binding is read-only when nothing in its buffer is written
  * by the dispatch (a buffer bound writable and read-only in one dispatch
  * is a usage conflict), and atomic when a 16-bit role written in it has a
- * row that starts or ends inside a word (`pairs` below). Returns
+ * row that starts or ends inside a word (`pairs` below). With `vectors`,
+ * a binding of per-row roles and weights only is read a vector at a time
+ * where every group of four values starts on one (a statistic, one value
+ * a row, gains nothing by it, and each layout is a pipeline). Returns
  * { bindings: [{ buffer, offset, size, access, atomic, names }], roles:
  * { name: { binding (1 on), offset (elements from the binding's start), pairs } } }.
  */
-export function bindingsOf(fn, device, measured, names, rows, dim, stride) {
+export function bindingsOf(fn, device, measured, names, rows, dim, stride, vectors = true) {
   const align = device.limits.minStorageBufferOffsetAlignment;
   const maxSize = device.limits.maxStorageBufferBindingSize;
   let groups = new List();
@@ -74,7 +77,8 @@ export function bindingsOf(fn, device, measured, names, rows, dim, stride) {
       // 16-bit rows that start and end on word boundaries are whole words.
       const pairs = m.bytes === 2 && offset % 2 === 0 && (rows <= 1 || stride % 2 === 0) && (!m.writes || dim % 2 === 0);
       if (m.writes && m.bytes === 2 && !pairs) atomic = true;
-      const aligned = offset % 4 === 0 && (rows <= 1 || m.runs === 1 || stride % 4 === 0) && (m.bytes === 4 || pairs);
+      const statistic = g.names[n] === 'rstd' || g.names[n] === 'mean';
+      const aligned = vectors && !statistic && offset % 4 === 0 && (rows <= 1 || m.runs === 1 || stride % 4 === 0) && (m.bytes === 4 || pairs);
       const vector = m.bytes === 4 ? 4 : 2;
       words = aligned && (words === 4 || words === vector) && (n === 0 || words === vector) ? vector : 1;
       writes = writes || m.writes;
@@ -176,7 +180,8 @@ export function layerNormLayout(call, device) {
   const { fn, measured, rows, dim, stride } = call;
   const names = new List();
   for (let i = 0; i < LN_ROLES.length; i++) if (measured[LN_ROLES[i]] !== undefined) names[names.length] = LN_ROLES[i];
-  const { bindings, roles } = bindingsOf(fn, device, measured, names, rows, dim, stride);
+  // (Its shader reads a value at a time: no vector bindings.)
+  const { bindings, roles } = bindingsOf(fn, device, measured, names, rows, dim, stride, false);
   const serial = dim <= LAYERNORM_SERIAL_DIM;
   const r = (key) => roles[key] ?? null;
   const variant = {
