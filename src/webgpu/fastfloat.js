@@ -10,11 +10,13 @@
 // NaN, infinities and zeros then cost on every value.
 //
 // What a native float operation is trusted with, and why that is enough
-// (the WGSL spec, "Floating Point Evaluation"): one multiplication `a * b`
-// of normal f32 operands whose exact product is normal. WGSL defines that
-// result as "correctly rounded": the exact product when it is a float,
-// else one of the two floats next to it, either one (no rounding mode is
-// specified). Nothing else is asked of it: the product goes straight to
+// (the WGSL spec, "Floating Point Evaluation"; docs/webgpu.md): one
+// multiplication `a * b` of normal f32 operands whose exact product is
+// normal. (rmsnorm-shader.js widens float16 subnormals with one native
+// subtraction whose exact result is a normal float, by the same argument.)
+// WGSL defines that result as "correctly rounded": the exact product when
+// it is a float, else one of the two floats next to it, either one (no
+// rounding mode is specified). Nothing else is asked of it: the product goes straight to
 // bitcast<u32>, so it is the only float operation of its expression
 // (nothing for an implementation to reassociate or fuse with), its
 // operands come from integers (nothing to fold), no operand or result is
@@ -58,7 +60,8 @@ fn round_product4(p: vec4<u32>, lo: vec4<u32>, c: vec4<u32>) -> vec4<u32> {
   let q = (lo >> vec4<u32>(23u)) >> c;
   let d = (p ^ q) & vec4<u32>(1u);
   let rest = lo << (vec4<u32>(9u) - c); // R, top-aligned: half is 2^31
-  // up = [u > 2^31] for u = rest + (Q odd): bit 31 of both u - 1 and u.
+  // Up iff R > half, or R == half and Q odd: rest + (Q odd) > half
+  // (rest's low bits are 0).
   let up = select(vec4<u32>(0u), vec4<u32>(1u), rest + (q & vec4<u32>(1u)) > vec4<u32>(F_SIGN));
   return p - d + up;
 }
@@ -130,7 +133,7 @@ fn add_pos4(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
   let carry = sum >> vec4<u32>(30u);
   let s = (sum >> carry) | (sum & carry);
   let q = s >> vec4<u32>(6u);
-  // up = [rest + (q odd) > 0x20], rest in [0, 0x40): bit 6 of that sum + 0x1f.
+  // Up iff the 6 bits below are past half (0x20), or at half with q odd.
   let up = select(vec4<u32>(0u), vec4<u32>(1u), (s & vec4<u32>(0x3fu)) + (q & vec4<u32>(1u)) > vec4<u32>(0x20u));
   let r = ((ex + carry - vec4<u32>(1u)) << vec4<u32>(23u)) + q + up;
   return select(r, x, y == vec4<u32>(0u));
