@@ -63,13 +63,17 @@ const WHITELIST = [
   'src/reference/index.js',
   'src/reference/layernorm.js',
   'src/reference/rmsnorm.js',
+  'src/webgpu/args.js',
   'src/webgpu/arrays.js',
+  'src/webgpu/fastfloat.js',
   'src/webgpu/index.d.ts',
   'src/webgpu/index.js',
   'src/webgpu/kernels.js',
   'src/webgpu/layernorm-shader.js',
-  'src/webgpu/shader.js',
+  'src/webgpu/layout.js',
+  'src/webgpu/rmsnorm-shader.js',
   'src/webgpu/softfloat.js',
+  'src/webgpu/wgsl.js',
 ];
 const EXAMPLE = ['0.55', '-0.37', '1.10', '-2.92'];
 

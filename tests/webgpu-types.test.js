@@ -27,6 +27,19 @@ const y16 = arrays.addRmsNorm(new Uint16Array(4), new Uint16Array(4), null, { di
 const ln: Promise<Float32Array> = arrays.layerNorm(new Float32Array(4), null, new Float32Array(4));
 gpu.layerNorm(encoder, { x: buffer, mean: { buffer, offset: 16 } }, { rows: 1, dim: 4, eps: 1e-5 });
 void y32; void y16; void ln;
+const watched = createGpuKernels(device, { onProgress: ({ compiled, total, label }) => void [compiled, total, label], invocationsPerRow: 16 });
+async function decode() {
+  const step = await watched.rmsNorm.prepare({ x: buffer, out: { buffer, offset: 256 } }, { rows: 2, dim: 4, rowStride: 8 });
+  const pass = encoder.beginComputePass();
+  step.run(pass);
+  step.run(encoder);
+  step.destroy();
+}
+void decode;
+// @ts-expect-error invocationsPerRow is one of 'auto', 1, 4, 16, 64
+createGpuKernels(device, { invocationsPerRow: 8 });
+// @ts-expect-error run() takes an encoder
+watched.rmsNorm.prepare({ x: buffer }, { rows: 1, dim: 4 }).then((p) => p.run(buffer));
 // @ts-expect-error 16-bit storage must name its dtype
 arrays.rmsNorm(new Uint16Array(4), null, { dim: 4 });
 // @ts-expect-error params.rows is required

@@ -16,6 +16,7 @@ import { numberToBfloat16, numberToFloat16, float16ToNumber } from '../src/refer
 import { prng } from '../web/lib/random.js';
 import { engineNamed, startTestServer } from './helpers/engines.js';
 import { packageNames } from './helpers/package-names.js';
+import { portableNormal } from './helpers/bit-exact-suite.js';
 import { gpuCalls, portableCalls } from './helpers/webgpu-cases.js';
 import { GPU_ENGINES, launchGpuBrowser } from './helpers/webgpu-engines.js';
 
@@ -80,6 +81,52 @@ const OPS = {
   to_f16: (a) => numberToFloat16(asFloat(a)),
   from_f16: (a) => bitsOfFloat(float16ToNumber(a)),
 };
+// The common path's operations (src/webgpu/fastfloat.js), on operands of
+// their domain only: zero or normal, with normal results.
+const FAST_OPS = {
+  fast_square: (a) => bitsOfFloat(asFloat(a) * asFloat(a)),
+  fast_mul: (a, b) => bitsOfFloat(asFloat(a) * asFloat(b)),
+  fast_add: (a, b) => bitsOfFloat(asFloat(a) + asFloat(b)),
+  fast_mul_free: (a, b) => bitsOfFloat(asFloat(a) * asFloat(b)),
+};
+
+/** Operand pairs in each fast operation's domain: random exponents in the
+ * range, random signs (none for fast_add), zeros, and significands cut to
+ * a random width, so that exact results and ties come often. */
+function fastOperands(op, n) {
+  const rand = prng(0xfa57 + op.length);
+  const word = () => Math.floor(rand() * 2 ** 32) >>> 0;
+  const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
+  const value = (field, signed) => {
+    let mant = word() & 0x7fffff;
+    if (rand() < 0.5) mant &= ~((1 << int(0, 23)) - 1) & 0x7fffff; // few significant bits
+    if (rand() < 0.02) return signed && rand() < 0.5 ? 0x80000000 : 0;
+    return ((signed && rand() < 0.5 ? 0x80000000 : 0) | (field << 23) | mant) >>> 0;
+  };
+  const a = new Uint32Array(n);
+  const b = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    if (op === 'fast_square') {
+      a[i] = value(int(127 - 63, 127 + 63), true);
+    } else if (op === 'fast_mul' || op === 'fast_mul_free') {
+      const ea = int(2, 253);
+      const eb = int(Math.max(2, 130 - ea), Math.min(253, 251 + 127 - ea)); // ea + eb - 127 in [3, 251]
+      a[i] = value(ea, true);
+      b[i] = value(eb, true);
+      if (i % 8 === 6) {
+        // Significand products just below or above 2^47: rounding into the next binade, or starting it.
+        const mb = 0x800000 | (b[i] & 0x7fffff);
+        const ma = Math.floor((2 ** 47 - 1) / mb) + (i % 16 === 6 ? 0 : 1);
+        if (ma < 0x1000000 && (a[i] & 0x7f800000) !== 0 && (b[i] & 0x7f800000) !== 0) a[i] = ((a[i] & 0xff800000) | (ma & 0x7fffff)) >>> 0;
+      }
+    } else {
+      const ea = int(1, 253);
+      a[i] = value(ea, false);
+      b[i] = value(rand() < 0.5 ? int(1, 253) : int(Math.max(1, ea - 30), Math.min(253, ea + 30)), false);
+    }
+  }
+  return [a, b];
+}
 const SPECIAL = [0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 1, 0x80000001, 0x007fffff,
   0x00800000, 0x3f800000, 0x7f7fffff, 0xff7fffff, 0x33800000, 0x477ff000, 0x477fefff, 0x38800000, 0x387fffff, 0x0b800000];
 
@@ -122,16 +169,25 @@ function valuesOf(rand, n, dtype, sigma) {
 function bufferCase({ what, fn, dtype, weightDtype = dtype, rows, dim, groups, offsets, params = {}, size = 1024 }) {
   const rand = prng(rows * 131 + dim);
   const arena = new Uint8Array(size).map((_, i) => (i * 37 + 11) & 0xff);
-  const put = (role, values) => arena.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), offsets[role]);
+  const { rowStride = dim, ...options16 } = params;
+  const bytesOf16 = (v) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  // Per-row roles: row r at the role's offset + r * rowStride values (the reference computes them packed).
+  const perRow = (role) => role === 'x' || role === 'residual' || role === 'out';
+  const place = (target, role, values) => {
+    const bits = values instanceof Float32Array && role !== 'rstd' && dtype !== 'float32' ? new Uint16Array(values.buffer) : values;
+    if (!perRow(role)) return target.set(bytesOf16(bits), offsets[role]);
+    const each = dim * bits.BYTES_PER_ELEMENT;
+    for (let r = 0; r < rows; r++) target.set(bytesOf16(bits).subarray(r * each, (r + 1) * each), offsets[role] + r * rowStride * bits.BYTES_PER_ELEMENT);
+  };
   const x = valuesOf(rand, rows * dim, dtype, 2);
-  put('x', x);
+  place(arena, 'x', x);
   const residual = fn === 'addRmsNorm' ? valuesOf(rand, rows * dim, dtype, 3) : undefined;
-  if (residual) put('residual', residual);
+  if (residual) place(arena, 'residual', residual);
   const hasWeight = offsets.weight !== undefined;
   const weight = hasWeight ? valuesOf(rand, dim, weightDtype, 1) : null;
-  if (weight) put('weight', weight);
+  if (weight) place(arena, 'weight', weight);
   const rstd = new Float32Array(rows);
-  const options = { dim, dtype, rstd, ...(hasWeight ? { weightDtype } : {}), ...params };
+  const options = { dim, dtype, rstd, ...(hasWeight ? { weightDtype } : {}), ...options16 };
   const r = residual?.slice();
   const out = fn === 'addRmsNorm' ? reference.addRmsNorm(x, r, weight, options) : reference.rmsNorm(x, weight, options);
   const written = { out, residual: r, rstd };
@@ -139,10 +195,7 @@ function bufferCase({ what, fn, dtype, weightDtype = dtype, rows, dim, groups, o
     const bytes = arena.slice();
     for (const role of roles) {
       const v = written[role];
-      if (v !== undefined && offsets[role] !== undefined && rows > 0) {
-        const bits = role !== 'rstd' && dtype !== 'float32' ? new Uint16Array(v.buffer, v.byteOffset, v.length) : v;
-        bytes.set(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength), offsets[role]);
-      }
+      if (v !== undefined && offsets[role] !== undefined && rows > 0) place(bytes, role, v);
     }
     return bytes;
   });
@@ -170,6 +223,12 @@ const BUFFER_CASES = [
     groups: [['x', 'out'], ['weight', 'rstd']], offsets: { x: 6, out: 6, weight: 8002, rstd: 10004 }, size: 12288 },
   { what: 'rows = 0 writes nothing', fn: 'rmsNorm', dtype: 'float16', rows: 0, dim: 9,
     groups: [['x', 'out', 'weight']], offsets: { x: 2, out: 2, weight: 100 } },
+  { what: 'float32, rowStride: out rows in the gaps of x rows, one buffer', fn: 'rmsNorm', dtype: 'float32', rows: 5, dim: 12,
+    groups: [['x', 'out', 'weight', 'rstd']], offsets: { x: 0, out: 48, weight: 500, rstd: 600 }, params: { rowStride: 24 } },
+  { what: 'bfloat16 addRmsNorm, rowStride 301 for rows of 300 (odd strides: half words)', fn: 'addRmsNorm', dtype: 'bfloat16', rows: 3, dim: 300,
+    groups: [['x', 'residual'], ['out', 'rstd']], offsets: { x: 2, residual: 2000, out: 6, rstd: 4000 }, params: { rowStride: 301 }, size: 8192 },
+  { what: 'float16 in place at rowStride 1030 for rows of 1024, gaps untouched', fn: 'rmsNorm', dtype: 'float16', rows: 3, dim: 1024,
+    groups: [['x', 'out'], ['weight']], offsets: { x: 8, out: 8, weight: 6200 }, params: { rowStride: 1030 }, size: 8448 },
 ];
 
 
@@ -178,7 +237,7 @@ const BUFFER_CASES = [
 // The device form's mistakes (tests/helpers/webgpu-page.js, deviceMistakes)
 // and the error each must raise.
 const DEVICE_MISTAKES = {
-  'encoder not an encoder': 'TypeError: rmsNorm: encoder must be a GPUCommandEncoder, got Object',
+  'encoder not an encoder': 'TypeError: rmsNorm: encoder must be a GPUCommandEncoder or a GPUComputePassEncoder, got Object',
   'x a typed array': 'TypeError: rmsNorm: buffers.x must be a GPUBuffer or { buffer: GPUBuffer, offset }, got Float32Array(64)',
   'x offset not a multiple of 4': 'RangeError: rmsNorm: buffers.x.offset must be a non-negative multiple of 4 (the bytes of a float32 value), got 2',
   'x offset not a number': 'TypeError: rmsNorm: buffers.x.offset must be a number, got string "0"',
@@ -189,6 +248,10 @@ const DEVICE_MISTAKES = {
   'rstd over x': 'RangeError: rmsNorm: buffers.rstd must not overlap buffers.x',
   'weight mapped': "RangeError: rmsNorm: buffers.weight must be unmapped, but its mapState is 'mapped'",
   'rows negative': 'RangeError: rmsNorm: params.rows must be a non-negative integer, got -1',
+  'rowStride below dim': 'RangeError: rmsNorm: params.rowStride must be at least params.dim (16), got 15',
+  'rowStride a string': 'TypeError: rmsNorm: params.rowStride must be a number, got string "16"',
+  'rows at rowStride past the buffer': 'RangeError: rmsNorm: buffers.x needs 376 bytes from offset 0, but the buffer has 256',
+  'out rows interleaved with x, overlapping': 'RangeError: rmsNorm: buffers.out must be buffers.x itself or not overlap buffers.x',
   'dim zero': 'RangeError: rmsNorm: params.dim must be a positive integer, got 0',
   'dim a string': 'TypeError: rmsNorm: params.dim must be a number, got string "16"',
   'eps NaN': 'RangeError: rmsNorm: params.eps must be a finite float32 >= 0, got NaN',
@@ -303,9 +366,9 @@ for (const name of GPU_ENGINES) {
       assert.deepEqual(differences(reply.residual, expectedResidual, 'bfloat16'), [], 'the residual, updated in place');
     });
 
-    test('each soft-float operation matches IEEE float32 (Math.fround) on 2^16 operand pairs', async (t) => {
-      for (const op of Object.keys(OPS)) {
-        const [a, b] = operands(op, 1 << 16);
+    test('each soft-float operation, and each common-path one in its domain, matches IEEE float32 (Math.fround) on 2^16 operand pairs', async (t) => {
+      for (const op of [...Object.keys(OPS), ...Object.keys(FAST_OPS)]) {
+        const [a, b] = op in FAST_OPS ? fastOperands(op, 1 << 16) : operands(op, 1 << 16);
         const got = new Uint32Array(bytesOf(await page.evaluate(async ({ op, a, b }) => {
           const { runOp } = await import('/tests/helpers/webgpu-ops.js');
           const { fromBase64, openDevice, toBase64 } = await import('/tests/helpers/webgpu-page.js');
@@ -317,13 +380,13 @@ for (const name of GPU_ENGINES) {
         let bad = 0;
         let first = '';
         for (let i = 0; i < a.length; i++) {
-          const want = OPS[op](a[i], b[i]);
+          const want = (OPS[op] ?? FAST_OPS[op])(a[i], b[i]);
           const same = got[i] === want || (!op.startsWith('to_') && isNaN32(want) && isNaN32(got[i]));
           if (!same && bad++ === 0) first = `${op}(0x${a[i].toString(16)}, 0x${b[i].toString(16)}) = 0x${got[i].toString(16)}, expected 0x${want.toString(16)}`;
         }
         assert.equal(bad, 0, `${bad} of ${a.length} ${op} results differ; first ${first}`);
       }
-      t.diagnostic(`${Object.keys(OPS).length} operations x 65536 operand pairs, all exact`);
+      t.diagnostic(`${Object.keys(OPS).length + Object.keys(FAST_OPS).length} operations x 65536 operand pairs, all exact`);
     });
 
     test('the portable bit-exactness suite: every rmsNorm, addRmsNorm and layerNorm call bit for bit', async (t) => {
@@ -363,7 +426,7 @@ for (const name of GPU_ENGINES) {
         reply.buffers.forEach((text, g) => {
           const got = bytesOf(text);
           const bad = c.expected[g].findIndex((v, i) => v !== got[i]);
-          assert.equal(bad, -1, `${c.what}: buffer ${g} differs from byte ${bad}`);
+          assert.equal(bad, -1, `${c.what}: buffer ${g} differs from byte ${bad} (${got.slice(bad, bad + 8)}, expected ${c.expected[g].slice(bad, bad + 8)})`);
         });
       }
     });
@@ -372,6 +435,65 @@ for (const name of GPU_ENGINES) {
       const { results, untouched } = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).deviceMistakes());
       assert.deepEqual(Object.fromEntries(results.map((r) => [r.name, r.error])), DEVICE_MISTAKES);
       assert.ok(untouched, 'a bad call wrote to buffers.out');
+    });
+
+    test('prepared calls: the bits of the one-shot call, recorded into a command encoder or the caller\'s compute pass, creating nothing', async () => {
+      const rows = 3;
+      const dim = 300;
+      const rand = prng(4099);
+      const x = portableNormal(rand, rows * dim, 2);
+      const weight = portableNormal(rand, dim, 1);
+      const bf16 = (n, s) => Uint16Array.from(portableNormal(rand, n, s), (v) => numberToBfloat16(v));
+      const x16 = bf16(rows * dim, 3);
+      const w16 = bf16(dim, 1);
+      const residual16 = bf16(rows * dim, 2);
+      const reply = await page.evaluate(async (arg) => (await import('/tests/helpers/webgpu-page.js')).preparedCalls(arg),
+        { x: b64(x), weight: b64(weight), x16: b64(x16), w16: b64(w16), residual16: b64(residual16), rows, dim });
+      // y2 = rmsNorm(rmsNorm(x)): the second dispatch of the pass reads what the first wrote.
+      const rstd = new Float32Array(rows);
+      const y2 = reference.rmsNorm(reference.rmsNorm(x, weight, { dim }), weight, { dim, rstd });
+      assert.deepEqual(differences(reply.results.y2, y2, 'float32'), [], 'two prepared calls in one pass');
+      assert.deepEqual(differences(reply.results.rstd, rstd, 'float32'), [], 'rstd');
+      const r = residual16.slice();
+      const y16 = reference.addRmsNorm(x16, r, w16, { dim, dtype: 'bfloat16', castMode: 'gemma' });
+      assert.deepEqual(differences(reply.results.y16, y16, 'bfloat16'), [], 'bfloat16 addRmsNorm');
+      assert.deepEqual(differences(reply.results.residual16, r, 'bfloat16'), [], 'its residual, updated in place');
+      assert.deepEqual(reply.counts, { createBuffer: 0, createBindGroup: 0, createShaderModule: 0, createComputePipeline: 0, createComputePipelineAsync: 0 },
+        `${reply.runs * 2 + 1} runs after prepare`);
+      const last = reply.progress.at(-1);
+      assert.ok(last.total >= 2 && last.compiled === last.total, `progress ${JSON.stringify(reply.progress)}`);
+      assert.equal(reply.afterDestroy, 'TypeError: rmsNorm: this prepared call was destroyed');
+    });
+
+    test('array form: like calls reuse their staging, creating nothing on the GPU after the first', async () => {
+      const dim = 256;
+      const x = portableNormal(prng(77), 8 * dim, 2);
+      const weight = portableNormal(prng(78), dim, 1);
+      const reply = await page.evaluate(async (arg) => (await import('/tests/helpers/webgpu-page.js')).arrayStaging(arg),
+        { x: b64(x), weight: b64(weight), dim });
+      assert.deepEqual(reply.counts, { createBuffer: 0, createBindGroup: 0, createShaderModule: 0, createComputePipeline: 0, createComputePipelineAsync: 0 });
+      const want = reference.rmsNorm(x, weight, { dim });
+      for (const out of reply.outs) assert.deepEqual(differences(out, want, 'float32'), []);
+    });
+
+    test('what WebGPU validates after the call returns (a destroyed or foreign buffer, a finished or locked encoder): nothing written', async (t) => {
+      const got = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).deferredValidation());
+      assert.equal(Object.keys(got).length, 6);
+      for (const [what, r] of Object.entries(got)) {
+        assert.ok(r.untouched, `${what}: nothing written`);
+        t.diagnostic(`${what}: ${r.error ?? 'no validation error reported'}`);
+      }
+      // Both engines report these; Firefox reports no error for recording into a locked encoder or an ended pass.
+      for (const what of ['x destroyed after prepare', 'out destroyed after prepare, rstd written beside it', "another device's buffer", 'an encoder already finished']) {
+        assert.equal(got[what].error, 'GPUValidationError', `${what}: the error WebGPU reports`);
+      }
+    });
+
+    test('array form: a lost device is an Error naming the function, before a call and while one computes; nothing written', async () => {
+      const got = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).lostDevice());
+      assert.match(got.before, /^Error: rmsNorm: the GPUDevice was lost \(destroyed: .*\); nothing was written$/);
+      assert.match(got.during, /^Error: addRmsNorm: (the GPUDevice was lost \(destroyed: .*\)|reading the result back failed \(.*\)); nothing was written$/);
+      assert.ok(got.outUntouched, 'out kept its values');
     });
 
     test('array form: arrays freed or detached while the GPU computes are refused, and nothing is written', async () => {
@@ -390,7 +512,7 @@ for (const name of GPU_ENGINES) {
 
     test('the GPU bench rows run on a small shape: three rows timed, the exact one with no differing output', async () => {
       const { shapes } = await page.evaluate(async (arg) => (await import('/tests/bench/rows/webgpu-page.js')).measureGpu(arg),
-        { shapes: [[3, 300]], rounds: 1, minSeconds: 0 });
+        { shapes: [[3, 300]], rounds: 1, batchMs: 0 });
       const results = shapes[0].results;
       assert.deepEqual(results.map((r) => r.id), ['webgpu-exact', 'webgpu-native', 'ort-webgpu']);
       for (const r of results) assert.ok(r.seconds.every((t) => t > 0), `${r.id} timed`);

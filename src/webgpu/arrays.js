@@ -5,7 +5,12 @@
 // returns. Inputs are read before the first await; outputs are written, in
 // slot order, only if every array is still what was measured (the caller's
 // code can run while the GPU computes).
-import { bufferOf, byteLengthOf, ceil, copyInto, Float32Array, lengthOf, List, max, TypeError, Uint16Array, Uint8Array } from '../loader/intrinsics.js';
+//
+// A call of a shape and options seen before runs on the staging of the
+// last one: its GPU buffers, its read-back buffer and its prepared call,
+// so a loop of like calls creates nothing on the GPU after the first.
+import { DTYPE } from '../loader/abi.js';
+import { bufferOf, byteLengthOf, ceil, copyInto, Error, Float32Array, freeze, lengthOf, List, max, promiseThen, setPrototypeOf, TypeError, Uint16Array, Uint8Array } from '../loader/intrinsics.js';
 import { readIn, stillHolds, writeOut } from '../ops/arrays.js';
 import { addRmsNorm as ADD_RMSNORM, layerNorm as LAYERNORM, rmsNorm as RMSNORM } from '../ops/descriptions.js';
 import { makeResults, resolve, returnValue } from '../ops/resolve.js';
@@ -13,66 +18,153 @@ import { COPY_DST, COPY_SRC, MAP_MODE_READ, MAP_READ, sequence, STORAGE } from '
 
 const words = (bytes) => max(4, ceil(bytes / 4) * 4);
 
-/** A storage buffer holding a copy of `bits` (4-byte padded). */
-function upload(device, bits) {
-  const byteLength = byteLengthOf(bits);
-  const buffer = device.createBuffer({ __proto__: null, size: words(byteLength), usage: STORAGE | COPY_SRC | COPY_DST, mappedAtCreation: true });
-  copyInto(new Uint8Array(buffer.getMappedRange()), new Uint8Array(bufferOf(bits), 0, byteLength), 0);
-  buffer.unmap();
-  return buffer;
+/** Calls' staging kept for reuse; the least recently used free one goes first. */
+const KEPT = 8;
+
+/** The staging of a call's shape: buffers by slot key, the read-back
+ * buffer and its parts, the prepared call. */
+class Staging {
+  constructor(key) {
+    this.key = key;
+    this.busy = false;
+    this.used = 0;
+    this.buffers = { __proto__: null };
+    this.owned = new List();
+    this.parts = new List();
+    this.read = null;
+    this.prepared = null;
+  }
+}
+setPrototypeOf(Staging.prototype, null);
+
+/** What makes two calls' staging the same: the description, the shape,
+ * the options the kernels see, and which slots were given. */
+function keyOf(call) {
+  let key = `${call.op.name} ${call.rows} ${call.dim} ${call.eps} ${call.dtype} ${call.weightDtype} ${call.castMode} ${call.weightOffset}`;
+  for (let i = 0; i < call.records.length; i++) key += call.records[i] === null ? ' -' : ' +';
+  return key;
 }
 
 /** The array form over `kernels` (createGpuKernels). */
 export function createArrayKernels(kernels) {
   const { device } = kernels;
+  let lost = null; // the GPUDeviceLostInfo, once the device is lost
+  promiseThen(device.lost, (info) => {
+    lost = info;
+  });
+  const kept = new List();
+  let clock = 0;
+  const lostError = (fn) => new Error(`${fn}: the GPUDevice was lost (${lost.reason}: ${lost.message}); nothing was written`);
 
-  async function run(call) {
-    const { rows, dim, dtype, fn, op } = call;
-    const created = new List();
-    const keep = (b) => {
-      created[created.length] = b;
-      return b;
-    };
+  function release(staging) {
+    for (let i = 0; i < staging.owned.length; i++) staging.owned[i].destroy();
+    staging.prepared?.destroy();
+  }
+
+  /** The staging for a call: a free one of its key, else a new one (the
+   * oldest free one beyond KEPT released). */
+  async function stagingFor(call) {
+    const key = keyOf(call);
+    for (let i = 0; i < kept.length; i++) {
+      if (!kept[i].busy && kept[i].key === key) {
+        kept[i].busy = true;
+        return kept[i];
+      }
+    }
+    const staging = new Staging(key);
+    staging.busy = true;
+    const { rows, dim, dtype, op } = call;
     const n = rows * dim;
     const elementBytes = dtype === 'float32' ? 4 : 2;
-    // Every array read, uploaded; every result, a buffer of its own (the residual is both).
     const buffers = { __proto__: null }; // inherits nothing: every key is set below
     for (let i = 0; i < op.slots.length; i++) {
-      const { key, reads, writes } = op.slots[i];
-      if (call.records[i] !== null && reads) buffers[key] = keep(upload(device, readIn(call.records[i])));
-      else if (writes && (key === 'out' || call.records[i] !== null)) {
-        const bytes = key === 'out' ? n * elementBytes : rows * 4;
-        buffers[key] = keep(device.createBuffer({ __proto__: null, size: words(bytes), usage: STORAGE | COPY_SRC }));
-      } else buffers[key] = null;
+      const { key: name, reads, writes } = op.slots[i];
+      const record = call.records[i];
+      if ((record !== null && reads) || (writes && (name === 'out' || record !== null))) {
+        const bytes = record === null ? n * elementBytes : record.length * DTYPE[record.dtype].bytes;
+        const buffer = device.createBuffer({ __proto__: null, size: words(bytes), usage: STORAGE | COPY_SRC | COPY_DST });
+        staging.owned[staging.owned.length] = buffer;
+        buffers[name] = buffer;
+      } else buffers[name] = null;
     }
+    // Every result into one buffer to map, in slot order.
+    let total = 0;
+    for (let i = 0; i < op.slots.length; i++) {
+      const { key: name, writes } = op.slots[i];
+      if (!writes || buffers[name] === null) continue;
+      const bytes = name === 'out' || name === 'residual' ? n * elementBytes : rows * 4;
+      staging.parts[staging.parts.length] = { __proto__: null, key: name, at: total, bytes, slot: i };
+      total += ceil(bytes / 4) * 4;
+    }
+    staging.read = device.createBuffer({ __proto__: null, size: max(4, total), usage: MAP_READ | COPY_DST });
+    staging.owned[staging.owned.length] = staging.read;
+    staging.buffers = buffers;
     // Literals define their properties: no setter on Object.prototype runs.
     let params = { rows, dim, eps: call.eps };
     if (op.hasDtype && buffers.weight === null) params = { rows, dim, eps: call.eps, dtype, castMode: call.castMode };
     else if (op.hasDtype) {
       params = { rows, dim, eps: call.eps, dtype, castMode: call.castMode, weightDtype: call.weightDtype, weightOffset: call.weightOffset };
     }
-    const encoder = device.createCommandEncoder();
-    kernels[op.name](encoder, buffers, params);
-    // Every result into one buffer to map, in slot order.
-    const parts = new List();
-    let total = 0;
-    for (let i = 0; i < op.slots.length; i++) {
-      const { key, writes } = op.slots[i];
-      if (!writes || buffers[key] === null) continue;
-      const bytes = key === 'out' || key === 'residual' ? n * elementBytes : rows * 4;
-      parts[parts.length] = { key, at: total, bytes, slot: i }; // a literal: defined, not set
-      total += ceil(bytes / 4) * 4;
-    }
-    const read = keep(device.createBuffer({ __proto__: null, size: max(4, total), usage: MAP_READ | COPY_DST }));
-    for (let i = 0; i < parts.length; i++) {
-      if (parts[i].bytes > 0) encoder.copyBufferToBuffer(buffers[parts[i].key], 0, read, parts[i].at, ceil(parts[i].bytes / 4) * 4);
-    }
-    device.queue.submit(sequence([encoder.finish()]));
     try {
-      await read.mapAsync(MAP_MODE_READ);
+      staging.prepared = await kernels[op.name].prepare(buffers, params);
+    } catch (error) {
+      release(staging);
+      throw error;
+    }
+    let oldest = null;
+    for (let i = 0; i < kept.length; i++) if (!kept[i].busy && (oldest === null || kept[i].used < oldest.used)) oldest = kept[i];
+    if (kept.length >= KEPT && oldest !== null) {
+      const rest = new List();
+      for (let i = 0; i < kept.length; i++) if (kept[i] !== oldest) rest[rest.length] = kept[i];
+      kept.length = 0;
+      for (let i = 0; i < rest.length; i++) kept[i] = rest[i];
+      release(oldest);
+    }
+    kept[kept.length] = staging;
+    return staging;
+  }
+
+  async function run(call) {
+    const { fn, op } = call;
+    if (lost !== null) throw lostError(fn);
+    // Every array read now, before the first await.
+    const inputs = new List(op.slots.length);
+    for (let i = 0; i < op.slots.length; i++) {
+      const record = call.records[i];
+      inputs[i] = record !== null && op.slots[i].reads ? readIn(record) : null;
+    }
+    const staging = await stagingFor(call);
+    staging.used = ++clock;
+    try {
+      for (let i = 0; i < op.slots.length; i++) {
+        if (inputs[i] === null) continue;
+        const bytes = byteLengthOf(inputs[i]);
+        let data = new Uint8Array(bufferOf(inputs[i]), 0, bytes);
+        if (bytes % 4 !== 0) {
+          const padded = new Uint8Array(words(bytes));
+          copyInto(padded, data, 0);
+          data = padded;
+        }
+        device.queue.writeBuffer(staging.buffers[op.slots[i].key], 0, data);
+      }
+      const encoder = device.createCommandEncoder();
+      staging.prepared.run(encoder);
+      const { parts, read } = staging;
+      for (let i = 0; i < parts.length; i++) {
+        if (parts[i].bytes > 0) encoder.copyBufferToBuffer(staging.buffers[parts[i].key], 0, read, parts[i].at, ceil(parts[i].bytes / 4) * 4);
+      }
+      device.queue.submit(sequence([encoder.finish()]));
+      try {
+        await read.mapAsync(MAP_MODE_READ);
+      } catch (error) {
+        // A device lost while the GPU computed (its lost promise may settle later).
+        if (lost !== null) throw lostError(fn);
+        throw new Error(`${fn}: reading the result back failed (${error?.name}: ${error?.message}); nothing was written`);
+      }
       const mapped = new Uint8Array(read.getMappedRange());
-      const bytes = new Uint8Array(lengthOf(mapped)); // a copy: the mapping ends with the buffer
+      const bytes = new Uint8Array(lengthOf(mapped)); // a copy: the mapping ends at unmap
       copyInto(bytes, mapped, 0);
+      read.unmap();
       for (let i = 0; i < call.records.length; i++) {
         const record = call.records[i];
         if (record !== null && !stillHolds(record)) {
@@ -80,6 +172,7 @@ export function createArrayKernels(kernels) {
         }
       }
       makeResults(call);
+      const elementBytes = call.dtype === 'float32' ? 4 : 2;
       for (let i = 0; i < parts.length; i++) {
         const { key, at, bytes: size, slot } = parts[i];
         const wide = (key !== 'out' && key !== 'residual') || elementBytes === 4;
@@ -88,11 +181,11 @@ export function createArrayKernels(kernels) {
       }
       return returnValue(call);
     } finally {
-      for (let i = 0; i < created.length; i++) created[i].destroy();
+      staging.busy = false;
     }
   }
 
-  return Object.freeze({
+  return freeze({
     /** rmsNorm(x, weight, options) of 'rmsnorm-wasm', on the GPU: a promise of its result. */
     rmsNorm: async (x, weight, options) => run(resolve(RMSNORM, 'rmsNorm', undefined, x, weight, options)),
     /** addRmsNorm(x, residual, weight, options) of 'rmsnorm-wasm', on the GPU. */

@@ -6,25 +6,32 @@ export type GpuBinding = GPUBuffer | { buffer: GPUBuffer; offset?: number };
 
 export type GpuDtype = 'float32' | 'bfloat16' | 'float16';
 
+/** Where a call records: a command encoder (a compute pass of its own), or
+ * the caller's open compute pass (whose pipeline and bind group 0 it then
+ * leaves set to its own). */
+export type GpuEncoder = GPUCommandEncoder | GPUComputePassEncoder;
+
 export interface GpuRmsNormBuffers {
-  /** rows * dim values of params.dtype. */
+  /** rows values of params.dtype, params.rowStride apart (rows of dim values). */
   x: GpuBinding;
   /** dim values of params.weightDtype, or null/absent for no weight. */
   weight?: GpuBinding | null;
-  /** rows * dim values of params.dtype; may be x itself (in place). Absent: rstd only. */
+  /** Laid out as x; may be x itself (in place). Absent: rstd only. */
   out?: GpuBinding | null;
   /** rows float32 values: 1/rms of each row, as the backward pass reads it. */
   rstd?: GpuBinding | null;
 }
 
 export interface GpuAddRmsNormBuffers extends GpuRmsNormBuffers {
-  /** rows * dim values of params.dtype, updated in place to round(x + residual). */
+  /** Laid out as x, updated in place to round(x + residual). */
   residual: GpuBinding;
 }
 
 export interface GpuRmsNormParams {
   rows: number;
   dim: number;
+  /** Values between the starts of consecutive rows of x, residual and out; default dim. */
+  rowStride?: number;
   eps?: number;
   dtype?: GpuDtype;
   /** Defaults to dtype. */
@@ -34,12 +41,12 @@ export interface GpuRmsNormParams {
 }
 
 export interface GpuLayerNormBuffers {
-  /** rows * dim float32 values. */
+  /** rows float32 values, params.rowStride apart. */
   x: GpuBinding;
   /** dim float32 values each, or null/absent. */
   weight?: GpuBinding | null;
   bias?: GpuBinding | null;
-  /** rows * dim float32 values; may be x itself. At least one of out, mean, rstd. */
+  /** Laid out as x; may be x itself. At least one of out, mean, rstd. */
   out?: GpuBinding | null;
   /** rows float32 values each: the statistics the backward pass reads. */
   mean?: GpuBinding | null;
@@ -49,17 +56,48 @@ export interface GpuLayerNormBuffers {
 export interface GpuLayerNormParams {
   rows: number;
   dim: number;
+  rowStride?: number;
   /** Default 1e-5. */
   eps?: number;
 }
 
+/** A call checked, laid out and bound once (`fn.prepare`). */
+export interface GpuPreparedCall {
+  /** Records the call, creating nothing: no buffer, no bind group, no pipeline. */
+  run(encoder: GpuEncoder): void;
+  /** Frees the uniform and scratch buffers it made (after the last submit that uses them); run() then throws. */
+  destroy(): void;
+}
+
+/** A device-form function: records at once (building its pipelines the
+ * first time, synchronously), or prepares a call to record many times. */
+export interface GpuFunction<B, P> {
+  /** Records into encoder; throws (recording nothing) on a bad argument. */
+  (encoder: GpuEncoder, buffers: B, params: P): void;
+  /** Checks and lays out the call, compiles its pipelines asynchronously and binds them. */
+  prepare(buffers: B, params: P): Promise<GpuPreparedCall>;
+}
+
 export interface GpuKernels {
   readonly device: GPUDevice;
-  /** Records one compute pass into encoder; throws (recording nothing) on a bad argument. */
-  rmsNorm(encoder: GPUCommandEncoder, buffers: GpuRmsNormBuffers, params: GpuRmsNormParams): void;
-  addRmsNorm(encoder: GPUCommandEncoder, buffers: GpuAddRmsNormBuffers, params: GpuRmsNormParams): void;
-  /** LayerNorm, float32 storage, one invocation a row. */
-  layerNorm(encoder: GPUCommandEncoder, buffers: GpuLayerNormBuffers, params: GpuLayerNormParams): void;
+  rmsNorm: GpuFunction<GpuRmsNormBuffers, GpuRmsNormParams>;
+  addRmsNorm: GpuFunction<GpuAddRmsNormBuffers, GpuRmsNormParams>;
+  /** LayerNorm, float32 storage. */
+  layerNorm: GpuFunction<GpuLayerNormBuffers, GpuLayerNormParams>;
+}
+
+/** Reported as pipelines start (total grows) and finish (compiled grows) building. */
+export interface GpuProgress {
+  compiled: number;
+  total: number;
+  /** The pipeline's variant. */
+  label: string;
+}
+
+export interface GpuKernelsOptions {
+  onProgress?: (progress: GpuProgress) => void;
+  /** Invocations sharing a row: 'auto' (the default) chooses by adapter and shape. Bits are the same whatever it is. */
+  invocationsPerRow?: 'auto' | 1 | 4 | 16 | 64;
 }
 
 /** The wasm API's rmsNorm and addRmsNorm (same arguments, options, results and errors) on the GPU, as promises. */
@@ -72,5 +110,5 @@ export interface ArrayKernels {
     options?: LayerNormOptions): Promise<Float32Array>;
 }
 
-export function createGpuKernels(device: GPUDevice): GpuKernels;
+export function createGpuKernels(device: GPUDevice, options?: GpuKernelsOptions): GpuKernels;
 export function createArrayKernels(kernels: GpuKernels): ArrayKernels;

@@ -16,12 +16,16 @@ const wanted = process.env.RMSNORM_ENGINES?.split(',');
 /** The engines with WebGPU; `RMSNORM_ENGINES=firefox` narrows the list, as for tests/helpers/engines.js. */
 export const GPU_ENGINES = ['chromium', 'firefox'].filter((name) => !wanted || wanted.includes(name));
 
-async function launchChromium() {
+// On a machine with a GPU, Chromium's WebGPU uses it only with Vulkan on
+// and the GPU blocklist ignored (Linux); with no GPU it falls back to SwiftShader.
+const HARDWARE_FLAGS = ['--enable-features=Vulkan,VulkanFromANGLE', '--use-angle=vulkan', '--ignore-gpu-blocklist', '--enable-gpu'];
+
+async function launchChromium(hardware = false) {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     headless: true,
     args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
+      '--disable-component-update', '--disable-sync', '--no-first-run', ...(hardware ? HARDWARE_FLAGS : [])],
   });
   return {
     name: 'chromium',
@@ -71,9 +75,11 @@ async function launchFirefox() {
   };
 }
 
-/** Launches one of GPU_ENGINES. */
+/** Launches one of GPU_ENGINES, or 'chromium-gpu': Chromium asked to use
+ * the machine's GPU (tests/bench/gpu.js). */
 export function launchGpuBrowser(name) {
   if (name === 'chromium') return launchChromium();
+  if (name === 'chromium-gpu') return launchChromium(true);
   if (name === 'firefox') return launchFirefox();
-  throw new RangeError(`launchGpuBrowser: name must be one of ${GPU_ENGINES.join(', ')}, got ${name}`);
+  throw new RangeError(`launchGpuBrowser: name must be one of ${GPU_ENGINES.join(', ')} or chromium-gpu, got ${name}`);
 }

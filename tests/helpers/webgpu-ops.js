@@ -1,13 +1,15 @@
-// Runs the soft-float's single operations (src/webgpu/softfloat.js) on the
-// GPU over arrays of bit patterns, in the page: the test compares each
-// result with Math.fround in Node.
+// Runs the soft-float's single operations (src/webgpu/softfloat.js) and the
+// common path's (src/webgpu/fastfloat.js) on the GPU over arrays of bit
+// patterns, in the page: the test compares each result with Math.fround in
+// Node.
 /* global GPUBufferUsage, GPUMapMode -- this module runs in the page */
+import { FASTFLOAT_WGSL } from '../../src/webgpu/fastfloat.js';
 import { SOFTFLOAT_WGSL } from '../../src/webgpu/softfloat.js';
 
 /** The names of the operations, in the shader's op-code order. */
-export const OPS = ['add', 'mul', 'div', 'sqrt', 'to_bf16', 'to_f16', 'from_f16'];
+export const OPS = ['add', 'mul', 'div', 'sqrt', 'to_bf16', 'to_f16', 'from_f16', 'fast_square', 'fast_mul', 'fast_add', 'fast_mul_free'];
 
-const SHADER = `${SOFTFLOAT_WGSL}
+const SHADER = `${SOFTFLOAT_WGSL}${FASTFLOAT_WGSL}
 @group(0) @binding(0) var<storage, read> a: array<u32>;
 @group(0) @binding(1) var<storage, read> b: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
@@ -26,7 +28,11 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     case 3u: { r = f32_sqrt(x); }
     case 4u: { r = f32_to_bf16(x); }
     case 5u: { r = f32_to_f16(x); }
-    default: { r = f16_to_f32(x); }
+    case 6u: { r = f16_to_f32(x); }
+    case 7u: { r = square4(vec4<u32>(x)).x; }
+    case 8u: { r = mul4(vec4<u32>(x), vec4<u32>(y), vec4<u32>(threshold47(y))).x; }
+    case 9u: { r = add_pos4(vec4<u32>(x), vec4<u32>(y)).x; }
+    default: { r = mul4_free(vec4<u32>(x), vec4<u32>(y)).x; }
   }
   out[i] = r;
 }`;

@@ -156,6 +156,10 @@ export async function deviceMistakes() {
     'rstd over x': (e) => kernels.rmsNorm(e, { ...good, rstd: { buffer: x, offset: 0 } }, params),
     'weight mapped': (e) => kernels.rmsNorm(e, { ...good, weight: mapped }, params),
     'rows negative': (e) => kernels.rmsNorm(e, good, { rows: -1, dim: 16 }),
+    'rowStride below dim': (e) => kernels.rmsNorm(e, good, { ...params, rowStride: 15 }),
+    'rowStride a string': (e) => kernels.rmsNorm(e, good, { ...params, rowStride: '16' }),
+    'rows at rowStride past the buffer': (e) => kernels.rmsNorm(e, { x, rstd }, { rows: 4, dim: 16, rowStride: 26 }),
+    'out rows interleaved with x, overlapping': (e) => kernels.rmsNorm(e, { x: residual, out: { buffer: residual, offset: 32 } }, { rows: 2, dim: 16, rowStride: 20 }),
     'dim zero': (e) => kernels.rmsNorm(e, good, { rows: 4, dim: 0 }),
     'dim a string': (e) => kernels.rmsNorm(e, good, { rows: 4, dim: '16' }),
     'eps NaN': (e) => kernels.rmsNorm(e, good, { ...params, eps: NaN }),
@@ -247,4 +251,253 @@ export async function changedWhileComputing() {
     if (now.some((v, i) => v !== after[i])) results[what] += ' (memory written after the change)';
   }
   return results;
+}
+
+/** Counts the device's creation calls while `during` runs: buffers, bind
+ * groups, shader modules and pipelines. */
+async function counting(device, during) {
+  const names = ['createBuffer', 'createBindGroup', 'createShaderModule', 'createComputePipeline', 'createComputePipelineAsync'];
+  const counts = Object.fromEntries(names.map((n) => [n, 0]));
+  for (const n of names) {
+    const original = device[n];
+    device[n] = function counted(...args) {
+      counts[n]++;
+      return original.apply(this, args);
+    };
+  }
+  try {
+    await during();
+  } finally {
+    for (const n of names) delete device[n];
+  }
+  return counts;
+}
+
+const STORAGE_RW = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+
+function filled(device, bits) {
+  const b = device.createBuffer({ size: Math.max(16, Math.ceil(bits.byteLength / 4) * 4), usage: STORAGE_RW(), mappedAtCreation: true });
+  new Uint8Array(b.getMappedRange()).set(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength));
+  b.unmap();
+  return b;
+}
+
+async function readBits(device, buffer, bytes) {
+  const read = device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const e = device.createCommandEncoder();
+  e.copyBufferToBuffer(buffer, 0, read, 0, Math.ceil(bytes / 4) * 4);
+  device.queue.submit([e.finish()]);
+  await read.mapAsync(GPUMapMode.READ);
+  const out = toBase64(new Uint8Array(read.getMappedRange().slice(0, bytes)));
+  read.destroy();
+  return out;
+}
+
+/**
+ * Prepared calls of the device form: { x, weight (float32), x16, w16
+ * (bfloat16 bits), residual16, rows, dim } in base64. A float32 rmsNorm
+ * twice over (y1 from x, then y2 from y1) recorded into one caller-opened
+ * compute pass, 20 times over, and a bfloat16 addRmsNorm into a command
+ * encoder: returns their results, the creation calls counted while the
+ * calls ran (after prepare), the progress reports and the error of a run
+ * after destroy().
+ */
+export async function preparedCalls({ x, weight, x16, w16, residual16, rows, dim }) {
+  // A device of its own: its pipelines are not yet built, so their building is reported.
+  const device = await (await navigator.gpu.requestAdapter()).requestDevice();
+  const { createGpuKernels } = await import('../../src/webgpu/index.js');
+  const progress = [];
+  const gpu = createGpuKernels(device, { onProgress: (p) => progress.push({ ...p }) });
+  const xb = filled(device, fromBase64(x, 'float32'));
+  const wb = filled(device, fromBase64(weight, 'float32'));
+  const y1 = device.createBuffer({ size: rows * dim * 4, usage: STORAGE_RW() });
+  const y2 = device.createBuffer({ size: rows * dim * 4, usage: STORAGE_RW() });
+  const s2 = device.createBuffer({ size: rows * 4, usage: STORAGE_RW() });
+  const x16b = filled(device, fromBase64(x16, 'uint16'));
+  const w16b = filled(device, fromBase64(w16, 'uint16'));
+  const r16b = filled(device, fromBase64(residual16, 'uint16'));
+  const y16 = device.createBuffer({ size: Math.max(16, Math.ceil(rows * dim / 2) * 4), usage: STORAGE_RW() });
+  const first = await gpu.rmsNorm.prepare({ x: xb, weight: wb, out: y1 }, { rows, dim });
+  const second = await gpu.rmsNorm.prepare({ x: y1, weight: wb, out: y2, rstd: s2 }, { rows, dim });
+  const fused = await gpu.addRmsNorm.prepare({ x: x16b, residual: r16b, weight: w16b, out: y16 },
+    { rows, dim, dtype: 'bfloat16', castMode: 'gemma' });
+  const runs = 20;
+  const counts = await counting(device, async () => {
+    for (let k = 0; k < runs; k++) {
+      const encoder = device.createCommandEncoder();
+      const pass = encoder.beginComputePass();
+      first.run(pass);
+      second.run(pass);
+      pass.end();
+      device.queue.submit([encoder.finish()]);
+    }
+    const encoder = device.createCommandEncoder();
+    fused.run(encoder); // once: the residual is updated in place
+    device.queue.submit([encoder.finish()]);
+    await device.queue.onSubmittedWorkDone();
+  });
+  const results = {
+    y2: await readBits(device, y2, rows * dim * 4), rstd: await readBits(device, s2, rows * 4),
+    y16: await readBits(device, y16, rows * dim * 2), residual16: await readBits(device, r16b, rows * dim * 2),
+  };
+  first.destroy();
+  let afterDestroy = null;
+  try {
+    first.run(device.createCommandEncoder());
+  } catch (error) {
+    afterDestroy = `${error.constructor.name}: ${error.message}`;
+  }
+  for (const p of [second, fused]) p.destroy();
+  device.destroy();
+  return { results, counts, progress, afterDestroy, runs };
+}
+
+/**
+ * The array form's staging: the creation calls counted while ten like
+ * calls run after a first one, and their results (base64) for the test to
+ * hold to the reference.
+ */
+export async function arrayStaging({ x, weight, dim }) {
+  const { device, arrays } = await openDevice();
+  const xs = fromBase64(x, 'float32');
+  const w = fromBase64(weight, 'float32');
+  await arrays.rmsNorm(xs, w, { dim });
+  const outs = [];
+  const counts = await counting(device, async () => {
+    for (let k = 0; k < 10; k++) outs.push(toBase64(await arrays.rmsNorm(xs, w, { dim })));
+  });
+  return { counts, outs };
+}
+
+/**
+ * Mistakes WebGPU itself validates later, after the call returned: each
+ * recorded and submitted in a validation error scope, its captured error
+ * and whether the buffers the call writes kept their bytes.
+ */
+export async function deferredValidation() {
+  const { device } = await openDevice();
+  const { createGpuKernels } = await import('../../src/webgpu/index.js');
+  const gpu = createGpuKernels(device);
+  const rows = 4;
+  const dim = 64;
+  const sentinel = new Uint8Array(rows * dim * 4).fill(0xa5);
+  const make = (d = device) => {
+    const b = d.createBuffer({ size: rows * dim * 4, usage: STORAGE_RW() });
+    d.queue.writeBuffer(b, 0, sentinel);
+    return b;
+  };
+  const params = { rows, dim };
+  const cases = {
+    'x destroyed after prepare': async () => {
+      const x = make();
+      const out = make();
+      const p = await gpu.rmsNorm.prepare({ x, out }, params);
+      x.destroy();
+      const e = device.createCommandEncoder();
+      p.run(e);
+      return { submit: [e], watch: [out] };
+    },
+    'out destroyed after prepare, rstd written beside it': async () => {
+      const x = make();
+      const out = make();
+      const rstd = make();
+      const p = await gpu.rmsNorm.prepare({ x, out, rstd }, params);
+      out.destroy();
+      const e = device.createCommandEncoder();
+      p.run(e);
+      return { submit: [e], watch: [rstd] };
+    },
+    "another device's buffer": async () => {
+      const other = await (await navigator.gpu.requestAdapter()).requestDevice();
+      const x = make(other);
+      const out = make();
+      const e = device.createCommandEncoder();
+      gpu.rmsNorm(e, { x, out }, params);
+      return { submit: [e], watch: [out], cleanup: () => other.destroy() };
+    },
+    'an encoder already finished': async () => {
+      const x = make();
+      const out = make();
+      const e = device.createCommandEncoder();
+      const done = e.finish();
+      gpu.rmsNorm(e, { x, out }, params);
+      return { submit: [], buffers: [done], watch: [out] };
+    },
+    'an encoder locked by an open pass': async () => {
+      const x = make();
+      const out = make();
+      const e = device.createCommandEncoder();
+      const pass = e.beginComputePass();
+      gpu.rmsNorm(e, { x, out }, params);
+      pass.end();
+      return { submit: [e], watch: [out] };
+    },
+    'a pass already ended': async () => {
+      const x = make();
+      const out = make();
+      const e = device.createCommandEncoder();
+      const pass = e.beginComputePass();
+      pass.end();
+      const p = await gpu.rmsNorm.prepare({ x, out }, params);
+      p.run(pass);
+      return { submit: [e], watch: [out] };
+    },
+  };
+  const results = {};
+  for (const [name, make1] of Object.entries(cases)) {
+    device.pushErrorScope('validation');
+    const { submit, buffers = [], watch, cleanup } = await make1();
+    const finished = [...buffers];
+    for (const e of submit) finished.push(e.finish());
+    device.queue.submit(finished);
+    const error = await device.popErrorScope();
+    await device.queue.onSubmittedWorkDone();
+    let untouched = true;
+    for (const b of watch) {
+      const bytes = Uint8Array.from(atob(await readBits(device, b, rows * dim * 4)), (c) => c.charCodeAt(0));
+      untouched &&= bytes.every((v) => v === 0xa5);
+    }
+    cleanup?.();
+    results[name] = { error: error ? error.constructor.name : null, untouched };
+  }
+  return results;
+}
+
+/** The array form on a device that is lost (destroyed): before a call,
+ * and while one computes. Each: the error's class and message. */
+export async function lostDevice() {
+  const { createArrayKernels, createGpuKernels } = await import('../../src/webgpu/index.js');
+  const x = new Float32Array(256).map((_, i) => Math.sin(i));
+  const w = new Float32Array(64).fill(1.5);
+  const describeError = (e) => `${e.constructor.name}: ${e.message}`;
+  const result = {};
+  {
+    const device = await (await navigator.gpu.requestAdapter()).requestDevice();
+    const arrays = createArrayKernels(createGpuKernels(device));
+    await arrays.rmsNorm(x, w);
+    device.destroy();
+    await device.lost;
+    try {
+      await arrays.rmsNorm(x, w);
+      result.before = 'resolved';
+    } catch (e) {
+      result.before = describeError(e);
+    }
+  }
+  {
+    const device = await (await navigator.gpu.requestAdapter()).requestDevice();
+    const arrays = createArrayKernels(createGpuKernels(device));
+    await arrays.addRmsNorm(x, new Float32Array(256), w); // compiled: the next call only records
+    const out = new Float32Array(256).fill(7);
+    const pending = arrays.addRmsNorm(x, new Float32Array(256), w, { out });
+    device.destroy();
+    try {
+      await pending;
+      result.during = 'resolved';
+    } catch (e) {
+      result.during = describeError(e);
+    }
+    result.outUntouched = out.every((v) => v === 7);
+  }
+  return result;
 }

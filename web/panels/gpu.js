@@ -1,9 +1,11 @@
 // Panel: the same bits on the GPU. One random batch through the wasm kernel,
 // the exact WebGPU kernel (rmsnorm-wasm/webgpu) and a native-float WGSL
 // kernel (tree reduction, inverseSqrt: what GPU engines do), showing which
-// outputs differ from the wasm kernel's bits. Shown only where the browser
-// has WebGPU (navigator.gpu); it asks for an adapter, and builds anything,
-// only when asked to run (Chromium warns on the console when it has none).
+// outputs differ from the wasm kernel's bits, and by how much. It asks for
+// an adapter, and builds anything, only when asked to run (Chromium warns
+// on the console when it has none), and says what it is doing meanwhile:
+// the first run compiles the exact kernel's pipeline, seconds on a
+// software adapter.
 
 import { createArrayKernels, createGpuKernels } from '../../src/webgpu/index.js';
 import { createNativeRmsNorm } from '../../src/webgpu/native.js';
@@ -13,12 +15,22 @@ import { kernels as wasmKernels } from '../lib/kernels.js';
 
 const ROWS = 32;
 const DIM = 1024;
-const SHOWN = 4;
+const SHOWN = 3;
 
-const hex = (v) => {
-  const u = new Uint32Array(Float32Array.of(v).buffer)[0];
-  return `0x${u.toString(16).padStart(8, '0')}`;
-};
+const bitsOf = (v) => new Uint32Array(Float32Array.of(v).buffer)[0];
+const hex = (u) => `0x${u.toString(16).padStart(8, '0')}`;
+
+/** Floats between a and b (both finite, float32): how many ulps apart. */
+function ulpsApart(a, b) {
+  const order = (u) => (u & 0x80000000 ? 0x80000000 - (u & 0x7fffffff) : 0x80000000 + u);
+  return Math.abs(order(bitsOf(a)) - order(bitsOf(b)));
+}
+
+/** One differing output, readable: its index, both values, their distance, then the bits. */
+function describeDifference(i, y, base) {
+  const apart = Number.isFinite(y[i]) && Number.isFinite(base[i]) ? `, ${ulpsApart(y[i], base[i])} ulp apart` : '';
+  return `y[${i}] = ${y[i].toPrecision(9)} vs ${base[i].toPrecision(9)}${apart} (${hex(bitsOf(y[i]))} vs ${hex(bitsOf(base[i]))})`;
+}
 
 /** Indices whose bits differ from `base` (a NaN matching a NaN is equal). */
 function differences(y, base) {
@@ -52,35 +64,63 @@ async function nativeOnGpu(device, native, x, w) {
 }
 
 export async function mountGpu(section) {
-  if (!navigator.gpu) return; // no WebGPU here: the panel stays hidden
-  section.hidden = false;
   const button = find(section, '#gpu-run');
   const table = find(section, '#gpu-table');
   const summary = find(section, '#gpu-summary');
+  const status = find(section, '#gpu-status');
   const message = find(section, '.message');
+  if (!navigator.gpu) {
+    status.textContent = 'This browser has no WebGPU (navigator.gpu is undefined), so this panel cannot run here. '
+      + 'The kernels above are WebAssembly and need no GPU.';
+    button.disabled = true;
+    section.dataset.state = 'no-webgpu';
+    return;
+  }
+  status.textContent = 'This browser has WebGPU. Nothing runs on the GPU until you ask.';
   let kernels = null;
+  let reports = 0;
+
+  async function open() {
+    status.textContent = 'Asking the browser for a GPU adapter…';
+    const adapter = await navigator.gpu.requestAdapter();
+    if (adapter === null) {
+      section.dataset.state = 'no-adapter';
+      throw new Error('this browser has WebGPU (navigator.gpu) but gave this page no adapter: '
+        + 'it found no GPU it will use, and offers no software one. Nothing ran on the GPU.');
+    }
+    const device = await adapter.requestDevice();
+    const info = adapter.info ?? {};
+    const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'an unnamed adapter';
+    const onProgress = ({ compiled, total }) => {
+      reports++;
+      section.dataset.compileReports = String(reports);
+      status.textContent = compiled < total
+        ? `Compiling the exact kernel's GPU pipeline for ${name} (${compiled} of ${total} built; seconds on a software adapter)…`
+        : `Pipeline built (${compiled} of ${total}); running…`;
+    };
+    kernels = { arrays: createArrayKernels(createGpuKernels(device, { onProgress })), native: createNativeRmsNorm(device), device, name };
+  }
 
   async function run() {
-    if (kernels === null) {
-      const adapter = await navigator.gpu.requestAdapter();
-      if (adapter === null) throw new Error('this browser has WebGPU but gives no adapter (a GPU or a software one)');
-      const device = await adapter.requestDevice();
-      kernels = { arrays: createArrayKernels(createGpuKernels(device)), native: createNativeRmsNorm(device), device };
-    }
+    const started = performance.now();
+    if (kernels === null) await open();
     const seed = newSeed();
     const rand = prng(seed);
     const x = normalArray(rand, ROWS * DIM, 3);
     const w = uniformArray(rand, DIM, 0.5, 1.5);
     const wasm = wasmKernels().rmsNorm(x, w); // the page's own instance (web/lib/kernels.js)
+    status.textContent = `Running on ${kernels.name}…`;
+    const exact = await kernels.arrays.rmsNorm(x, w);
+    const took = performance.now() - started;
     const outputs = [
       ['wasm kernel', wasm],
-      ['exact WebGPU kernel', await kernels.arrays.rmsNorm(x, w)],
+      ['exact WebGPU kernel', exact],
       ['native-float WebGPU kernel', await nativeOnGpu(kernels.device, kernels.native, x, w)],
     ];
     const head = document.createElement('thead');
     const headRow = document.createElement('tr');
     headRow.append(cell('th', 'implementation', 'left'), cell('th', 'outputs differing from the wasm kernel'),
-      cell('th', 'first differing outputs (index: bits, wasm bits)', 'left'));
+      cell('th', 'first differing outputs: this one vs the wasm kernel\'s', 'left'));
     head.append(headRow);
     const body = document.createElement('tbody');
     const counts = [];
@@ -88,14 +128,18 @@ export async function mountGpu(section) {
       const diff = differences(y, wasm);
       counts.push(diff.length);
       const tr = document.createElement('tr');
-      const shown = diff.slice(0, SHOWN).map((i) => `${i}: ${hex(y[i])}, ${hex(wasm[i])}`).join('; ');
+      const shown = diff.slice(0, SHOWN).map((i) => describeDifference(i, y, wasm)).join('; ');
       tr.append(cell('th', name, 'left'), cell('td', `${diff.length} of ${y.length}`, 'num'), cell('td', shown || '—', 'left mono'));
       body.append(tr);
     }
     table.replaceChildren(head, body);
+    status.textContent = `Ran on ${kernels.name}; this run took ${(took / 1000).toFixed(2)} s`
+      + (reports > 0 ? ', the first one including the pipeline\'s compilation.' : '.');
     summary.textContent = `Batch ${ROWS} × ${DIM}, seed ${seed}: the exact GPU kernel differs from the wasm kernel in ${counts[1]} outputs, `
-      + `the native-float GPU kernel in ${counts[2]} (on this adapter: WGSL lets each float operation round either way).`;
+      + `the native-float GPU kernel in ${counts[2]}: it sums in a tree, not the contract's order, and uses inverseSqrt (2 ulp in WGSL); `
+      + 'WGSL promises only that + and * round to one of the two nearest floats, so a float kernel\'s bits are its adapter\'s.';
     section.dataset.exactDiffering = String(counts[1]);
+    section.dataset.state = 'ran';
   }
 
   button.addEventListener('click', async () => {
@@ -104,6 +148,7 @@ export async function mountGpu(section) {
     try {
       await run();
     } catch (err) {
+      status.textContent = 'The GPU run did not complete.';
       report(message, `The GPU run failed: ${err.message}`);
     } finally {
       button.disabled = false;

@@ -1,17 +1,24 @@
 // The GPU rows of the bench, measured in a page on one adapter, side by
-// side in interleaved rounds (16 calls a sample): the exact kernel (src/webgpu), a native-float
-// WGSL kernel (src/webgpu/native.js: tree reduction and inverseSqrt, what
-// the peers do), and onnxruntime-web's WebGPU backend running
+// side in interleaved rounds: the exact kernel (src/webgpu, a prepared
+// call as a decode loop makes one), a native-float WGSL kernel
+// (src/webgpu/native.js: tree reduction and inverseSqrt, what the peers
+// do), and onnxruntime-web's WebGPU backend running
 // SimplifiedLayerNormalization. Each is timed on data already on the GPU,
-// from submit to the queue's completion, and its output read back once and
-// compared with the JS reference, value by value.
+// and its output read back once and compared with the JS reference, value
+// by value.
+//
+// A call's time is the slope between two batches, n calls and 2n, each
+// submitted and waited for: (T(2n) - T(n)) / n. The wait for the queue is
+// a fixed cost that this takes out, and in Firefox it is large and comes
+// in steps (the device is polled every 100 ms), so that a batch time alone
+// measures the poll, not the kernels. n is chosen per row so that a batch
+// takes well over that wait.
 /* global GPUBufferUsage, GPUMapMode -- this module runs in the page */
 import { createGpuKernels } from '../../../src/webgpu/index.js';
 import { createNativeRmsNorm } from '../../../src/webgpu/native.js';
 import { rmsNorm } from '../../../src/reference/index.js';
 import { normModel } from '../onnx-model.js';
 
-const REPEAT = 16;
 const S = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
 function upload(device, array) {
@@ -49,11 +56,30 @@ function inputs(rows, dim) {
   return { x, w };
 }
 
+const median = (a) => {
+  const s = [...a].sort((p, q) => p - q);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/** The queue's wait: an empty submit waited for, median of five, in ms. */
+async function queueWait(device) {
+  const times = [];
+  for (let k = 0; k < 5; k++) {
+    const start = performance.now();
+    device.queue.submit([device.createCommandEncoder().finish()]);
+    await device.queue.onSubmittedWorkDone();
+    times.push(performance.now() - start);
+  }
+  return median(times);
+}
+
 /**
- * Measures every row at each shape ([rows, dim]): { adapter, shapes: [{
- * rows, dim, results: [{ id, name, seconds: per-round medians, differing }] }] }.
+ * Measures every row at each shape ([rows, dim]): { adapter, wait (the
+ * queue's, ms), shapes: [{ rows, dim, values, results: [{ id, name,
+ * seconds: a call's, per round; batch: n; differing }] }] }. `batchMs`:
+ * the least time of a batch of n calls (default: 400 ms, and 10 waits).
  */
-export async function measureGpu({ shapes, rounds = 7, minSeconds = 0.05 }) {
+export async function measureGpu({ shapes, rounds = 7, batchMs }) {
   const ort = await import('/node_modules/onnxruntime-web/dist/ort.webgpu.bundle.min.mjs');
   ort.env.logLevel = 'error';
   ort.env.wasm.numThreads = 1;
@@ -65,6 +91,8 @@ export async function measureGpu({ shapes, rounds = 7, minSeconds = 0.05 }) {
   const first = await sessionFor(16, 1e-6); // kept open: the device lives as long as a session does
   const device = await ort.env.webgpu.device;
   const info = (await navigator.gpu.requestAdapter())?.info ?? {}; // the same default adapter, for its name
+  const wait = await queueWait(device);
+  const least = batchMs ?? Math.max(400, 10 * wait);
   const exact = createGpuKernels(device);
   const native = createNativeRmsNorm(device);
   const out = [];
@@ -81,24 +109,22 @@ export async function measureGpu({ shapes, rounds = 7, minSeconds = 0.05 }) {
       scale: ort.Tensor.fromGpuBuffer(wb, { dataType: 'float32', dims: [dim] }),
     };
     let ortY = null;
-    // REPEAT calls a sample, then one wait for the queue: a single call's
-    // time would be mostly the wait's latency (milliseconds in Firefox).
-    const record = (kernel) => async () => {
+    // n calls into one encoder, one submit, one wait.
+    const batch = (kernel) => async (n) => {
       const encoder = device.createCommandEncoder();
-      for (let k = 0; k < REPEAT; k++) kernel(encoder);
+      for (let k = 0; k < n; k++) kernel(encoder);
       device.queue.submit([encoder.finish()]);
       await device.queue.onSubmittedWorkDone();
     };
+    const prepared = await exact.rmsNorm.prepare({ x: xb, weight: wb, out: yb }, { rows, dim, eps });
     const rowsToRun = [
-      { id: 'webgpu-exact', name: 'rmsnorm-wasm/webgpu (exact, u32 soft-float)',
-        call: record((e) => exact.rmsNorm(e, { x: xb, weight: wb, out: yb }, { rows, dim, eps })),
-        output: () => readBack(device, yb, x.length) },
+      { id: 'webgpu-exact', name: 'rmsnorm-wasm/webgpu (exact, prepared call)',
+        call: batch((e) => prepared.run(e)), output: () => readBack(device, yb, x.length) },
       { id: 'webgpu-native', name: 'native-float WGSL (tree sum, inverseSqrt)',
-        call: record((e) => native(e, { x: xb, weight: wb, out: yb }, { rows, dim, eps })),
-        output: () => readBack(device, yb, x.length) },
+        call: batch((e) => native(e, { x: xb, weight: wb, out: yb }, { rows, dim, eps })), output: () => readBack(device, yb, x.length) },
       { id: 'ort-webgpu', name: `onnxruntime-web ${ort.env.versions.web} WebGPU, SimplifiedLayerNormalization`,
-        call: async () => {
-          for (let k = 0; k < REPEAT; k++) {
+        call: async (n) => {
+          for (let k = 0; k < n; k++) {
             ortY?.dispose();
             ortY = (await session.run(feeds)).Y;
           }
@@ -106,34 +132,72 @@ export async function measureGpu({ shapes, rounds = 7, minSeconds = 0.05 }) {
         },
         output: async () => new Float32Array(await ortY.getData()) },
     ];
-    const seconds = rowsToRun.map(() => []);
-    for (const r of rowsToRun) await r.call(); // warm-up: pipelines built
+    const timed = async (r, n) => {
+      const start = performance.now();
+      await r.call(n);
+      return performance.now() - start;
+    };
     const differingCounts = [];
     for (const r of rowsToRun) {
-      await r.call();
+      await r.call(1); // warm-up: pipelines built
       differingCounts.push(differing(await r.output(), want));
+      // The batch: doubled from 2 until it takes `least` ms (at most 4096 calls).
+      r.n = 2;
+      while (r.n < 4096 && (await timed(r, r.n)) < least) r.n *= 2;
     }
+    const seconds = rowsToRun.map(() => []);
     for (let round = 0; round < rounds; round++) {
       for (const [k, r] of rowsToRun.entries()) {
-        let calls = 0;
-        const start = performance.now();
-        let now = start;
-        while (now - start < minSeconds * 1000 || calls < 2) {
-          await r.call();
-          calls++;
-          now = performance.now();
-        }
-        seconds[k].push((now - start) / 1000 / calls / REPEAT);
+        const once = await timed(r, r.n);
+        const twice = await timed(r, 2 * r.n);
+        seconds[k].push(Math.max(1e-9, (twice - once) / r.n / 1000));
       }
     }
     out.push({
       rows, dim, values: x.length,
-      results: rowsToRun.map((r, k) => ({ id: r.id, name: r.name, seconds: seconds[k], differing: differingCounts[k] })),
+      results: rowsToRun.map((r, k) => ({ id: r.id, name: r.name, seconds: seconds[k], batch: r.n, differing: differingCounts[k] })),
     });
     ortY?.dispose();
+    prepared.destroy();
     await session.release();
     for (const b of [xb, wb, yb]) b.destroy();
   }
   await first.release();
-  return { adapter: [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter', shapes: out };
+  return { adapter: [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter', wait, shapes: out };
+}
+
+/**
+ * What an engine waits for at load, in a page whose device has built no
+ * pipeline yet: from createGpuKernels to the first call's result read back
+ * (the device already made), and a call after that (run, submit, read
+ * back), median of five; both in ms, with the differing outputs.
+ */
+export async function measureSetup({ rows, dim }) {
+  const device = await (await navigator.gpu.requestAdapter()).requestDevice();
+  const { x, w } = inputs(rows, dim);
+  const want = rmsNorm(x, w);
+  const xb = upload(device, x);
+  const wb = upload(device, w);
+  const yb = device.createBuffer({ size: x.byteLength, usage: S() });
+  await device.queue.onSubmittedWorkDone();
+  const start = performance.now();
+  const gpu = createGpuKernels(device);
+  const prepared = await gpu.rmsNorm.prepare({ x: xb, weight: wb, out: yb }, { rows, dim });
+  const call = async () => {
+    const encoder = device.createCommandEncoder();
+    prepared.run(encoder);
+    device.queue.submit([encoder.finish()]);
+    return readBack(device, yb, x.length);
+  };
+  const first = await call();
+  const setup = performance.now() - start;
+  const after = [];
+  for (let k = 0; k < 5; k++) {
+    const t = performance.now();
+    await call();
+    after.push(performance.now() - t);
+  }
+  prepared.destroy();
+  device.destroy();
+  return { setup, after: median(after), differing: differing(first, want) };
 }

@@ -1,39 +1,54 @@
 // The GPU bench (tests/bench/rows/webgpu-page.js) run from Node in each
 // browser with WebGPU, and its table: per shape, each row's time over the
 // exact kernel's (median of per-round ratios) and how many of its outputs
-// differ from the reference. Software adapters run on the CPU: ratios
-// only, no absolute times (docs/webgpu.md).
+// differ from the reference; then what an engine waits for at load (a page
+// of its own, no pipeline built yet). Software adapters run on the CPU:
+// ratios only, no absolute times (docs/webgpu.md).
+//
+//   node tests/bench/rows/webgpu.js [chromium,firefox,chromium-gpu]
 import { fileURLToPath } from 'node:url';
 import { startTestServer } from '../../helpers/engines.js';
 import { launchGpuBrowser } from '../../helpers/webgpu-engines.js';
 
 export const GPU_SHAPES = [[1, 896], [1, 4096], [32, 1024], [512, 2048]];
+/** The shape whose set-up is timed: a small model's decode step. */
+export const SETUP_SHAPE = [1, 896];
 
 const median = (a) => {
   const s = [...a].sort((p, q) => p - q);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-/** Runs the GPU rows in `engine` ('chromium' or 'firefox'); returns { version, adapter, table (markdown), shapes }. */
+/** Runs the GPU rows in `engine` (see tests/helpers/webgpu-engines.js);
+ * returns { version, adapter, table (markdown), shapes, setup }. */
 export async function runGpuBench(engine, { shapes = GPU_SHAPES, rounds = 7, log = () => {} } = {}) {
   const server = await startTestServer();
   const browser = await launchGpuBrowser(engine);
   try {
+    // Set-up first, in a page of its own: no pipeline of this device is built yet.
+    const fresh = await browser.openPage(server.url('/tests/pages/blank.html'));
+    const setup = await fresh.evaluate(async (arg) => (await import('/tests/bench/rows/webgpu-page.js')).measureSetup(arg),
+      { rows: SETUP_SHAPE[0], dim: SETUP_SHAPE[1] });
+    await fresh.close();
     const page = await browser.openPage(server.url('/tests/pages/blank.html'));
     log(`${browser.version}: measuring ${shapes.map((s) => s.join('x')).join(', ')}`);
     const measured = await page.evaluate(async (arg) => (await import('/tests/bench/rows/webgpu-page.js')).measureGpu(arg), { shapes, rounds });
     const problems = (await page.problems()).filter((p) => !/powerPreference/.test(p));
     if (problems.length > 0) log(`${browser.version} console: ${problems.join('; ')}`);
-    const lines = [`**WebGPU, ${browser.version}, adapter ${measured.adapter}** (time / the exact kernel's, median of ${rounds} rounds; outputs that differ from the reference)`, '',
-      '| shape | row | time / exact | differing outputs |', '| --- | --- | ---: | ---: |'];
+    const lines = [`**WebGPU, ${browser.version}, adapter ${measured.adapter}** (a call's time / the exact kernel's, median of ${rounds} rounds; `
+      + `outputs that differ from the reference; calls a batch)`, '',
+    '| shape | row | time / exact | differing outputs | batch |', '| --- | --- | ---: | ---: | ---: |'];
     for (const s of measured.shapes) {
       const exact = s.results.find((r) => r.id === 'webgpu-exact');
       for (const r of s.results) {
         const ratio = median(r.seconds.map((t, i) => t / exact.seconds[i]));
-        lines.push(`| ${s.rows}×${s.dim} | ${r.name} | ${ratio.toFixed(3)} | ${r.differing} of ${s.values} |`);
+        lines.push(`| ${s.rows}×${s.dim} | ${r.name} | ${ratio.toFixed(3)} | ${r.differing} of ${s.values} | ${r.batch} |`);
       }
     }
-    return { version: browser.version, adapter: measured.adapter, table: lines.join('\n'), shapes: measured.shapes };
+    lines.push('', `Set-up at ${SETUP_SHAPE.join('×')} (a new device): createGpuKernels to the first result read back ${setup.setup.toFixed(0)} ms; `
+      + `a call after it (run, submit, read back) ${setup.after.toFixed(1)} ms; ${setup.differing} differing outputs. `
+      + `The queue's wait: ${measured.wait.toFixed(1)} ms.`);
+    return { version: browser.version, adapter: measured.adapter, table: lines.join('\n'), shapes: measured.shapes, setup };
   } finally {
     await browser.close();
     await server.close();

@@ -1,0 +1,192 @@
+// How a checked call (./args.js) is laid out on the GPU: which bindings
+// its roles share, how each binding is declared, how many invocations
+// share a row, and the variant of the shader that results. Pure
+// arithmetic on the call's record: the same call always gets the same
+// layout, and the same variant the same pipeline.
+import { DTYPE } from '../loader/abi.js';
+import { ceil, List, log2, max, min, RangeError } from '../loader/intrinsics.js';
+import { LAYERNORM_SERIAL_DIM } from './layernorm-shader.js';
+import { WORKGROUP_SIZE } from './wgsl.js';
+
+const MAX_GROUPS = 65535; // maxComputeWorkgroupsPerDimension's guaranteed value
+
+/** [x, y] workgroups for `groups` in all, within the per-dimension limit. */
+export function dispatchSize(fn, groups, rows) {
+  const size = new List(2);
+  size[0] = min(groups, MAX_GROUPS);
+  size[1] = ceil(groups / MAX_GROUPS);
+  if (size[1] > MAX_GROUPS) throw new RangeError(`${fn}: params.rows is too large (${rows})`);
+  return size;
+}
+
+/**
+ * The bindings of the roles named in `names` (of `measured`): roles in one
+ * GPUBuffer whose bound ranges (from the offset alignment below their
+ * first byte to the 4-byte word after their last) would meet share one,
+ * because WebGPU forbids a writable binding that overlaps another in one
+ * dispatch. A binding is read-only when nothing in its buffer is written
+ * by the dispatch (a buffer bound writable and read-only in one dispatch
+ * is a usage conflict), and atomic when a 16-bit role written in it has a
+ * row that starts or ends inside a word (`pairs` below). With `vectors`,
+ * a binding of per-row roles and weights only is read a vector at a time
+ * where every group of four values starts on one (a statistic, one value
+ * a row, gains nothing by it, and each layout is a pipeline). Returns
+ * { bindings: [{ buffer, offset, size, access, atomic, names }], roles:
+ * { name: { binding (1 on), offset (elements from the binding's start), pairs } } }.
+ */
+export function bindingsOf(fn, device, measured, names, rows, dim, stride, vectors = true) {
+  const align = device.limits.minStorageBufferOffsetAlignment;
+  const maxSize = device.limits.maxStorageBufferBindingSize;
+  let groups = new List();
+  for (let i = 0; i < names.length; i++) {
+    const m = measured[names[i]];
+    const g = { __proto__: null, buffer: m.buffer, start: m.start - (m.start % align), end: max(ceil(m.end / 4) * 4, m.start - (m.start % align) + 4), names: new List(1) };
+    g.names[0] = names[i];
+    groups[groups.length] = g;
+  }
+  for (let merged = true; merged;) {
+    merged = false;
+    for (let i = 0; i < groups.length && !merged; i++) {
+      for (let j = i + 1; j < groups.length && !merged; j++) {
+        const a = groups[i];
+        const b = groups[j];
+        if (a.buffer === b.buffer && a.start < b.end && b.start < a.end) {
+          a.start = min(a.start, b.start);
+          a.end = max(a.end, b.end);
+          for (let k = 0; k < b.names.length; k++) a.names[a.names.length] = b.names[k];
+          const rest = new List();
+          for (let k = 0; k < groups.length; k++) if (k !== j) rest[rest.length] = groups[k];
+          groups = rest;
+          merged = true;
+        }
+      }
+    }
+  }
+  const roles = { __proto__: null };
+  const bindings = new List(groups.length);
+  for (let k = 0; k < groups.length; k++) {
+    const g = groups[k];
+    let label = '';
+    let writes = false;
+    let atomic = false;
+    let words = 4; // the vector a group of four values is, if every role's groups start on one
+    for (let n = 0; n < g.names.length; n++) {
+      const m = measured[g.names[n]];
+      label += `${n === 0 ? '' : ', '}${m.name}`;
+      const offset = (m.start - g.start) / m.bytes;
+      // 16-bit rows that start and end on word boundaries are whole words.
+      const pairs = m.bytes === 2 && offset % 2 === 0 && (rows <= 1 || stride % 2 === 0) && (!m.writes || dim % 2 === 0);
+      if (m.writes && m.bytes === 2 && !pairs) atomic = true;
+      const statistic = g.names[n] === 'rstd' || g.names[n] === 'mean';
+      const aligned = vectors && !statistic && offset % 4 === 0 && (rows <= 1 || m.runs === 1 || stride % 4 === 0) && (m.bytes === 4 || pairs);
+      const vector = m.bytes === 4 ? 4 : 2;
+      words = aligned && (words === 4 || words === vector) && (n === 0 || words === vector) ? vector : 1;
+      writes = writes || m.writes;
+      roles[g.names[n]] = { __proto__: null, binding: k + 1, offset, pairs };
+    }
+    // A vector binding reads whole vectors: its size rounds up to one, which the buffer must hold.
+    const vectorEnd = g.start + ceil((g.end - g.start) / (words * 4)) * words * 4;
+    if (words > 1 && vectorEnd <= g.buffer.size) g.end = vectorEnd;
+    else words = 1;
+    if (g.end > g.buffer.size) {
+      throw new RangeError(`${fn}: the buffer of ${label} is ${g.buffer.size} bytes; WebGPU binds whole 4-byte words, so it must extend to byte ${g.end}`);
+    }
+    if (g.end - g.start > maxSize) {
+      throw new RangeError(`${fn}: ${label} span ${g.end - g.start} bytes of one buffer, beyond the device's maxStorageBufferBindingSize (${maxSize})`);
+    }
+    bindings[k] = {
+      __proto__: null, buffer: g.buffer, offset: g.start, size: g.end - g.start, access: writes ? 'read_write' : 'read', atomic,
+      words: atomic ? 1 : words, names: g.names,
+    };
+  }
+  for (let k = 0; k < bindings.length; k++) {
+    for (let j = 0; j < bindings.length; j++) {
+      if (bindings[j].buffer === bindings[k].buffer && bindings[j].access === 'read_write') bindings[k].access = 'read_write';
+    }
+  }
+  return { __proto__: null, bindings, roles };
+}
+
+/**
+ * Invocations a row: 1 keeps a row's four lane groups in one invocation
+ * (no barriers: the fastest on a CPU adapter, whose few cores the rows
+ * alone fill); 4, 16 or 64 share a row's blocks, as many as its first
+ * blocks have lane groups, so that short calls spread over more
+ * invocations. `invocationsPerRow` (an option of createGpuKernels) fixes it.
+ */
+export function teamOf(rows, dim, cpu, invocationsPerRow) {
+  if (invocationsPerRow !== 'auto') return invocationsPerRow;
+  const blocks = ceil(dim / 256);
+  if (cpu && rows >= 16) return 1;
+  return blocks >= 16 ? 64 : blocks >= 4 ? 16 : 4;
+}
+
+/** The fast path's bound on |x|: every square and every sum of dim of them
+ * stays below 2^127 (src/webgpu/rmsnorm-shader.js, fast_ok). */
+export function fastBound(dim) {
+  const hx = min(50, (126 - ceil(log2(dim))) >> 1);
+  return (127 + hx) * 0x800000;
+}
+
+const RMS_ROLES = ['x', 'residual', 'weight', 'out', 'rstd'];
+
+/**
+ * The layout of a checked RMSNorm call: { variant, bindings, roles, groups,
+ * prologue }. The weight matters only to out (a call without out ignores
+ * it). With a weight offset, the prologue makes w' into a scratch buffer
+ * (prologue: { binding of the weight alone, its offset }) and the main
+ * pass reads that as a float32 weight, bound last.
+ */
+export function rmsNormLayout(call, device, cpu, invocationsPerRow) {
+  const { fn, measured, rows, dim, stride } = call;
+  const weighted = measured.weight !== undefined && measured.out !== undefined;
+  const prologue = weighted && call.weightOffset !== 0;
+  const names = new List();
+  for (let i = 0; i < RMS_ROLES.length; i++) {
+    const key = RMS_ROLES[i];
+    if (measured[key] !== undefined && (key !== 'weight' || (weighted && !prologue))) names[names.length] = key;
+  }
+  const { bindings, roles } = bindingsOf(fn, device, measured, names, rows, dim, stride);
+  let weight = weighted ? roles.weight : null;
+  let alone = null;
+  if (prologue) {
+    const one = new List(1);
+    one[0] = 'weight';
+    const w = bindingsOf(fn, device, measured, one, 1, dim, dim);
+    alone = { __proto__: null, binding: w.bindings[0], offset: w.roles.weight.offset };
+    bindings[bindings.length] = { __proto__: null, buffer: null, offset: 0, size: dim * 4, access: 'read', atomic: false, words: dim % 4 === 0 ? 4 : 1, names: one };
+    weight = { __proto__: null, binding: bindings.length, offset: 0, pairs: false };
+    roles.weight = weight;
+  }
+  const team = teamOf(rows, dim, cpu, invocationsPerRow);
+  const variant = {
+    __proto__: null,
+    residual: measured.residual !== undefined,
+    dtype: DTYPE[call.dtype].code,
+    weight: weighted ? { __proto__: null, dtype: prologue ? 0 : DTYPE[call.weightDtype].code } : null,
+    gemma: weighted && call.gemma,
+    team,
+    bindings,
+    roles: { __proto__: null, x: roles.x, residual: roles.residual ?? null, weight, out: roles.out ?? null, rstd: roles.rstd ?? null },
+  };
+  const perGroup = team === 1 ? WORKGROUP_SIZE : WORKGROUP_SIZE / team;
+  return { __proto__: null, variant, bindings, roles, prologue: alone, groups: dispatchSize(fn, ceil(rows / perGroup), rows) };
+}
+
+const LN_ROLES = ['x', 'weight', 'bias', 'out', 'mean', 'rstd'];
+
+/** The layout of a checked LayerNorm call. */
+export function layerNormLayout(call, device) {
+  const { fn, measured, rows, dim, stride } = call;
+  const names = new List();
+  for (let i = 0; i < LN_ROLES.length; i++) if (measured[LN_ROLES[i]] !== undefined) names[names.length] = LN_ROLES[i];
+  // (Its shader reads a value at a time: no vector bindings.)
+  const { bindings, roles } = bindingsOf(fn, device, measured, names, rows, dim, stride, false);
+  const serial = dim <= LAYERNORM_SERIAL_DIM;
+  const r = (key) => roles[key] ?? null;
+  const variant = {
+    __proto__: null, serial, bindings,
+    roles: { __proto__: null, x: roles.x, weight: r('weight'), bias: r('bias'), out: r('out'), mean: r('mean'), rstd: r('rstd') },
+  };
+  return { __proto__: null, variant, bindings, roles, groups: dispatchSize(fn, serial ? ceil(rows / WORKGROUP_SIZE) : rows, rows) };
+}

@@ -1,0 +1,589 @@
+// The WGSL of the RMSNorm kernels, written for one variant of a call:
+// whether it adds a residual, its dtype, whether it has a weight (and its
+// cast mode), which of out and rstd it writes, how many invocations share a
+// row, and which binding each role lives in and how it is accessed. A
+// variant is specialized, not steered by uniforms: a branch a software
+// adapter cannot skip costs on every value, and a smaller shader compiles
+// in a fraction of the time (docs/webgpu.md has both figures).
+//
+// The numbers are those of src/kernels/f32-rmsnorm/rmsnorm_f32.h, step by
+// step, in its summation order. Each row runs the common path first
+// (./fastfloat.js: four lanes at a time, branch-free), after checking that
+// every value of the row is zero or in the range where that path holds;
+// a row that is not, and every row that takes the rescue path, is computed
+// by ./softfloat.js operations instead, in the same order. Both give the
+// same bits; the branch between them is per row and sits around loops,
+// which every adapter skips when no invocation of a SIMD group enters.
+//
+// Step 1's order: value i of a 256-value block goes to lane i mod 16, and
+// an invocation owns four consecutive lanes (a vec4) of a block. A row is
+// shared by TEAM invocations: 1 (the row's four lane groups in one
+// invocation, no barriers) or 4, 16, 64 (TEAM / 4 blocks at a time, their
+// lane sums folded through workgroup memory, the block sums pushed in
+// order on the team leader's stack). The fold and the pairwise sum are the
+// contract's fixed trees, whatever invocation adds which node.
+//
+// The weight's step-4 operand w' is w widened to float32, read where it is
+// used; with a weight offset, w' = weight_offset + w is made by a prologue
+// pass (prologueShader) into a scratch buffer the main pass reads as a
+// float32 weight. (A pass costs a dispatch, which on a software adapter is
+// the price of a small call: docs/webgpu.md.)
+//
+// 16-bit values are packed two to a u32 (lower address in the low half).
+// Roles whose rows start and end on word boundaries are read and written
+// by whole words, each word by the one invocation that owns both values; a
+// 16-bit role written that is not has an atomic binding, and its words are
+// changed a half at a time (atomicAnd, atomicOr), so that invocations of
+// neighbouring rows, or the caller's bytes beside the role, are left as
+// they were.
+import { List } from '../loader/intrinsics.js';
+import { FASTFLOAT_WGSL } from './fastfloat.js';
+import { SOFTFLOAT_WGSL } from './softfloat.js';
+import { bindingDecl, FAST_SUMS_WGSL, roleAccess, structOf, SUMS_WGSL, WORKGROUP_SIZE } from './wgsl.js';
+
+/** The uniform block, in u32 slots (its WGSL struct is written from this list). */
+export const PARAMS = ['rows', 'dim', 'dim_f32', 'eps', 'groups_x', 'x_hi',
+  'x_off', 'x_stride', 'r_off', 'r_stride', 'y_off', 'y_stride', 's_off', 'w_off', 'pad0', 'pad1'];
+
+/** The prologue's uniform block. */
+export const PROLOGUE_PARAMS = ['dim', 'w_off', 'weight_offset', 'groups_x'];
+
+/** Storage bits of `dtype` to float32 bits and back, one value (softfloat:
+ * any value) and four (the common path: finite values only), named
+ * widen${suffix}, narrow${suffix}, widen${suffix}4 and narrow${suffix}4. */
+function conversions(dtype, suffix) {
+  if (dtype === 0) {
+    return `fn widen${suffix}(h: u32) -> u32 { return h; }
+fn narrow${suffix}(v: u32) -> u32 { return v; }
+fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> { return h; }
+fn narrow${suffix}4(v: vec4<u32>) -> vec4<u32> { return v; }
+`;
+  }
+  if (dtype === 1) {
+    return `fn widen${suffix}(h: u32) -> u32 { return bf16_to_f32(h); }
+fn narrow${suffix}(v: u32) -> u32 { return f32_to_bf16(v); }
+fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> { return h << vec4<u32>(16u); }
+fn narrow${suffix}4(a: vec4<u32>) -> vec4<u32> { return (a + vec4<u32>(0x7fffu) + ((a >> vec4<u32>(16u)) & vec4<u32>(1u))) >> vec4<u32>(16u); }
+`;
+  }
+  // float16. A subnormal h = f * 2^-24 is (2^-14 + f * 2^-24) - 2^-14: one
+  // native subtraction of normal operands whose exact result, a normal
+  // float, is what "correctly rounded" returns (./fastfloat.js says why
+  // nothing else can change it).
+  return `fn widen${suffix}(h: u32) -> u32 { return f16_to_f32(h); }
+fn narrow${suffix}(v: u32) -> u32 { return f32_to_f16(v); }
+fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> {
+  let sign = (h & vec4<u32>(0x8000u)) << vec4<u32>(16u);
+  let e = (h >> vec4<u32>(10u)) & vec4<u32>(0x1fu);
+  let f = h & vec4<u32>(0x3ffu);
+  let normal = ((e + vec4<u32>(112u)) << vec4<u32>(23u)) | (f << vec4<u32>(13u));
+  let sub = bitcast<vec4<u32>>(bitcast<vec4<f32>>(vec4<u32>(0x38800000u) | (f << vec4<u32>(13u))) - vec4<f32>(bitcast<f32>(0x38800000u)));
+  let tiny = select(sub & vec4<u32>(F_ABS), vec4<u32>(0u), f == vec4<u32>(0u));
+  let special = select(normal, vec4<u32>(F32_INF) | (f << vec4<u32>(13u)), e == vec4<u32>(31u));
+  return sign | select(special, tiny, e == vec4<u32>(0u));
+}
+fn narrow${suffix}4(a: vec4<u32>) -> vec4<u32> {
+  let sign = (a >> vec4<u32>(16u)) & vec4<u32>(0x8000u);
+  let aa = a & vec4<u32>(F_ABS);
+  let rb = aa - vec4<u32>(112u << 23u);
+  let qn = rb >> vec4<u32>(13u);
+  let normal = qn + select(vec4<u32>(0u), vec4<u32>(1u), (rb & vec4<u32>(0x1fffu)) + (qn & vec4<u32>(1u)) > vec4<u32>(0x1000u));
+  let sh = min(vec4<u32>(126u) - min(aa >> vec4<u32>(23u), vec4<u32>(126u)), vec4<u32>(25u));
+  let m = (aa & vec4<u32>(F_MANT)) | vec4<u32>(F_HIDDEN);
+  let qs = m >> sh;
+  let rest = m - (qs << sh);
+  let sub = qs + select(vec4<u32>(0u), vec4<u32>(1u), rest + (qs & vec4<u32>(1u)) > (vec4<u32>(1u) << (sh - vec4<u32>(1u))));
+  let r = select(sub, normal, aa >= vec4<u32>(0x38800000u));
+  return sign | select(r, vec4<u32>(0x7c00u), aa >= vec4<u32>(0x477ff000u));
+}
+`;
+}
+
+/**
+ * The shader of one RMSNorm variant (see the top of this file):
+ * { residual, dtype (0 float32, 1 bfloat16, 2 float16), weight (null or
+ * { dtype }), gemma, team, bindings: [{ access, atomic, words }] (binding
+ * 1 on), roles: { x, residual, weight, out, rstd } each { binding, pairs }
+ * or null }.
+ */
+export function rmsNormShader(v) {
+  const { roles } = v;
+  const team = v.team;
+  const wide = v.dtype === 0;
+  let decls = '';
+  for (let i = 0; i < v.bindings.length; i++) decls += bindingDecl(i + 1, v.bindings[i]);
+  let access = '';
+  const role = (name, r, isWide) => {
+    const b = v.bindings[r.binding - 1];
+    access += roleAccess(name, r.binding, b.atomic, isWide, r.pairs, name !== 'x' && name !== 'w', b.words);
+  };
+  role('x', roles.x, wide);
+  if (v.weight !== null) role('w', roles.weight, v.weight.dtype === 0);
+  if (roles.residual !== null) role('r', roles.residual, wide);
+  if (roles.out !== null) role('y', roles.out, wide);
+  if (roles.rstd !== null) role('s', roles.rstd, true);
+  const hasResidual = roles.residual !== null;
+  const hasOut = roles.out !== null;
+  // Llama rounds v to storage before the weight; float32 storage has nothing to round.
+  const llamaRound = v.weight !== null && !v.gemma && !wide;
+  return `${SOFTFLOAT_WGSL}${FASTFLOAT_WGSL}
+${structOf(PARAMS)}
+@group(0) @binding(0) var<uniform> P: Params;
+${decls}
+${access}
+${conversions(v.dtype, '')}
+${v.weight !== null ? conversions(v.weight.dtype, '_w') : ''}
+${SUMS_WGSL}${FAST_SUMS_WGSL}
+const TINY_SUM: u32 = 0x1f800000u; // 2^-64
+const FLT_MAX: u32 = 0x7f7fffffu;
+const TEAM: u32 = ${team}u;
+const LOW_X: u32 = 0x1fffffffu; // nonzero |x| >= 2^-63: its bits - 1 are at least this
+
+// The row's storage bits at elements i..i+3 (0 past the row): x's, or
+// round(x + residual) for addRmsNorm (step 0), recomputed where needed
+// rather than read back, so that no pass waits for another's stores.
+fn h4(row: u32, i: u32) -> vec4<u32> {
+  let n = select(0u, min(P.dim - i, 4u), i < P.dim);
+  let xs = x_raw4(P.x_off + row * P.x_stride + i, n);
+${hasResidual ? `  let rs = r_raw4(P.r_off + row * P.r_stride + i, n);
+  var h: vec4<u32>;
+  for (var k = 0u; k < 4u; k = k + 1u) { h[k] = narrow(f32_add(widen(xs[k]), widen(rs[k]))); }
+  return h;` : '  return xs;'}
+}
+
+// The row's statistics as the common path leaves them: the sum of
+// squares, and max|v| and min(|v| - 1) over its widened values (for the
+// range check: a zero's |v| - 1 wraps above every other).
+struct Fast { sum: u32, hi: u32, lo: u32 }
+
+// Whether the common path holds for the row: every |v| below x_hi (no
+// square, lane sum or total can overflow) and zero or at least 2^-63 (no
+// square is subnormal), and S in the plain range (no rescue).
+fn fast_ok(f: Fast) -> bool { return f.hi < P.x_hi && f.lo >= LOW_X && f.sum >= TINY_SUM; }
+
+// Steps 2 and 3: inv from S and eps.
+// (One division in the loop: ms = S / dim, then 1 / sqrt(ms + eps).)
+fn inv_of(sum: u32, eps: u32) -> u32 {
+  var r = sum;
+  for (var j = 0u; j < 2u; j = j + 1u) {
+    var n = r;
+    var d = P.dim_f32;
+    if (j == 1u) {
+      n = F32_ONE;
+      d = f32_sqrt(f32_add(r, eps));
+    }
+    r = f32_div(n, d);
+  }
+  return r;
+}
+
+// Whether step 4's products stay normal on the common path: |x * inv| in
+// [2^-80, 2^41) for every nonzero x, so that with |w'| in [2^-40, 2^40)
+// (weight_ok) every product is normal too.
+fn out_fast_ok(f: Fast, inv: u32) -> bool {
+  let ei = inv >> 23u;
+  return ((f.lo + 1u) >> 23u) + ei >= 174u && (f.hi >> 23u) + ei <= 293u;
+}
+
+${v.weight !== null ? `// Whether every w' is zero or in [2^-40, 2^40), the workgroup's
+// invocations each reading a share: weight_clear() (before a barrier),
+// weight_scan(tid) (after it and before another), then weight_ok().
+var<workgroup> weight_bad: atomic<u32>;
+fn weight_clear(tid: u32) { if (tid == 0u) { atomicStore(&weight_bad, 0u); } }
+fn weight_scan(tid: u32) {
+  var bad = 0u;
+  for (var j = tid; j < P.dim; j = j + ${WORKGROUP_SIZE}u) {
+    let w = widen_w(w_raw(P.w_off + j)) & F32_ABS;
+    let e = w >> 23u;
+    bad = bad | select(0u, 1u, w != 0u && (e < 87u || e > 166u));
+  }
+  if (bad != 0u) { atomicOr(&weight_bad, 1u); }
+}
+fn weight_ok() -> bool { return atomicLoad(&weight_bad) == 0u; }` : `fn weight_clear(tid: u32) {}
+fn weight_scan(tid: u32) {}
+fn weight_ok() -> bool { return true; }`}
+
+// Step 4 on the common path for elements i..i+3, from their storage bits.
+fn out_fast4(h: vec4<u32>, i: u32, inv: vec4<u32>, tinv: vec4<u32>) -> vec4<u32> {
+  var v = mul4(widen4(h), inv, tinv);
+${v.weight !== null ? `${llamaRound ? '  v = widen4(narrow4(v));\n' : ''}  v = mul4_free(v, widen_w4(w_raw4(P.w_off + i, min(P.dim - i, 4u))));` : ''}
+  return narrow4(v);
+}
+
+// Step 4 in softfloat for row element i, from its storage bits: x * scale
+// (the rescue path's), * inv, then * w'; one multiplication in the loop.
+fn out_value(h: u32, i: u32, inv: u32, scale: u32) -> u32 {
+  var v = widen(h);
+  for (var j = select(1u, 0u, scale != F32_ONE); j < ${v.weight !== null ? 3 : 2}u; j = j + 1u) {
+${v.weight !== null ? `    var m = inv;
+    if (j == 0u) { m = scale; }
+    if (j == 2u) {
+${llamaRound ? '      v = widen(narrow(v));\n' : ''}      m = widen_w(w_raw(P.w_off + i));
+    }` : '    let m = select(inv, scale, j == 0u);'}
+    v = f32_mul(v, m);
+  }
+  return narrow(v);
+}
+
+// Steps 0 (the residual's store) and 4 for the groups of four of a row
+// from group g0 by stride: on the common path, or in softfloat.
+fn finish_row(row: u32, g0: u32, stride: u32, fast: bool, inv: u32, scale: u32) {
+${hasOut || hasResidual ? `  let tinv = vec4<u32>(threshold47(inv));
+  let inv4 = vec4<u32>(inv);
+  let groups = (P.dim + 3u) / 4u;
+  // Two loops rather than a branch in one: a loop is the branch an adapter skips.
+  if (fast) {
+    for (var g = g0; g < groups; g = g + stride) {
+      let i = 4u * g;
+      let n = min(P.dim - i, 4u);
+      let h = h4(row, i);
+${hasResidual ? '      r_put4(P.r_off + row * P.r_stride + i, h, n);\n' : ''}${hasOut ? '      y_put4(P.y_off + row * P.y_stride + i, out_fast4(h, i, inv4, tinv), n);\n' : ''}    }
+  } else {
+    for (var g = g0; g < groups; g = g + stride) {
+      let i = 4u * g;
+      let n = min(P.dim - i, 4u);
+      let h = h4(row, i);
+${hasResidual ? '      r_put4(P.r_off + row * P.r_stride + i, h, n);\n' : ''}${hasOut ? `      var y: vec4<u32>;
+      for (var k = 0u; k < 4u; k = k + 1u) { y[k] = out_value(h[k], i + k, inv, scale); }
+      y_put4(P.y_off + row * P.y_stride + i, y, n);
+` : ''}    }
+  }` : '  _ = row;'}
+}
+
+// Step 1's term in softfloat: (x * scale) squared, one multiplication in the loop.
+fn square_of(h: u32, scale: u32) -> u32 {
+  var x = widen(h);
+  for (var j = select(1u, 0u, scale != F32_ONE); j < 2u; j = j + 1u) { x = f32_mul(x, select(x, scale, j == 0u)); }
+  return x;
+}
+
+// Step 1 in softfloat for a whole row in one invocation, on x * scale.
+// (The pending sums' total is one more pass of the block loop, so that the
+// loop holds each softfloat addition once.)
+fn general_sum(row: u32, scale: u32) -> u32 {
+  let blocks = (P.dim + 255u) / 256u;
+  var sums: Pairwise;
+  var total = 0u;
+  for (var block = 0u; block <= blocks; block = block + 1u) {
+    if (block == blocks) {
+      // The pending sums added from the top down, the last (smallest) first.
+      sums.depth = sums.depth - 1u;
+      total = sums.stack[sums.depth];
+      sums.sizes[sums.depth] = 0u;
+    } else {
+      var t: array<u32, 31>;
+      for (var k = 0u; k < 16u; k = k + 1u) { t[k] = 0u; }
+      let end = min(P.dim, block * 256u + 256u);
+      for (var i = block * 256u; i < end; i = i + 4u) {
+        let h = h4(row, i);
+        for (var k = 0u; k < 4u; k = k + 1u) {
+          t[(i + k) & 15u] = f32_add(t[(i + k) & 15u], square_of(h[k], scale));
+        }
+      }
+      total = fold_lanes(&t);
+    }
+    // Merged while the stack's top covers as many blocks (all of it at the end).
+    var n = select(1u, 0u, block == blocks);
+    while (sums.depth != 0u && (n == 0u || sums.sizes[sums.depth - 1u] == n)) {
+      sums.depth = sums.depth - 1u;
+      total = f32_add(sums.stack[sums.depth], total);
+      n = n * 2u;
+    }
+    if (block < blocks) { pairwise_store(&sums, total, n); }
+  }
+  return total;
+}
+
+// The rescue path's 2^k from max|x| (src/kernels/common.h), and eps * 2^k * 2^k;
+// scale 1 when the plain result stands (no finite nonzero max, or eps * 4^k overflows).
+fn rescue_of(top: u32) -> vec2<u32> {
+  if (top == 0u || top >= F32_INF) { return vec2<u32>(F32_ONE, P.eps); }
+  let k = clamp(127 - i32(top >> 23u), -126, 126); // subnormals: exponent field 0
+  let s2 = u32(k + 127) << 23u;
+  var eps = P.eps;
+  for (var j = 0u; j < 2u; j = j + 1u) { eps = f32_mul(eps, s2); }
+  if (eps > FLT_MAX) { return vec2<u32>(F32_ONE, P.eps); }
+  return vec2<u32>(s2, eps);
+}
+
+fn plain_ok(sum: u32, inv: u32) -> bool { return sum >= TINY_SUM && sum <= FLT_MAX && inv != 0u; }
+
+// Steps 2 and 3 from the common path's S if it holds; else steps 1 to 3
+// in softfloat, plainly, then on x * 2^k (the rescue path) when S or
+// ms + eps left the safe range and the row is finite and not all zeros
+// (in one invocation: rows that need it are rare). Returns (inv, scale,
+// whether step 4 takes the common path).
+fn row_result(row: u32, f: Fast) -> vec3<u32> {
+  var sum = f.sum;
+  var scale = F32_ONE;
+  var eps = P.eps;
+  var inv = 0u;
+  var fast = fast_ok(f);
+  for (var attempt = select(1u, 0u, fast); attempt < 3u; attempt = attempt + 1u) {
+    if (attempt > 0u) { sum = general_sum(row, scale); }
+    inv = inv_of(sum, eps);
+    if (attempt == 0u) {
+      if (inv != 0u) { break; }
+      fast = false;
+    } else if (attempt == 1u) {
+      if (plain_ok(sum, inv)) { break; }
+      let r = rescue_of(f.hi);
+      if (r.x == F32_ONE) { break; }
+      scale = r.x;
+      eps = r.y;
+    }
+  }
+  return vec3<u32>(inv, scale, select(0u, 1u, fast && out_fast_ok(f, inv)));
+}
+
+${team === 1 ? serialEntry(v) : teamEntry(v)}
+`;
+}
+
+/** A row an invocation: its lane groups in registers, no barriers but the
+ * weight check's. */
+function serialEntry(v) {
+  return `@compute @workgroup_size(${WORKGROUP_SIZE})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+${v.weight !== null ? `  weight_clear(tid);
+  workgroupBarrier();
+  weight_scan(tid);
+  workgroupBarrier();
+` : ''}  let wok = weight_ok();
+  let row = (wid.x + wid.y * P.groups_x) * ${WORKGROUP_SIZE}u + tid;
+  if (row >= P.rows) { return; }
+  // Step 1 on the common path: lanes 0-3, 4-7, 8-11, 12-15 of each block.
+  let blocks = (P.dim + 255u) / 256u;
+  var sums: Pairwise;
+  var hi = vec4<u32>(0u);
+  var lo = vec4<u32>(0xffffffffu);
+  for (var block = 0u; block < blocks; block = block + 1u) {
+    // Lane groups a, b, c, d: a is the current group's; after each group
+    // they rotate, so that each 16 values bring every group round once.
+    // The block's groups are padded to a multiple of four with zeros
+    // (which leave a lane as it was): the rotation ends where it began.
+    var a = vec4<u32>(0u);
+    var b = vec4<u32>(0u);
+    var c = vec4<u32>(0u);
+    var d = vec4<u32>(0u);
+    let end = block * 256u + min(P.dim - block * 256u + 15u, 256u) / 16u * 16u;
+    for (var i = block * 256u; i < end; i = i + 4u) {
+      let x = widen4(h4(row, i));
+      let ax = x & vec4<u32>(F_ABS);
+      hi = max(hi, ax);
+      lo = min(lo, ax - vec4<u32>(1u));
+      let sum = add_pos4(a, square4(x));
+      a = b;
+      b = c;
+      c = d;
+      d = sum;
+    }
+    pairwise_push_fast(&sums, fold_fast(a, b, c, d));
+  }
+  let r = row_result(row, Fast(pairwise_total_fast(&sums), max(max(hi.x, hi.y), max(hi.z, hi.w)), min(min(lo.x, lo.y), min(lo.z, lo.w))));
+${v.roles.rstd !== null ? '  s_put(P.s_off + row, f32_mul(r.x, r.y));\n' : ''}  finish_row(row, 0u, 1u, wok && r.z != 0u, r.x, r.y);
+}`;
+}
+
+/** TEAM invocations a row, 64 / TEAM rows a workgroup. A row that needs
+ * softfloat is summed by its whole team too: one invocation on a long
+ * row can outlast a driver's watchdog (lavapipe stops such a dispatch
+ * part-way, leaving wrong results). */
+function teamEntry(v) {
+  const rowsPerGroup = WORKGROUP_SIZE / v.team;
+  return `const ROWS: u32 = ${rowsPerGroup}u;
+const BLOCKS_AT_ONCE: u32 = ${v.team / 4}u;
+var<workgroup> lanes: array<vec4<u32>, ${WORKGROUP_SIZE}>;
+var<workgroup> block_sums: array<u32, ${WORKGROUP_SIZE / 4}>;
+var<workgroup> row_hi: array<atomic<u32>, ROWS>;
+var<workgroup> row_lo: array<atomic<u32>, ROWS>;
+// Each row's S (inv once done), scale, eps and state (0 the common path's
+// S, 1 softfloat next, 2 the rescue pass next, 3 done), whether step 4
+// takes the common path, and the common path's statistics.
+var<workgroup> row_stats: array<vec4<u32>, ROWS>;
+var<workgroup> row_fast: array<u32, ROWS>;
+var<workgroup> row_ok: array<Fast, ROWS>;
+var<workgroup> pending: atomic<u32>;
+var<workgroup> pending_now: u32;
+
+// What the rows of the workgroup still need (bit 0 softfloat, bit 1 the
+// rescue pass), the same in every invocation. Uniform control flow.
+fn pending_all(tid: u32) -> u32 {
+  workgroupBarrier();
+  if (tid == 0u) { pending_now = atomicLoad(&pending); }
+  return workgroupUniformLoad(&pending_now);
+}
+
+// Steps 1 to 3 in softfloat for the rows in state \`want\`, on x * their
+// scale: each lane group as on the common path, a lane at a time (state
+// 0: steps 2 and 3 alone, from the common path's S). Called in uniform
+// control flow (it holds the workgroup's barriers).
+fn general_pass(row: u32, member: u32, tid: u32, want: u32, live: bool) {
+  let team = tid / TEAM;
+  // (State 0 is the team leader's own, just written: it alone reads it.)
+  let leads = live && member == 0u;
+  var s = vec4<u32>(0u);
+  if (want != 0u || leads) { s = row_stats[team]; }
+  let mine = live && s.w == want;
+  let blocks = select((P.dim + 255u) / 256u, 0u, want == 0u);
+  let lane = member & 3u;
+  var sums: Pairwise;
+  for (var c = 0u; c * BLOCKS_AT_ONCE < blocks; c = c + 1u) {
+    let block = c * BLOCKS_AT_ONCE + (member >> 2u);
+    var acc = vec4<u32>(0u);
+    if (mine && block < blocks) {
+      let end = min(P.dim, block * 256u + 256u);
+      for (var i = block * 256u + 4u * lane; i < end; i = i + 16u) {
+        let h = h4(row, i);
+        for (var k = 0u; k < 4u; k = k + 1u) { acc[k] = f32_add(acc[k], square_of(h[k], s.y)); }
+      }
+    }
+    lanes[tid] = acc;
+    workgroupBarrier();
+    if (mine && lane == 0u) {
+      var t: array<u32, 31>;
+      for (var k = 0u; k < 16u; k = k + 1u) { t[k] = lanes[tid + (k >> 2u)][k & 3u]; }
+      block_sums[tid >> 2u] = fold_lanes(&t);
+    }
+    workgroupBarrier();
+    if (mine && member == 0u) {
+      for (var k = 0u; k < BLOCKS_AT_ONCE && c * BLOCKS_AT_ONCE + k < blocks; k = k + 1u) {
+        pairwise_push(&sums, block_sums[(tid >> 2u) + k]);
+      }
+    }
+  }
+  if (mine && member == 0u) {
+    var sum = s.x;
+    if (want != 0u) { sum = pairwise_total(&sums); }
+    let inv = inv_of(sum, s.z);
+    var next = vec4<u32>(inv, s.y, s.z, 3u);
+    if (want == 0u) {
+      // The common path's S: its inv, unless ms + eps overflows.
+      if (inv == 0u) {
+        next = vec4<u32>(sum, s.y, s.z, 1u);
+        row_fast[team] = 0u;
+        atomicOr(&pending, 1u);
+      } else {
+        row_fast[team] = select(0u, 1u, out_fast_ok(row_ok[team], inv));
+      }
+    } else if (want == 1u && !plain_ok(sum, inv)) {
+      let r = rescue_of(atomicLoad(&row_hi[team]));
+      if (r.x != F32_ONE) {
+        next = vec4<u32>(inv, r.x, r.y, 2u);
+        atomicOr(&pending, 2u);
+      }
+    }
+    row_stats[team] = next;
+  }
+}
+
+@compute @workgroup_size(${WORKGROUP_SIZE})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let team = tid / TEAM;
+  let member = tid % TEAM;
+  let row = (wid.x + wid.y * P.groups_x) * ROWS + team;
+  let live = row < P.rows;
+  if (member == 0u) {
+    atomicStore(&row_hi[team], 0u);
+    atomicStore(&row_lo[team], 0xffffffffu);
+  }
+  if (tid == 0u) { atomicStore(&pending, 0u); }
+  weight_clear(tid); // (the chunk loop's barriers order these stores before any use)
+  // Step 1 on the common path: this invocation's lane group of
+  // BLOCKS_AT_ONCE blocks at a time, folded by block, pushed in order.
+  let blocks = (P.dim + 255u) / 256u;
+  let lane = member & 3u;
+  var sums: Pairwise;
+  var hi = vec4<u32>(0u);
+  var lo = vec4<u32>(0xffffffffu);
+  for (var c = 0u; c * BLOCKS_AT_ONCE < blocks; c = c + 1u) {
+    let block = c * BLOCKS_AT_ONCE + (member >> 2u);
+    var acc = vec4<u32>(0u);
+    if (live && block < blocks) {
+      let end = min(P.dim, block * 256u + 256u);
+      for (var i = block * 256u + 4u * lane; i < end; i = i + 16u) {
+        let x = widen4(h4(row, i));
+        let a = x & vec4<u32>(F_ABS);
+        hi = max(hi, a);
+        lo = min(lo, a - vec4<u32>(1u));
+        acc = add_pos4(acc, square4(x));
+      }
+    }
+    lanes[tid] = acc;
+    workgroupBarrier();
+    if (lane == 0u) { block_sums[tid >> 2u] = fold_fast(lanes[tid], lanes[tid + 1u], lanes[tid + 2u], lanes[tid + 3u]); }
+    workgroupBarrier();
+    if (live && member == 0u) {
+      for (var k = 0u; k < BLOCKS_AT_ONCE && c * BLOCKS_AT_ONCE + k < blocks; k = k + 1u) {
+        pairwise_push_fast(&sums, block_sums[(tid >> 2u) + k]);
+      }
+    }
+  }
+  atomicMax(&row_hi[team], max(max(hi.x, hi.y), max(hi.z, hi.w)));
+  atomicMin(&row_lo[team], min(min(lo.x, lo.y), min(lo.z, lo.w)));
+  weight_scan(tid);
+  workgroupBarrier();
+  if (live && member == 0u) {
+    let f = Fast(pairwise_total_fast(&sums), atomicLoad(&row_hi[team]), atomicLoad(&row_lo[team]));
+    let ok = fast_ok(f);
+    // The common path's inv is made by general_pass(0u) below, with the others.
+    row_stats[team] = vec4<u32>(f.sum, F32_ONE, P.eps, select(1u, 0u, ok));
+    row_fast[team] = select(0u, 1u, ok);
+    row_ok[team] = f;
+    if (!ok) { atomicOr(&pending, 1u); }
+  }
+  // Steps 2 and 3 from the common path's S; then steps 1 to 3 in softfloat
+  // for the rows that need it (1), and the rescue pass (2) for those whose
+  // S or ms + eps left the safe range.
+  for (var want = 0u; want < 3u; want = want + 1u) {
+    if (want != 0u && (pending_all(tid) & want) == 0u) { break; }
+    general_pass(row, member, tid, want, live);
+  }
+  workgroupBarrier();
+  let s = row_stats[team];
+  let fast = row_fast[team] != 0u;
+  let wok = weight_ok();
+  if (!live) { return; }
+${v.roles.rstd !== null ? '  if (member == 0u) { s_put(P.s_off + row, f32_mul(s.x, s.y)); }\n' : ''}  finish_row(row, member, TEAM, wok && fast, s.x, s.y);
+}`;
+}
+
+/** The prologue: w' = weight_offset + widen(w), a value an invocation.
+ * `dtype`: the weight's. */
+export function prologueShader(dtype) {
+  const raw = dtype === 0 ? 'wb[e]' : '(wb[e >> 1u] >> ((e & 1u) << 4u)) & 0xffffu';
+  const widen = dtype === 0 ? 'h' : dtype === 1 ? 'bf16_to_f32(h)' : 'f16_to_f32(h)';
+  return `${SOFTFLOAT_WGSL}
+${structOf(PROLOGUE_PARAMS)}
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> wb: array<u32>;
+@group(0) @binding(2) var<storage, read_write> wv: array<u32>;
+
+@compute @workgroup_size(${WORKGROUP_SIZE})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let j = gid.x + gid.y * P.groups_x * ${WORKGROUP_SIZE}u;
+  if (j >= P.dim) { return; }
+  let e = P.w_off + j;
+  let h = ${raw};
+  var w = ${widen};
+  wv[j] = f32_add(P.weight_offset, w);
+}
+`;
+}
+
+/** The key of a variant: equal keys, equal shaders. */
+export function variantKey(v) {
+  let key = `rms ${v.residual ? 'add' : 'plain'} d${v.dtype} w${v.weight === null ? '-' : v.weight.dtype}${v.gemma ? 'g' : 'l'} t${v.team}`;
+  for (let i = 0; i < v.bindings.length; i++) key += ` ${v.bindings[i].access}${v.bindings[i].atomic ? '!' : v.bindings[i].words}`;
+  const names = new List(5);
+  names[0] = 'x';
+  names[1] = 'residual';
+  names[2] = 'out';
+  names[3] = 'rstd';
+  names[4] = 'weight';
+  for (let i = 0; i < 5; i++) {
+    const r = v.roles[names[i]];
+    key += r === null ? ' -' : ` ${r.binding}${r.pairs ? 'p' : ''}`;
+  }
+  return key;
+}
