@@ -11,7 +11,7 @@
 // so a loop of like calls creates nothing on the GPU after the first.
 import { DTYPE } from '../loader/abi.js';
 import { bufferOf, byteLengthOf, ceil, copyInto, Error, Float32Array, freeze, lengthOf, List, max, promiseThen, setPrototypeOf, TypeError, Uint16Array, Uint8Array } from '../loader/intrinsics.js';
-import { readIn, stillHolds, writeOut } from '../ops/arrays.js';
+import { readIn, readRows, stillHolds, writeOut, writeRows } from '../ops/arrays.js';
 import { addRmsNorm as ADD_RMSNORM, layerNorm as LAYERNORM, rmsNorm as RMSNORM } from '../ops/descriptions.js';
 import { makeResults, resolve, returnValue } from '../ops/resolve.js';
 import { COPY_DST, COPY_SRC, MAP_MODE_READ, MAP_READ, sequence, STORAGE } from './kernels.js';
@@ -78,10 +78,11 @@ export function createArrayKernels(kernels) {
     const elementBytes = dtype === 'float32' ? 4 : 2;
     const buffers = { __proto__: null }; // inherits nothing: every key is set below
     for (let i = 0; i < op.slots.length; i++) {
-      const { key: name, reads, writes } = op.slots[i];
+      const { key: name, reads, writes, row } = op.slots[i];
       const record = call.records[i];
       if ((record !== null && reads) || (writes && (name === 'out' || record !== null))) {
-        const bytes = record === null ? n * elementBytes : record.length * DTYPE[record.dtype].bytes;
+        // A per-row array's rows are staged packed, whatever its rowStride.
+        const bytes = record === null || row ? n * elementBytes : record.length * DTYPE[record.dtype].bytes;
         const buffer = device.createBuffer({ __proto__: null, size: words(bytes), usage: STORAGE | COPY_SRC | COPY_DST });
         staging.owned[staging.owned.length] = buffer;
         buffers[name] = buffer;
@@ -131,7 +132,8 @@ export function createArrayKernels(kernels) {
     const inputs = new List(op.slots.length);
     for (let i = 0; i < op.slots.length; i++) {
       const record = call.records[i];
-      inputs[i] = record !== null && op.slots[i].reads ? readIn(record) : null;
+      if (record === null || !op.slots[i].reads) inputs[i] = null;
+      else inputs[i] = op.slots[i].row ? readRows(record, call.rows, call.dim, call.stride) : readIn(record);
     }
     const staging = await stagingFor(call);
     staging.used = ++clock;
@@ -177,7 +179,8 @@ export function createArrayKernels(kernels) {
         const { key, at, bytes: size, slot } = parts[i];
         const wide = (key !== 'out' && key !== 'residual') || elementBytes === 4;
         const bits = wide ? new Float32Array(bufferOf(bytes), at, size / 4) : new Uint16Array(bufferOf(bytes), at, size / 2);
-        writeOut(call.records[slot], bits);
+        if (op.slots[slot].row) writeRows(call.records[slot], bits, call.rows, call.dim, call.stride);
+        else writeOut(call.records[slot], bits);
       }
       return returnValue(call);
     } finally {

@@ -10,19 +10,23 @@ import { bitExactCases, portableNormal } from './bit-exact-suite.js';
 const b64 = (v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
 const kindOf = (v) => (v instanceof Float32Array ? 'float32' : 'uint16');
 const copy = (v) => v.slice();
+/** Rows of `length` values whose rows start `stride` apart and hold `dim` (at least 1). */
+const rowsOf = (length, dim, stride = dim) => (length === 0 ? 0 : Math.ceil(length / stride));
 
 /** A call of `fn` ('rmsNorm' or 'addRmsNorm') as sent to the page, with the reference's results. */
 export function makeCall(what, fn, x, residual, weight, options = {}) {
   const dtype = options.dtype ?? 'float32';
-  const rows = x.length / (options.dim ?? weight?.length ?? x.length);
+  const rows = rowsOf(x.length, options.dim ?? weight?.length ?? x.length, options.rowStride);
   const inPlace = options.out === x;
   const sent = { ...options, out: inPlace ? 'x' : undefined, rstd: rows };
   const rstd = new Float32Array(rows);
-  const refOptions = { ...options, out: undefined, rstd };
+  // In place, the values between strided rows stay x's.
+  const input = copy(x);
+  const refOptions = { ...options, out: inPlace ? input : undefined, rstd };
   const r = residual && copy(residual);
   const out = fn === 'addRmsNorm'
-    ? reference.addRmsNorm(copy(x), r, weight, refOptions)
-    : reference.rmsNorm(copy(x), weight, refOptions);
+    ? reference.addRmsNorm(input, r, weight, refOptions)
+    : reference.rmsNorm(input, weight, refOptions);
   return {
     what,
     dtype,
@@ -36,11 +40,12 @@ export function makeCall(what, fn, x, residual, weight, options = {}) {
 
 /** A layerNorm call as sent to the page, with the reference's out, mean and rstd. */
 export function makeLayerNormCall(what, x, weight, bias, options = {}) {
-  const rows = x.length / (options.dim ?? weight?.length ?? bias?.length);
+  const rows = rowsOf(x.length, options.dim ?? weight?.length ?? bias?.length, options.rowStride);
   const inPlace = options.out === x;
   const mean = new Float32Array(rows);
   const rstd = new Float32Array(rows);
-  const out = reference.layerNorm(copy(x), weight, bias, { ...options, out: undefined, mean, rstd });
+  const input = copy(x);
+  const out = reference.layerNorm(input, weight, bias, { ...options, out: inPlace ? input : undefined, mean, rstd });
   return {
     what,
     dtype: 'float32',
@@ -53,7 +58,9 @@ export function makeLayerNormCall(what, x, weight, bias, options = {}) {
 }
 
 /** The portable bit-exactness suite's calls (tests/helpers/bit-exact-suite.js):
- * rmsNorm, addRmsNorm and layerNorm, each as it is made there. */
+ * rmsNorm, addRmsNorm and layerNorm, each as it is made there. The
+ * functions the GPU backend does not have (the backward passes, the
+ * converters, prepared calls) are the reference's, not recorded. */
 export function portableCalls() {
   const calls = [];
   for (const c of bitExactCases()) {
@@ -75,7 +82,12 @@ export function portableCalls() {
         calls.push(makeCall(`${c.what} #${n++}`, 'addRmsNorm', copy(x), copy(residual), weight, options));
         return reference.addRmsNorm(x, residual, weight, options);
       },
+      rmsNormBackward: reference.rmsNormBackward,
+      layerNormBackward: reference.layerNormBackward,
+      toFloat32: reference.toFloat32,
+      fromFloat32: reference.fromFloat32,
     };
+    recorder.rmsNorm.prepare = reference.rmsNorm.prepare;
     c.run(recorder);
   }
   return calls;
