@@ -55,11 +55,12 @@ function relation(a, b, rowA, rowB, stride, dim) {
  * Checks a call's records (`records[i]` for slot i of its description `op`;
  * null where not given) against the rule, over the pairs of slots it can
  * concern (op.pairs); the per-row arrays' rows are `dim` values `stride`
- * apart. Returns whether some written array may alias another through
- * shared memory: then every input is read in before the first write, and
- * outputs are written whole, in slot order.
+ * apart; `names[i]`, where given, names slot i in a message (the GPU
+ * device form's buffers.x). Returns whether some written array may alias
+ * another through shared memory: then every input is read in before the
+ * first write, and outputs are written whole, in slot order.
  */
-export function checkOverlaps(fn, op, records, stride, dim) {
+export function checkOverlaps(fn, op, records, stride, dim, names = null) {
   const { slots, pairs } = op;
   let mayAlias = false;
   for (let k = 0; k < pairs.length; k += 2) {
@@ -75,9 +76,9 @@ export function checkOverlaps(fn, op, records, stride, dim) {
     const o = w === j ? i : j;
     const inPlace = slots[w].over === o;
     if (inPlace && rel === SAME) continue;
-    throw new RangeError(inPlace
-      ? `${fn}: ${slots[w].name} must be ${slots[o].name} itself or not overlap ${slots[o].name}`
-      : `${fn}: ${slots[w].name} must not overlap ${slots[o].name}`);
+    const writer = names === null ? slots[w].name : names[w];
+    const other = names === null ? slots[o].name : names[o];
+    throw new RangeError(inPlace ? `${fn}: ${writer} must be ${other} itself or not overlap ${other}` : `${fn}: ${writer} must not overlap ${other}`);
   }
   return mayAlias;
 }

@@ -5,54 +5,29 @@
 // returns: a bad call throws a TypeError or RangeError naming the function
 // and the argument.
 import { CAST_MODE, CAST_MODES, DTYPE, DTYPES } from '../loader/abi.js';
-import { abs, ceil, floor, hasOwn, isSafeInteger, keys, max, min, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
+import { hasOwn, isSafeInteger, keys, List, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { addRmsNorm as ADD_RMSNORM, layerNorm as LAYERNORM, rmsNorm as RMSNORM } from '../ops/descriptions.js';
-import { describe, float32Option, oneOf, optionReader } from '../ops/options.js';
+import { describe, float32Option, oneOf, optionReader, template } from '../ops/options.js';
+import { checkOverlaps } from '../ops/overlap.js';
+import { ROW, STAT } from '../ops/resolve.js';
 
 // WebGPU's flags, as they were when the package loaded.
 export const { STORAGE, UNIFORM, COPY_SRC, COPY_DST, MAP_READ } = globalThis.GPUBufferUsage ?? {};
 export const MAP_MODE_READ = globalThis.GPUMapMode?.READ;
 
-export const ROW = 0;
-export const STAT = 1;
-export const ONCE = 2;
-
-// The device form of each function: its description (for the option
-// defaults), its roles in the order they are checked and overlaps
-// reported, and what it reads of params. `over`: the role an output may
-// be exactly (in place). rowStride is the distance between row starts of
-// the per-row roles, in elements (design: every per-row array of a call).
-const role = (per, writes, kind, over = null) => ({ __proto__: null, per, writes, kind, over });
-const FORMS = {
-  __proto__: null,
-  rmsNorm: {
-    __proto__: null, op: RMSNORM, residual: false,
-    roles: { __proto__: null, x: role(ROW, false, 'storage'), weight: role(ONCE, false, 'weight'), out: role(ROW, true, 'storage', 'x'), rstd: role(STAT, true, 'float32') },
-  },
-  addRmsNorm: {
-    __proto__: null, op: ADD_RMSNORM, residual: true,
-    roles: {
-      __proto__: null, x: role(ROW, false, 'storage'), residual: role(ROW, true, 'storage'), weight: role(ONCE, false, 'weight'),
-      out: role(ROW, true, 'storage', 'x'), rstd: role(STAT, true, 'float32'),
-    },
-  },
-  layerNorm: {
-    __proto__: null, op: LAYERNORM, residual: false,
-    roles: {
-      __proto__: null, x: role(ROW, false, 'float32'), weight: role(ONCE, false, 'float32'), bias: role(ONCE, false, 'float32'),
-      out: role(ROW, true, 'float32', 'x'), mean: role(STAT, true, 'float32'), rstd: role(STAT, true, 'float32'),
-    },
-  },
-};
-
+// The device form of each function is its description's: the same roles
+// (the description's arrays, in its slot order), option names and defaults,
+// and the one overlap rule (src/ops/overlap.js), here on bytes of GPU
+// buffers. Of params, the device form also reads rows and dim; rowStride is
+// the distance between row starts of the per-row roles, in elements.
+const FORMS = { __proto__: null, rmsNorm: RMSNORM, addRmsNorm: ADD_RMSNORM, layerNorm: LAYERNORM };
 const RMS_PARAMS = { rows: undefined, dim: undefined, rowStride: undefined, eps: undefined, dtype: undefined, weightDtype: undefined, castMode: undefined, weightOffset: undefined };
-const readers = {
-  __proto__: null,
-  rmsNorm: [optionReader({ x: undefined, weight: undefined, out: undefined, rstd: undefined }), optionReader(RMS_PARAMS)],
-  addRmsNorm: [optionReader({ x: undefined, residual: undefined, weight: undefined, out: undefined, rstd: undefined }), optionReader(RMS_PARAMS)],
-  layerNorm: [optionReader({ x: undefined, weight: undefined, bias: undefined, out: undefined, mean: undefined, rstd: undefined }),
-    optionReader({ rows: undefined, dim: undefined, rowStride: undefined, eps: undefined })],
-};
+const readers = { __proto__: null };
+const FNS = keys(FORMS);
+for (let i = 0; i < FNS.length; i++) {
+  const params = FNS[i] === 'layerNorm' ? { rows: undefined, dim: undefined, rowStride: undefined, eps: undefined } : RMS_PARAMS;
+  readers[FNS[i]] = [optionReader(template(FORMS[FNS[i]].keys, undefined)), optionReader(params)];
+}
 
 export function isGpuBuffer(value) {
   return typeof GPUBuffer !== 'undefined' && value instanceof GPUBuffer;
@@ -82,6 +57,8 @@ class Binding {
     this.length = length;
     this.stride = stride;
     this.end = start + (runs === 0 || length === 0 ? 0 : ((runs - 1) * stride + length) * bytes);
+    this.memory = null; // what src/ops/overlap.js reads of a record: no instance memory,
+    this.shared = false; // and not a SharedArrayBuffer's
   }
 }
 setPrototypeOf(Binding.prototype, null);
@@ -116,59 +93,6 @@ function measureBinding(fn, name, value, dtype, writes, runs, length, stride) {
   return b;
 }
 
-/** Whether the values of two records of one buffer share a byte: runs of
- * `length` every `stride` (one run for a statistic or a once-array). Two
- * per-row records of a call have one stride; a run against a record of
- * one run is found by division, with no loop over the rows. */
-function valuesMeet(a, b) {
-  if (!(a.start < b.end && b.start < a.end)) return false;
-  if (a.runs === 1 && b.runs === 1) return true;
-  if (a.runs === 1 || b.runs === 1) {
-    const runs = a.runs === 1 ? b : a;
-    const single = a.runs === 1 ? a : b;
-    // The runs starting before single.end and ending after single.start.
-    const step = runs.stride * runs.bytes;
-    const len = runs.length * runs.bytes;
-    const first = max(0, floor((single.start - runs.start - len) / step) + 1);
-    const last = min(runs.runs - 1, ceil((single.end - runs.start) / step) - 1);
-    return first <= last;
-  }
-  // One stride: row i of a and row j of b meet iff |d + (j - i) * step| < len,
-  // d the distance of their starts; only the two k = j - i nearest -d / step can.
-  const step = a.stride * a.bytes;
-  const len = a.length * a.bytes;
-  const d = b.start - a.start;
-  const k0 = floor(-d / step);
-  for (let k = k0; k <= k0 + 1; k++) {
-    if (k > -a.runs && k < a.runs && abs(d + k * step) < len) return true;
-  }
-  return false;
-}
-
-/** The overlap rule of the wasm API (src/ops/overlap.js), on strided
- * spans: nothing written shares a byte with the values of anything else
- * of the call, except out exactly over x. */
-function checkOverlaps(fn, form, measured) {
-  const roles = keys(measured);
-  for (let i = 0; i < roles.length; i++) {
-    for (let j = i + 1; j < roles.length; j++) {
-      const a = measured[roles[i]];
-      const b = measured[roles[j]];
-      if (!(a.writes || b.writes) || a.buffer !== b.buffer || a.start === a.end || b.start === b.end) continue;
-      if (!valuesMeet(a, b)) continue;
-      const w = b.writes ? roles[j] : roles[i];
-      const o = b.writes ? roles[i] : roles[j];
-      const writer = measured[w];
-      const other = measured[o];
-      const inPlace = form.roles[w].over === o;
-      if (inPlace && a.start === b.start && a.end === b.end) continue;
-      throw new RangeError(inPlace
-        ? `${fn}: ${writer.name} must be ${other.name} itself or not overlap ${other.name}`
-        : `${fn}: ${writer.name} must not overlap ${other.name}`);
-    }
-  }
-}
-
 /** A call of the device form, checked. */
 export class GpuCall {
   constructor(fn) {
@@ -193,8 +117,7 @@ setPrototypeOf(GpuCall.prototype, null);
 export function readCall(fn, given, options) {
   if (given === null || typeof given !== 'object') throw new TypeError(`${fn}: buffers must be an object, got ${describe(given)}`);
   if (options === null || typeof options !== 'object') throw new TypeError(`${fn}: params must be an object, got ${describe(options)}`);
-  const form = FORMS[fn];
-  const { op } = form;
+  const op = FORMS[fn];
   const buffers = readers[fn][0](fn, given, 'buffers');
   const params = readers[fn][1](fn, options, 'params');
   const call = new GpuCall(fn);
@@ -220,23 +143,27 @@ export function readCall(fn, given, options) {
     call.weightOffset = float32Option(fn, 'params.weightOffset', params.weightOffset, op.options.weightOffset, false);
   }
   if (!isSafeInteger(rows * stride)) throw new RangeError(`${fn}: params.rows * params.rowStride (${rows * stride}) is too large`);
-  if (buffers.out == null && buffers.rstd == null && buffers.mean == null && !form.residual) {
+  if (buffers.out == null && buffers.rstd == null && buffers.mean == null && op.index.residual === undefined) {
     throw new TypeError(rms ? `${fn}: buffers.out or buffers.rstd is required` : `${fn}: buffers.out, buffers.mean or buffers.rstd is required`);
   }
   // Null-prototype: a role not given reads as undefined, and is set as an own key.
   const measured = { __proto__: null };
-  const roles = keys(form.roles);
-  for (let i = 0; i < roles.length; i++) {
-    const key = roles[i];
-    const r = form.roles[key];
-    const value = buffers[key];
-    if (value == null && key !== 'x' && key !== 'residual') continue;
-    const roleDtype = r.kind === 'storage' ? dtype : r.kind === 'weight' ? call.weightDtype : 'float32';
-    const name = `buffers.${key}`;
-    measured[key] = r.per === ROW ? measureBinding(fn, name, value, roleDtype, r.writes, rows, dim, stride)
-      : measureBinding(fn, name, value, roleDtype, r.writes, 1, r.per === STAT ? rows : dim, 0);
+  const { slots } = op;
+  const records = new List(slots.length);
+  const names = new List(slots.length);
+  for (let i = 0; i < slots.length; i++) {
+    const s = slots[i];
+    const value = buffers[s.key];
+    records[i] = null;
+    names[i] = `buffers.${s.key}`;
+    // x and residual are required; weight may be null; out and the statistics are optional.
+    if (value == null && (s.param < 0 || s.nullable)) continue;
+    const roleDtype = s.dtype === 'weight' ? call.weightDtype : s.dtype === 'storage' ? dtype : 'float32';
+    records[i] = s.per === ROW ? measureBinding(fn, names[i], value, roleDtype, s.writes, rows, dim, stride)
+      : measureBinding(fn, names[i], value, roleDtype, s.writes, 1, s.per === STAT ? rows : dim, 0);
+    measured[s.key] = records[i];
   }
-  checkOverlaps(fn, form, measured);
+  checkOverlaps(fn, op, records, stride, dim, names);
   call.measured = measured;
   return call;
 }
