@@ -6,7 +6,7 @@
 // edit of the docs (which the tarball holds) would hold nothing.
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
@@ -24,9 +24,24 @@ export function bytes(n) {
 
 const gzipped = (buffer) => gzipSync(buffer, { level: 9 }).length;
 
+/** A bundle of `entry` as a bundler that splits dynamic imports makes it
+ * (esbuild, as Vite and webpack do by default): [what a page loads at
+ * import (the entry and its static imports), the chunks loaded only when
+ * first needed (bindMemory's modules)], each as one buffer of their bytes. */
 async function bundle(entry) {
-  const result = await build({ entryPoints: [join(repo, entry)], bundle: true, minify: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent' });
-  return Buffer.from(result.outputFiles[0].contents);
+  const result = await build({
+    entryPoints: [join(repo, entry)], bundle: true, minify: true, format: 'esm', platform: 'browser', splitting: true,
+    outdir: join(repo, 'build', 'figures'), write: false, metafile: true, logLevel: 'silent',
+  });
+  const code = new Map(result.outputFiles.map((f) => [relative(repo, f.path), Buffer.from(f.contents)]));
+  const outputs = result.metafile.outputs;
+  const start = Object.keys(outputs).find((o) => outputs[o].entryPoint !== undefined);
+  const upfront = new Set([start]);
+  for (const o of upfront) {
+    for (const i of outputs[o].imports) if (i.kind === 'import-statement') upfront.add(i.path);
+  }
+  const lazy = Object.keys(outputs).filter((o) => !upfront.has(o) && o.endsWith('.js'));
+  return [Buffer.concat([...upfront].map((o) => code.get(o))), Buffer.concat(lazy.map((o) => code.get(o)))];
 }
 
 /** [what, raw, gzipped] rows, measured now. */
@@ -38,10 +53,11 @@ export async function measure() {
     const wasm = await readFile(join(repo, 'build', file));
     rows.push([what, bytes(wasm.length), bytes(gzipped(wasm))]);
   }
-  for (const [what, entry] of [['a bundle of `rmsnorm-wasm` (esbuild `--minify`, its modules embedded)', 'src/index.js'], ['a bundle of `rmsnorm-wasm/reference`', 'src/reference/index.js']]) {
-    const code = await bundle(entry);
-    rows.push([what, bytes(code.length), bytes(gzipped(code))]);
-  }
+  const [main, lazy] = await bundle('src/index.js');
+  rows.push(['a bundle of `rmsnorm-wasm` (esbuild `--minify --splitting`, its modules embedded): what a page loads', bytes(main.length), bytes(gzipped(main))]);
+  rows.push(['… and the chunks `bindMemory` loads the first time (its wasm32 and memory64 modules)', bytes(lazy.length), bytes(gzipped(lazy))]);
+  const [reference] = await bundle('src/reference/index.js');
+  rows.push(['a bundle of `rmsnorm-wasm/reference`', bytes(reference.length), bytes(gzipped(reference))]);
   return rows;
 }
 
