@@ -57,7 +57,7 @@ const SUMMARY_COLUMNS = [
   ['naive JS ÷ zero-copy', 'naive-js', 'simd-zero-copy'],
   ['copying ÷ zero-copy', 'simd-copying', 'simd-zero-copy'],
   ['allocating ÷ (copying + new array)', ...ALLOCATING_OVER_PARTS],
-  ['naive JS ÷ allocating', 'naive-js', 'simd-allocating'],
+  ['naive JS making its result ÷ allocating', 'naive-js-allocating', 'simd-allocating'],
   ['prepared ÷ export', 'simd-prepared', 'simd-export'],
   ['strided ÷ zero-copy', 'simd-strided', 'simd-zero-copy'],
   ['scalar ÷ SIMD', 'scalar-zero-copy', 'simd-zero-copy'],

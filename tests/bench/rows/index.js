@@ -1,6 +1,6 @@
 // Every row of the benchmark, in table order.
 import {
-  llamacppFused, llamacppUnfused, memoryCopy, naiveJs, newArray, reference, scalarCopying, scalarZeroCopy,
+  llamacppFused, llamacppUnfused, memoryCopy, naiveJs, naiveJsAllocating, newArray, reference, scalarCopying, scalarZeroCopy,
   simdAddRmsNorm, simdAddThenRmsNorm, simdAllocating, simdBfloat16, simdCopying, simdExport, simdLayerNorm, simdPrepared,
   simdStrided, simdZeroCopy,
 } from './portable.js';
@@ -9,7 +9,7 @@ import { tfjs } from './tfjs.js';
 import { native } from './native.js';
 
 export const ROWS = [
-  naiveJs, reference,
+  naiveJs, naiveJsAllocating, reference,
   scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, newArray, simdPrepared, simdStrided, simdExport,
   ortRmsNormalization, ortSimplifiedLayerNorm, tfjs, llamacppFused, llamacppUnfused,
   native, memoryCopy,

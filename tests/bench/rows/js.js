@@ -21,6 +21,21 @@ export const naiveJs = {
   },
 };
 
+// The same loops making their result, as `y = rmsNorm(x, w)` does: what
+// a user would write instead of the package's allocating call.
+export const naiveJsAllocating = {
+  id: 'naive-js-allocating',
+  name: 'naive JS, a new result per call',
+  setup({ x, w, rows, dim, eps }) {
+    let y;
+    const call = () => {
+      y = new Float32Array(x.length);
+      naiveRmsNorm(x, w, y, rows, dim, eps);
+    };
+    return { call, output: () => y };
+  },
+};
+
 export const reference = {
   id: 'reference',
   name: 'rmsnorm-wasm JS reference',

@@ -1,7 +1,7 @@
 // The rows that run wherever the package runs: Node and a browser page
 // (tests/bench/page.js). The peers' rows (onnxruntime-web, TF.js) and the
 // native row need Node.
-import { naiveJs, reference } from './js.js';
+import { naiveJs, naiveJsAllocating, reference } from './js.js';
 import {
   newArray, scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdPrepared, simdStrided, simdZeroCopy,
 } from './wasm.js';
@@ -10,12 +10,12 @@ import { memoryCopy } from './memory-copy.js';
 import { simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm } from './variants.js';
 
 export {
-  naiveJs, reference, scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdZeroCopy, newArray, simdPrepared, simdStrided,
+  naiveJs, naiveJsAllocating, reference, scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdZeroCopy, newArray, simdPrepared, simdStrided,
   llamacppFused, llamacppUnfused, memoryCopy, simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm,
 };
 
 export const PORTABLE_ROWS = [
-  naiveJs, reference,
+  naiveJs, naiveJsAllocating, reference,
   scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, newArray, simdPrepared, simdStrided, simdExport,
   llamacppFused, llamacppUnfused, memoryCopy,
   simdBfloat16, simdAddRmsNorm, simdAddThenRmsNorm, simdLayerNorm,
