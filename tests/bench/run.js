@@ -57,6 +57,7 @@ const SUMMARY_COLUMNS = [
   ['naive JS ÷ zero-copy', 'naive-js', 'simd-zero-copy'],
   ['copying ÷ zero-copy', 'simd-copying', 'simd-zero-copy'],
   ['allocating ÷ (copying + new array)', ...ALLOCATING_OVER_PARTS],
+  ['allocating ÷ (new array then copying)', 'simd-allocating', 'new-array-then-copying'],
   ['naive JS making its result ÷ allocating', 'naive-js-allocating', 'simd-allocating'],
   ['prepared ÷ export', 'simd-prepared', 'simd-export'],
   ['strided ÷ zero-copy', 'simd-strided', 'simd-zero-copy'],
