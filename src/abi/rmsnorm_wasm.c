@@ -273,16 +273,19 @@ static rmsnorm_wasm_status check_rmsnorm(const void* x, void* residual, const vo
   return check_spans(spans, 5);
 }
 
-rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm(
-    rmsnorm_wasm_call* call, const void* x, void* residual, const void* weight, void* y,
-    float* rstd, size_t rows, size_t dim, size_t row_stride, float eps, rmsnorm_wasm_dtype dtype,
-    rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode, float weight_offset) {
+/* Both RMSNorm preparations: the arguments checked, then the call filled. */
+static rmsnorm_wasm_status prepare_rms(rmsnorm_wasm_call* call, const void* x, void* residual,
+                                       const void* weight, void* y, float* rstd, size_t rows,
+                                       size_t dim, size_t row_stride, float eps,
+                                       rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
+                                       rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
+                                       bool stats_only) {
   if (call == NULL) {
     return RMSNORM_WASM_ERROR_NULL;
   }
   const rmsnorm_wasm_status status =
       check_rmsnorm(x, residual, weight, y, rstd, rows, dim, row_stride, eps, dtype, weight_dtype,
-                    cast_mode, weight_offset, false);
+                    cast_mode, weight_offset, stats_only);
   if (status == RMSNORM_WASM_OK) {
     set_shape(call, OP_RMSNORM, rows, dim, row_stride, eps);
     call->arrays[RMS_X] = x;
@@ -298,29 +301,20 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm(
   return prepared(call, status);
 }
 
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm(
+    rmsnorm_wasm_call* call, const void* x, void* residual, const void* weight, void* y,
+    float* rstd, size_t rows, size_t dim, size_t row_stride, float eps, rmsnorm_wasm_dtype dtype,
+    rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode, float weight_offset) {
+  return prepare_rms(call, x, residual, weight, y, rstd, rows, dim, row_stride, eps, dtype,
+                     weight_dtype, cast_mode, weight_offset, false);
+}
+
 rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_rstd(rmsnorm_wasm_call* call, const void* x,
                                                       float* rstd, size_t rows, size_t dim,
                                                       size_t row_stride, float eps,
                                                       rmsnorm_wasm_dtype dtype) {
-  if (call == NULL) {
-    return RMSNORM_WASM_ERROR_NULL;
-  }
-  const rmsnorm_wasm_status status =
-      check_rmsnorm(x, NULL, NULL, NULL, rstd, rows, dim, row_stride, eps, dtype,
-                    RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, true);
-  if (status == RMSNORM_WASM_OK) {
-    set_shape(call, OP_RMSNORM, rows, dim, row_stride, eps);
-    call->arrays[RMS_X] = x;
-    call->arrays[RMS_RESIDUAL] = NULL;
-    call->arrays[RMS_WEIGHT] = NULL;
-    call->arrays[RMS_Y] = NULL;
-    call->arrays[RMS_RSTD] = rstd;
-    call->dtype = (int) dtype;
-    call->weight_dtype = RMSNORM_WASM_FLOAT32;
-    call->cast_mode = RMSNORM_WASM_CAST_LLAMA;
-    call->weight_offset = 0.0f;
-  }
-  return prepared(call, status);
+  return prepare_rms(call, x, NULL, NULL, NULL, rstd, rows, dim, row_stride, eps, dtype,
+                     RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, true);
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_f32(rmsnorm_wasm_call* call, const float* x,
