@@ -20,7 +20,7 @@ import { measureShape, median, withRatios } from './measure.js';
 import { ROWS } from './rows/index.js';
 import { PORTABLE_ROWS } from './rows/portable.js';
 import { runGpuBench } from './rows/webgpu.js';
-import { evaluateTargets } from './targets.js';
+import { ALLOCATING_OVER_PARTS, evaluateTargets } from './targets.js';
 import { CLOCKS, setClock } from './timing.js';
 
 // The decode shapes first: QK-norm of one token (16 and 64 heads of 128), a
@@ -50,8 +50,6 @@ export function shapeTable(result) {
   return lines.join('\n');
 }
 
-/** The allocating call's time against what it cannot avoid: the copying call plus making its result. */
-export const ALLOCATING_OVER_PARTS = ['simd-allocating', (t) => t['simd-copying'] + t['new-array']];
 
 const SUMMARY_COLUMNS = [
   ['naive JS ÷ zero-copy', 'naive-js', 'simd-zero-copy'],
