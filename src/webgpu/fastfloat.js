@@ -47,8 +47,7 @@
 // 2^47) has lo < 2^24. A difference of 2 is c = 1 rounded up into the next
 // binade.
 export const FASTFLOAT_WGSL = /* wgsl */ `
-const F_SIGN: u32 = 0x80000000u;
-const F_ABS: u32 = 0x7fffffffu;
+// F32_SIGN and F32_ABS are softfloat's (SOFTFLOAT_WGSL comes first in every shader).
 const F_MANT: u32 = 0x7fffffu;
 const F_HIDDEN: u32 = 0x800000u;
 // m * m >= 2^47 iff m >= 2^23.5 rounded up.
@@ -62,14 +61,14 @@ fn round_product4(p: vec4<u32>, lo: vec4<u32>, c: vec4<u32>) -> vec4<u32> {
   let rest = lo << (vec4<u32>(9u) - c); // R, top-aligned: half is 2^31
   // Up iff R > half, or R == half and Q odd: rest + (Q odd) > half
   // (rest's low bits are 0).
-  let up = select(vec4<u32>(0u), vec4<u32>(1u), rest + (q & vec4<u32>(1u)) > vec4<u32>(F_SIGN));
+  let up = select(vec4<u32>(0u), vec4<u32>(1u), rest + (q & vec4<u32>(1u)) > vec4<u32>(F32_SIGN));
   return p - d + up;
 }
 
 // x * x, for each x zero or normal with a normal square (or zero).
 fn square4(x: vec4<u32>) -> vec4<u32> {
   let m = (x & vec4<u32>(F_MANT)) | vec4<u32>(F_HIDDEN);
-  let p = bitcast<vec4<u32>>(bitcast<vec4<f32>>(x) * bitcast<vec4<f32>>(x)) & vec4<u32>(F_ABS);
+  let p = bitcast<vec4<u32>>(bitcast<vec4<f32>>(x) * bitcast<vec4<f32>>(x)) & vec4<u32>(F32_ABS);
   let c = select(vec4<u32>(0u), vec4<u32>(1u), m >= vec4<u32>(SQUARE_CARRY));
   // A zero x gives m = 2^23, lo = 2^46 mod 2^32 = 0, p = 0: the result is 0.
   return round_product4(p, m * m, c);
@@ -79,28 +78,28 @@ fn square4(x: vec4<u32>) -> vec4<u32> {
 // product wherever neither is zero; a zero operand gives a zero of the
 // product's sign.
 fn mul4(a: vec4<u32>, b: vec4<u32>, t: vec4<u32>) -> vec4<u32> {
-  let sign = (a ^ b) & vec4<u32>(F_SIGN);
+  let sign = (a ^ b) & vec4<u32>(F32_SIGN);
   let ma = (a & vec4<u32>(F_MANT)) | vec4<u32>(F_HIDDEN);
   let mb = (b & vec4<u32>(F_MANT)) | vec4<u32>(F_HIDDEN);
-  let p = bitcast<vec4<u32>>(bitcast<vec4<f32>>(a) * bitcast<vec4<f32>>(b)) & vec4<u32>(F_ABS);
+  let p = bitcast<vec4<u32>>(bitcast<vec4<f32>>(a) * bitcast<vec4<f32>>(b)) & vec4<u32>(F32_ABS);
   let c = select(vec4<u32>(0u), vec4<u32>(1u), ma >= t);
   let r = round_product4(p, ma * mb, c) | sign;
-  return select(r, sign, min(a & vec4<u32>(F_ABS), b & vec4<u32>(F_ABS)) == vec4<u32>(0u));
+  return select(r, sign, min(a & vec4<u32>(F32_ABS), b & vec4<u32>(F32_ABS)) == vec4<u32>(0u));
 }
 
 // a * b as mul4, for a and b each zero or normal with a normal product
 // wherever neither is zero, without a threshold.
 fn mul4_free(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
-  let sign = (a ^ b) & vec4<u32>(F_SIGN);
+  let sign = (a ^ b) & vec4<u32>(F32_SIGN);
   let ma = (a & vec4<u32>(F_MANT)) | vec4<u32>(F_HIDDEN);
   let mb = (b & vec4<u32>(F_MANT)) | vec4<u32>(F_HIDDEN);
-  let p = bitcast<vec4<u32>>(bitcast<vec4<f32>>(a) * bitcast<vec4<f32>>(b)) & vec4<u32>(F_ABS);
+  let p = bitcast<vec4<u32>>(bitcast<vec4<f32>>(a) * bitcast<vec4<f32>>(b)) & vec4<u32>(F32_ABS);
   let lo = ma * mb;
   let t = (p >> vec4<u32>(23u)) + vec4<u32>(127u) - ((a >> vec4<u32>(23u)) & vec4<u32>(0xffu)) - ((b >> vec4<u32>(23u)) & vec4<u32>(0xffu));
-  let crossed = (t == vec4<u32>(1u)) & ((p & vec4<u32>(F_MANT)) == vec4<u32>(0u)) & (lo >= vec4<u32>(F_SIGN));
+  let crossed = (t == vec4<u32>(1u)) & ((p & vec4<u32>(F_MANT)) == vec4<u32>(0u)) & (lo >= vec4<u32>(F32_SIGN));
   let c = select(min(t, vec4<u32>(1u)), vec4<u32>(0u), crossed);
   let r = round_product4(p, lo, c) | sign;
-  return select(r, sign, min(a & vec4<u32>(F_ABS), b & vec4<u32>(F_ABS)) == vec4<u32>(0u));
+  return select(r, sign, min(a & vec4<u32>(F32_ABS), b & vec4<u32>(F32_ABS)) == vec4<u32>(0u));
 }
 
 // ceil(2^47 / mb) for b's significand mb (b normal): mb * m >= 2^47 iff

@@ -78,13 +78,13 @@ fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> {
   let f = h & vec4<u32>(0x3ffu);
   let normal = ((e + vec4<u32>(112u)) << vec4<u32>(23u)) | (f << vec4<u32>(13u));
   let sub = bitcast<vec4<u32>>(bitcast<vec4<f32>>(vec4<u32>(0x38800000u) | (f << vec4<u32>(13u))) - vec4<f32>(bitcast<f32>(0x38800000u)));
-  let tiny = select(sub & vec4<u32>(F_ABS), vec4<u32>(0u), f == vec4<u32>(0u));
+  let tiny = select(sub & vec4<u32>(F32_ABS), vec4<u32>(0u), f == vec4<u32>(0u));
   let special = select(normal, vec4<u32>(F32_INF) | (f << vec4<u32>(13u)), e == vec4<u32>(31u));
   return sign | select(special, tiny, e == vec4<u32>(0u));
 }
 fn narrow${suffix}4(a: vec4<u32>) -> vec4<u32> {
   let sign = (a >> vec4<u32>(16u)) & vec4<u32>(0x8000u);
-  let aa = a & vec4<u32>(F_ABS);
+  let aa = a & vec4<u32>(F32_ABS);
   let rb = aa - vec4<u32>(112u << 23u);
   let qn = rb >> vec4<u32>(13u);
   let normal = qn + select(vec4<u32>(0u), vec4<u32>(1u), (rb & vec4<u32>(0x1fffu)) + (qn & vec4<u32>(1u)) > vec4<u32>(0x1000u));
@@ -369,7 +369,7 @@ ${v.weight !== null ? `  weight_clear(tid);
     let end = block * 256u + min(P.dim - block * 256u + 15u, 256u) / 16u * 16u;
     for (var i = block * 256u; i < end; i = i + 4u) {
       let x = widen4(h4(row, i));
-      let ax = x & vec4<u32>(F_ABS);
+      let ax = x & vec4<u32>(F32_ABS);
       hi = max(hi, ax);
       lo = min(lo, ax - vec4<u32>(1u));
       let sum = add_pos4(a, square4(x));
@@ -503,7 +503,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let end = min(P.dim, block * 256u + 256u);
       for (var i = block * 256u + 4u * lane; i < end; i = i + 16u) {
         let x = widen4(h4(row, i));
-        let a = x & vec4<u32>(F_ABS);
+        let a = x & vec4<u32>(F32_ABS);
         hi = max(hi, a);
         lo = min(lo, a - vec4<u32>(1u));
         acc = add_pos4(acc, square4(x));
