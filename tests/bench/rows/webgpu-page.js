@@ -141,9 +141,9 @@ export async function measureGpu({ shapes, rounds = 7, batchMs }) {
     for (const r of rowsToRun) {
       await r.call(1); // warm-up: pipelines built
       differingCounts.push(differing(await r.output(), want));
-      // The batch: doubled from 2 until it takes `least` ms (at most 4096 calls).
+      // The batch: doubled from 2 until it takes `least` ms (at most 65536 calls).
       r.n = 2;
-      while (r.n < 4096 && (await timed(r, r.n)) < least) r.n *= 2;
+      while (r.n < 65536 && (await timed(r, r.n)) < least) r.n *= 2;
     }
     const seconds = rowsToRun.map(() => []);
     for (let round = 0; round < rounds; round++) {
