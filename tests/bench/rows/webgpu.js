@@ -9,6 +9,7 @@
 import { fileURLToPath } from 'node:url';
 import { startTestServer } from '../../helpers/engines.js';
 import { launchGpuBrowser } from '../../helpers/webgpu-engines.js';
+import { faultsOf, freshPageMicroseconds } from '../page-faults.js';
 
 export const GPU_SHAPES = [[1, 896], [1, 4096], [32, 1024], [512, 2048]];
 /** The shape whose set-up is timed: a small model's decode step. */
@@ -27,8 +28,12 @@ export async function runGpuBench(engine, { shapes = GPU_SHAPES, rounds = 7, log
   try {
     // Set-up first, in a page of its own: no pipeline of this device is built yet.
     const fresh = await browser.openPage(server.url('/tests/pages/blank.html'));
+    const program = engine.startsWith('chromium') ? 'chromium' : 'firefox';
+    const faultsBefore = faultsOf(program);
     const setup = await fresh.evaluate(async (arg) => (await import('/tests/bench/rows/webgpu-page.js')).measureSetup(arg),
       { rows: SETUP_SHAPE[0], dim: SETUP_SHAPE[1] });
+    setup.faults = faultsBefore === null ? null : faultsOf(program) - faultsBefore;
+    setup.pageMicroseconds = freshPageMicroseconds();
     await fresh.close();
     const page = await browser.openPage(server.url('/tests/pages/blank.html'));
     log(`${browser.version}: measuring ${shapes.map((s) => s.join('x')).join(', ')}`);
@@ -47,6 +52,8 @@ export async function runGpuBench(engine, { shapes = GPU_SHAPES, rounds = 7, log
     }
     lines.push('', `Set-up at ${SETUP_SHAPE.join('×')} (a new device): createGpuKernels to the first result read back ${setup.setup.toFixed(0)} ms; `
       + `a call after it (run, submit, read back) ${setup.after.toFixed(1)} ms; ${setup.differing} differing outputs. `
+      + (setup.faults === null ? '' : `The browser's processes took ${setup.faults} page faults while that page ran; `
+        + `a fresh page costs ${setup.pageMicroseconds.toFixed(2)} µs here on its first write (tests/bench/page-faults.js). `)
       + `The queue's wait: ${measured.wait.toFixed(1)} ms.`);
     return { version: browser.version, adapter: measured.adapter, table: lines.join('\n'), shapes: measured.shapes, setup };
   } finally {
