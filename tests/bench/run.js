@@ -20,7 +20,7 @@ import { measureShape, median, withRatios } from './measure.js';
 import { ROWS } from './rows/index.js';
 import { PORTABLE_ROWS } from './rows/portable.js';
 import { runGpuBench } from './rows/webgpu.js';
-import { ALLOCATING_OVER_PARTS, evaluateTargets } from './targets.js';
+import { ALLOCATING_OVER_PARTS, ALLOCATING_OVER_WRITTEN, evaluateTargets } from './targets.js';
 import { CLOCKS, setClock } from './timing.js';
 
 // The decode shapes first: QK-norm of one token (16 and 64 heads of 128), a
@@ -55,6 +55,7 @@ const SUMMARY_COLUMNS = [
   ['naive JS ÷ zero-copy', 'naive-js', 'simd-zero-copy'],
   ['copying ÷ zero-copy', 'simd-copying', 'simd-zero-copy'],
   ['allocating ÷ (copying + new array)', ...ALLOCATING_OVER_PARTS],
+  ['allocating ÷ (copying + new array written)', ...ALLOCATING_OVER_WRITTEN],
   ['allocating ÷ (new array then copying)', 'simd-allocating', 'new-array-then-copying'],
   ['naive JS making its result ÷ allocating', 'naive-js-allocating', 'simd-allocating'],
   ['prepared ÷ export', 'simd-prepared', 'simd-export'],

@@ -1,6 +1,6 @@
 // Every row of the benchmark, in table order.
 import {
-  llamacppFused, llamacppUnfused, memoryCopy, naiveJs, naiveJsAllocating, newArray, newArrayThenCopying, reference, scalarCopying, scalarZeroCopy,
+  llamacppFused, llamacppUnfused, memoryCopy, naiveJs, naiveJsAllocating, newArray, newArrayWritten, newArrayThenCopying, reference, scalarCopying, scalarZeroCopy,
   simdAddRmsNorm, simdAddThenRmsNorm, simdAllocating, simdBfloat16, simdCopying, simdExport, simdLayerNorm, simdPrepared,
   simdStrided, simdZeroCopy,
 } from './portable.js';
@@ -10,7 +10,7 @@ import { native } from './native.js';
 
 export const ROWS = [
   naiveJs, naiveJsAllocating, reference,
-  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, newArray, newArrayThenCopying, simdPrepared, simdStrided, simdExport,
+  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, newArray, newArrayWritten, newArrayThenCopying, simdPrepared, simdStrided, simdExport,
   ortRmsNormalization, ortSimplifiedLayerNorm, tfjs, llamacppFused, llamacppUnfused,
   native, memoryCopy,
   simdBfloat16, simdAddRmsNorm, simdAddThenRmsNorm, simdLayerNorm,

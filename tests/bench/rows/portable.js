@@ -3,20 +3,20 @@
 // native row need Node.
 import { naiveJs, naiveJsAllocating, reference } from './js.js';
 import {
-  newArray, newArrayThenCopying, scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdPrepared, simdStrided, simdZeroCopy,
+  newArray, newArrayWritten, newArrayThenCopying, scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdPrepared, simdStrided, simdZeroCopy,
 } from './wasm.js';
 import { llamacppFused, llamacppUnfused } from './llamacpp.js';
 import { memoryCopy } from './memory-copy.js';
 import { simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm } from './variants.js';
 
 export {
-  naiveJs, naiveJsAllocating, reference, scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdZeroCopy, newArray, newArrayThenCopying, simdPrepared, simdStrided,
+  naiveJs, naiveJsAllocating, reference, scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdZeroCopy, newArray, newArrayWritten, newArrayThenCopying, simdPrepared, simdStrided,
   llamacppFused, llamacppUnfused, memoryCopy, simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm,
 };
 
 export const PORTABLE_ROWS = [
   naiveJs, naiveJsAllocating, reference,
-  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, newArray, newArrayThenCopying, simdPrepared, simdStrided, simdExport,
+  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, newArray, newArrayWritten, newArrayThenCopying, simdPrepared, simdStrided, simdExport,
   llamacppFused, llamacppUnfused, memoryCopy,
   simdBfloat16, simdAddRmsNorm, simdAddThenRmsNorm, simdLayerNorm,
 ];

@@ -84,6 +84,27 @@ export const newArray = {
   },
 };
 
+// A new array with every value written once (a copy of x): what any
+// call that returns a new result pays at least, whatever computes the
+// values. An engine may give a new array its memory only when it is first
+// written (Chromium does for large ones), so new-array alone can cost
+// much less than this.
+export const newArrayWritten = {
+  id: 'new-array-written',
+  name: 'new Float32Array(rows × dim), then x copied into it (no norm)',
+  expects: 'copy',
+  async setup({ x }) {
+    let y;
+    return {
+      call: () => {
+        y = new Float32Array(x.length);
+        y.set(x);
+      },
+      output: () => y,
+    };
+  },
+};
+
 // The same two parts done together in one call, as the allocating call
 // does them: a new array made, then the copying call (into a reused out).
 // Alone, each leaves the engine's allocator and cache in a state the
