@@ -15,20 +15,8 @@
 
 #include "rmsnorm_wasm.h"
 
-static uint32_t state = 0x2545F491u;
-
-/* xorshift32: the same inputs on every platform. */
-static uint32_t next_random(void) {
-  state ^= state << 13;
-  state ^= state >> 17;
-  state ^= state << 5;
-  return state;
-}
-
-/* A float32 in [-2, 2), exactly representable. */
-static float random_value(void) {
-  return (float) (next_random() >> 8) * 0x1p-22f - 2.0f;
-}
+#define RANDOM_SEED 0x2545F491u
+#include "random_inputs.h"
 
 static uint16_t narrow(float v, rmsnorm_wasm_dtype dtype) {
   uint32_t u;

@@ -96,19 +96,8 @@ static void end(rmsnorm_wasm_status status) {
 
 /* ---- inputs ---------------------------------------------------------------- */
 
-static uint32_t state = 0x9E3779B9u;
-
-static uint32_t next_random(void) {
-  state ^= state << 13;
-  state ^= state >> 17;
-  state ^= state << 5;
-  return state;
-}
-
-/* A float32 in [-2, 2), exactly representable. */
-static float random_value(void) {
-  return (float) (next_random() >> 8) * 0x1p-22f - 2.0f;
-}
+#define RANDOM_SEED 0x9E3779B9u
+#include "random_inputs.h"
 
 /* n values of dtype at p, 16-bit ones truncated from the float32 (any
  * pattern will do as an input). Elements r * stride + i for i < dim. */
