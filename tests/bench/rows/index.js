@@ -1,17 +1,13 @@
-// Every row of the benchmark, in table order.
-import {
-  llamacppFused, llamacppUnfused, memoryCopy, naiveJs, naiveJsAllocating, newArray, newArrayWritten, newArrayThenCopying, reference, scalarCopying, scalarZeroCopy,
-  simdAddRmsNorm, simdAddThenRmsNorm, simdAllocating, simdBfloat16, simdCopying, simdExport, simdLayerNorm, simdPrepared,
-  simdStrided, simdZeroCopy,
-} from './portable.js';
+// Every row of the benchmark, in table order: the rows that run anywhere
+// (./portable.js), with the peers that need Node beside the rows they
+// are read against.
+import { llamacppFused } from './llamacpp.js';
+import { memoryCopy } from './memory-copy.js';
+import { PORTABLE_ROWS } from './portable.js';
 import { ortRmsNormalization, ortSimplifiedLayerNorm } from './onnxruntime.js';
 import { tfjs } from './tfjs.js';
 import { native } from './native.js';
 
-export const ROWS = [
-  naiveJs, naiveJsAllocating, reference,
-  scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, newArray, newArrayWritten, newArrayThenCopying, simdPrepared, simdStrided, simdExport,
-  ortRmsNormalization, ortSimplifiedLayerNorm, tfjs, llamacppFused, llamacppUnfused,
-  native, memoryCopy,
-  simdBfloat16, simdAddRmsNorm, simdAddThenRmsNorm, simdLayerNorm,
-];
+const BEFORE = new Map([[llamacppFused, [ortRmsNormalization, ortSimplifiedLayerNorm, tfjs]], [memoryCopy, [native]]]);
+
+export const ROWS = PORTABLE_ROWS.flatMap((row) => [...(BEFORE.get(row) ?? []), row]);

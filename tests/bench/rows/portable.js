@@ -9,11 +9,6 @@ import { llamacppFused, llamacppUnfused } from './llamacpp.js';
 import { memoryCopy } from './memory-copy.js';
 import { simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm } from './variants.js';
 
-export {
-  naiveJs, naiveJsAllocating, reference, scalarCopying, scalarZeroCopy, simdAllocating, simdCopying, simdExport, simdZeroCopy, newArray, newArrayWritten, newArrayThenCopying, simdPrepared, simdStrided,
-  llamacppFused, llamacppUnfused, memoryCopy, simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm,
-};
-
 export const PORTABLE_ROWS = [
   naiveJs, naiveJsAllocating, reference,
   scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, newArray, newArrayWritten, newArrayThenCopying, simdPrepared, simdStrided, simdExport,
