@@ -8,15 +8,17 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /** Minor page faults so far of every process whose command line starts
- * with a path containing `program` (its name, e.g. 'chromium'). */
-export function faultsOf(program) {
+ * with a path containing `program` (its name, e.g. 'chromium') and, with
+ * `type`, holds `--type=${type}` (Chromium's child processes). */
+export function faultsOf(program, type = null) {
   if (!existsSync('/proc/self/stat')) return null;
   let faults = 0;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
-      if (!argv0.includes(program)) continue;
+      // (Chromium rewrites its processes' titles: the arguments then come joined by spaces.)
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/);
+      if (!argv[0].includes(program) || (type !== null && !argv.includes(`--type=${type}`))) continue;
       // Field 10 of stat is minflt; the command name (field 2) may hold spaces, so count from its ')'.
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       faults += Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);

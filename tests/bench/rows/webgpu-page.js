@@ -167,10 +167,10 @@ export async function measureGpu({ shapes, rounds = 7, batchMs }) {
 }
 
 /**
- * What an engine waits for at load, in a page whose device has built no
- * pipeline yet: from createGpuKernels to the first call's result read back
- * (the device already made), and a call after that (run, submit, read
- * back), median of five; both in ms, with the differing outputs.
+ * What an engine waits for at load, on a new device: from createGpuKernels
+ * to the first call's result read back (the device already made), and a
+ * call after that (run, submit, read back), median of five; both in ms,
+ * with the differing outputs.
  */
 export async function measureSetup({ rows, dim }) {
   const device = await (await navigator.gpu.requestAdapter()).requestDevice();
