@@ -32,7 +32,8 @@ export async function runGpuBench(engine, { shapes = GPU_SHAPES, rounds = 7, log
     const fresh = await browser.openPage(server.url('/tests/pages/blank.html'));
     const measureSetup = () => fresh.evaluate(async (arg) => (await import('/tests/bench/rows/webgpu-page.js')).measureSetup(arg),
       { rows: SETUP_SHAPE[0], dim: SETUP_SHAPE[1] });
-    // Chromium compiles in its GPU process; Firefox on Linux in its parent process.
+    // Chromium compiles in its GPU process; for Firefox, whose WebGPU runs
+    // in its GPU process or its parent as its prefs say, every process counts.
     const [program, type, where] = engine.startsWith('chromium') ? ['chromium', 'gpu-process', 'Chromium\'s GPU process'] : ['firefox', null, 'Firefox\'s processes'];
     const faultsBefore = faultsOf(program, type);
     const setup = await measureSetup();
@@ -58,7 +59,7 @@ export async function runGpuBench(engine, { shapes = GPU_SHAPES, rounds = 7, log
     lines.push('', `Set-up at ${SETUP_SHAPE.join('×')} (a new device): createGpuKernels to the first result read back ${setup.setup.toFixed(0)} ms; `
       + `a call after it (run, submit, read back) ${setup.after.toFixed(1)} ms; ${setup.differing} differing outputs; `
       + `the same on a second device ${setup.again.toFixed(0)} ms. `
-      + (setup.faults === null ? '' : `The first set-up took ${setup.faults} page faults in ${where}; `
+      + (setup.faults === null ? '' : `The first set-up, its device included, took ${setup.faults} page faults in ${where}; `
         + `a fresh page costs ${setup.pageMicroseconds.toFixed(2)} µs here on its first write (tests/bench/page-faults.js). `)
       + `The queue's wait: ${measured.wait.toFixed(1)} ms.`);
     return { version: browser.version, adapter: measured.adapter, table: lines.join('\n'), shapes: measured.shapes, setup };
