@@ -416,8 +416,13 @@ fn pending_all(tid: u32) -> u32 {
 
 // Steps 1 to 3 in softfloat for the rows in state \`want\`, on x * their
 // scale: each lane group as on the common path, a lane at a time (state
-// 0: steps 2 and 3 alone, from the common path's S). Called in uniform
-// control flow (it holds the workgroup's barriers).
+// 0: steps 2 and 3 alone, from the common path's S). The team leader
+// then folds each block's lanes, adds the block sums pairwise as they
+// come, and makes the total and inv, all through one loop that holds one
+// addition, one division and one root: an adapter compiles a copy of a
+// softfloat operation at each call, and the leader's share is a sixteenth
+// of the row's additions. Called in uniform control flow (it holds the
+// workgroup's barriers).
 fn general_pass(row: u32, member: u32, tid: u32, want: u32, live: bool) {
   let team = tid / TEAM;
   // (State 0 is the team leader's own, just written: it alone reads it.)
@@ -427,35 +432,131 @@ fn general_pass(row: u32, member: u32, tid: u32, want: u32, live: bool) {
   let mine = live && s.w == want;
   let blocks = select((P.dim + 255u) / 256u, 0u, want == 0u);
   let lane = member & 3u;
+  // The leader's state from chunk to chunk: the sum being merged (of n
+  // blocks; n 0 while it is the total), whether it is yet to be stored,
+  // S, the inv step next (0 while S is summed; 1 S / dim, 2 + eps, 3 the
+  // root, 4 one over it, 5 done) and the last step's result.
   var sums: Pairwise;
-  for (var c = 0u; c * BLOCKS_AT_ONCE < blocks; c = c + 1u) {
-    let block = c * BLOCKS_AT_ONCE + (member >> 2u);
-    var acc = vec4<u32>(0u);
-    if (mine && block < blocks) {
-      let end = min(P.dim, block * 256u + 256u);
-      for (var i = block * 256u + 4u * lane; i < end; i = i + 16u) {
-        let h = h4(row, i);
-        for (var k = 0u; k < 4u; k = k + 1u) { acc[k] = f32_add(acc[k], square_of(h[k], s.y)); }
+  var merged = 0u;
+  var n = 0u;
+  var holding = false;
+  var sum = s.x;
+  var step = 0u;
+  var inv = 0u;
+  // (With no blocks, one round: the leader's steps 2 and 3 alone.)
+  for (var c = 0u; c == 0u || c * BLOCKS_AT_ONCE < blocks; c = c + 1u) {
+    let summing = c * BLOCKS_AT_ONCE < blocks;
+    if (summing) {
+      let block = c * BLOCKS_AT_ONCE + (member >> 2u);
+      var acc = vec4<u32>(0u);
+      if (mine && block < blocks) {
+        let end = min(P.dim, block * 256u + 256u);
+        for (var i = block * 256u + 4u * lane; i < end; i = i + 16u) {
+          let h = h4(row, i);
+          for (var k = 0u; k < 4u; k = k + 1u) { acc[k] = f32_add(acc[k], square_of(h[k], s.y)); }
+        }
       }
+      lanes[tid] = acc;
+      workgroupBarrier();
     }
-    lanes[tid] = acc;
-    workgroupBarrier();
-    if (mine && lane == 0u) {
-      var t: array<u32, 31>;
-      for (var k = 0u; k < 16u; k = k + 1u) { t[k] = lanes[tid + (k >> 2u)][k & 3u]; }
-      block_sums[tid >> 2u] = fold_lanes(&t);
-    }
-    workgroupBarrier();
     if (mine && member == 0u) {
-      for (var k = 0u; k < BLOCKS_AT_ONCE && c * BLOCKS_AT_ONCE + k < blocks; k = k + 1u) {
-        pairwise_push(&sums, block_sums[(tid >> 2u) + k]);
+      let first = c * BLOCKS_AT_ONCE;
+      let count = min(BLOCKS_AT_ONCE, blocks - min(first, blocks));
+      let last = first + BLOCKS_AT_ONCE >= blocks;
+      var k = 0u; // the chunk's blocks begun
+      var j = 15u; // the fold's next node (15: no block being folded)
+      var t: array<u32, 31>;
+      loop {
+        // One operation a round: op 1 an addition, 2 a division, 3 a root;
+        // its result goes to a fold node (0), the sum being merged (1) or
+        // the inv step (2).
+        var op = 1u;
+        var a = 0u;
+        var b = 0u;
+        var into = 0u;
+        if (j < 15u) {
+          a = t[FOLD_A[j]];
+          b = t[FOLD_B[j]];
+        } else if (holding) {
+          if (sums.depth != 0u && (n == 0u || sums.sizes[sums.depth - 1u] == n)) {
+            sums.depth = sums.depth - 1u;
+            a = sums.stack[sums.depth];
+            b = merged;
+            into = 1u;
+          } else {
+            holding = false;
+            if (n != 0u) {
+              pairwise_store(&sums, merged, n);
+            } else {
+              sum = merged;
+              step = 1u;
+            }
+            continue;
+          }
+        } else if (k < count) {
+          // Block k's 16 lane sums: lane group g is member 4k + g's.
+          for (var q = 0u; q < 16u; q = q + 1u) { t[q] = lanes[tid + 4u * k + (q >> 2u)][q & 3u]; }
+          j = 0u;
+          k = k + 1u;
+          continue;
+        } else if (!last) {
+          break;
+        } else if (step == 0u && want != 0u) {
+          // The pending sums added from the top down, the last (smallest)
+          // first: one more merge, of everything.
+          sums.depth = sums.depth - 1u;
+          merged = sums.stack[sums.depth];
+          n = 0u;
+          holding = true;
+          continue;
+        } else {
+          step = max(step, 1u);
+          if (step == 5u) { break; }
+          into = 2u;
+          if (step == 1u) {
+            a = sum;
+            b = P.dim_f32;
+            op = 2u;
+          } else if (step == 2u) {
+            a = inv;
+            b = s.z;
+          } else if (step == 3u) {
+            a = inv;
+            op = 3u;
+          } else {
+            a = F32_ONE;
+            b = inv;
+            op = 2u;
+          }
+        }
+        var r = 0u;
+        if (op == 1u) {
+          r = f32_add(a, b);
+        } else if (op == 2u) {
+          r = f32_div(a, b);
+        } else {
+          r = f32_sqrt(a);
+        }
+        if (into == 0u) {
+          t[16u + j] = r;
+          j = j + 1u;
+          if (j == 15u) {
+            merged = t[30];
+            n = 1u;
+            holding = true;
+          }
+        } else if (into == 1u) {
+          merged = r;
+          n = n * 2u;
+        } else {
+          inv = r;
+          step = step + 1u;
+        }
       }
     }
+    if (summing) { workgroupBarrier(); }
   }
   if (mine && member == 0u) {
-    var sum = s.x;
-    if (want != 0u) { sum = pairwise_total(&sums); }
-    let inv = inv_of(sum, s.z);
     var next = vec4<u32>(inv, s.y, s.z, 3u);
     if (want == 0u) {
       // The common path's S: its inv, unless ms + eps overflows.
