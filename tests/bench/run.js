@@ -50,7 +50,6 @@ export function shapeTable(result) {
   return lines.join('\n');
 }
 
-
 const SUMMARY_COLUMNS = [
   ['naive JS ÷ zero-copy', 'naive-js', 'simd-zero-copy'],
   ['copying ÷ zero-copy', 'simd-copying', 'simd-zero-copy'],
