@@ -179,34 +179,24 @@ fn inv_of(sum: u32, eps: u32) -> u32 {
 
 // Whether step 4's products stay normal on the common path: |x * inv| in
 // [2^-80, 2^41) for every nonzero x, so that with |w'| in [2^-40, 2^40)
-// (weight_ok) every product is normal too.
+// (weight_fits4) every product is normal too.
 fn out_fast_ok(f: Fast, inv: u32) -> bool {
   let ei = inv >> 23u;
   return ((f.lo + 1u) >> 23u) + ei >= 174u && (f.hi >> 23u) + ei <= 293u;
 }
 
-${v.weight !== null ? `// Whether every w' is zero or in [2^-40, 2^40), the workgroup's
-// invocations each reading a share: weight_clear() (before a barrier),
-// weight_scan(tid) (after it and before another), then weight_ok().
-var<workgroup> weight_bad: atomic<u32>;
-fn weight_clear(tid: u32) { if (tid == 0u) { atomicStore(&weight_bad, 0u); } }
-fn weight_scan(tid: u32) {
-  var bad = 0u;
-  for (var j = tid; j < P.dim; j = j + ${WORKGROUP_SIZE}u) {
-    let w = widen_w(w_raw(P.w_off + j)) & F32_ABS;
-    let e = w >> 23u;
-    bad = bad | select(0u, 1u, w != 0u && (e < 87u || e > 166u));
-  }
-  if (bad != 0u) { atomicOr(&weight_bad, 1u); }
+${v.weight !== null ? `// Whether the common path holds for four w': each zero or in [2^-40, 2^40).
+fn weight_fits4(w: vec4<u32>) -> bool {
+  let a = w & vec4<u32>(F32_ABS);
+  let e = a >> vec4<u32>(23u);
+  return all((a == vec4<u32>(0u)) | ((e >= vec4<u32>(87u)) & (e <= vec4<u32>(166u))));
 }
-fn weight_ok() -> bool { return atomicLoad(&weight_bad) == 0u; }` : `fn weight_clear(tid: u32) {}
-fn weight_scan(tid: u32) {}
-fn weight_ok() -> bool { return true; }`}
+fn w4(i: u32) -> vec4<u32> { return widen_w4(w_raw4(P.w_off + i, min(P.dim - i, 4u))); }
 
-// Step 4 on the common path for elements i..i+3, from their storage bits.
-fn out_fast4(h: vec4<u32>, i: u32, inv: vec4<u32>, tinv: vec4<u32>) -> vec4<u32> {
+` : ''}// Step 4 on the common path for four values, from their storage bits (and w').
+fn out_fast4(h: vec4<u32>${v.weight !== null ? ', w: vec4<u32>' : ''}, inv: vec4<u32>, tinv: vec4<u32>) -> vec4<u32> {
   var v = mul4(widen4(h), inv, tinv);
-${v.weight !== null ? `${llamaRound ? '  v = widen4(narrow4(v));\n' : ''}  v = mul4_free(v, widen_w4(w_raw4(P.w_off + i, min(P.dim - i, 4u))));` : ''}
+${v.weight !== null ? `${llamaRound ? '  v = widen4(narrow4(v));\n' : ''}  v = mul4_free(v, w);` : ''}
   return narrow4(v);
 }
 
@@ -226,22 +216,32 @@ ${llamaRound ? '      v = widen(narrow(v));\n' : ''}      m = widen_w(w_raw(P.w_
 }
 
 // Steps 0 (the residual's store) and 4 for the groups of four of a row
-// from group g0 by stride: on the common path, or in softfloat.
+// from group g0 by stride: on the common path where the row (fast) and
+// the group's w' allow it, then in softfloat for the groups left, if any.
+// Two loops rather than a branch in one: a loop is the branch an adapter
+// skips. Each group is stored once, after its values are read (out or the
+// residual may be x's own bytes).
 fn finish_row(row: u32, g0: u32, stride: u32, fast: bool, inv: u32, scale: u32) {
 ${hasOut || hasResidual ? `  let tinv = vec4<u32>(threshold47(inv));
   let inv4 = vec4<u32>(inv);
   let groups = (P.dim + 3u) / 4u;
-  // Two loops rather than a branch in one: a loop is the branch an adapter skips.
+  var left = !fast;
   if (fast) {
     for (var g = g0; g < groups; g = g + stride) {
       let i = 4u * g;
       let n = min(P.dim - i, 4u);
       let h = h4(row, i);
-${hasResidual ? '      r_put4(P.r_off + row * P.r_stride + i, h, n);\n' : ''}${hasOut ? '      y_put4(P.y_off + row * P.y_stride + i, out_fast4(h, i, inv4, tinv), n);\n' : ''}    }
-  } else {
-    for (var g = g0; g < groups; g = g + stride) {
-      let i = 4u * g;
-      let n = min(P.dim - i, 4u);
+${v.weight !== null ? `      let w = w4(i);
+      let fits = weight_fits4(w);
+      left = left || !fits;
+      if (fits) {
+${hasResidual ? '        r_put4(P.r_off + row * P.r_stride + i, h, n);\n' : ''}        y_put4(P.y_off + row * P.y_stride + i, out_fast4(h, w, inv4, tinv), n);
+      }
+` : `${hasResidual ? '      r_put4(P.r_off + row * P.r_stride + i, h, n);\n' : ''}${hasOut ? '      y_put4(P.y_off + row * P.y_stride + i, out_fast4(h, inv4, tinv), n);\n' : ''}`}    }
+  }
+  for (var g = g0; left && g < groups; g = g + stride) {
+    let i = 4u * g;
+${v.weight !== null ? '    if (!fast || !weight_fits4(w4(i))) {\n' : '    {\n'}      let n = min(P.dim - i, 4u);
       let h = h4(row, i);
 ${hasResidual ? '      r_put4(P.r_off + row * P.r_stride + i, h, n);\n' : ''}${hasOut ? `      var y: vec4<u32>;
       for (var k = 0u; k < 4u; k = k + 1u) { y[k] = out_value(h[k], i + k, inv, scale); }
@@ -340,16 +340,10 @@ ${team === 1 ? serialEntry(v) : teamEntry(v)}
 `;
 }
 
-/** A row an invocation: its lane groups in registers, no barriers but the
- * weight check's. */
+/** A row an invocation: its lane groups in registers, no barriers. */
 function serialEntry(v) {
   return `@compute @workgroup_size(${WORKGROUP_SIZE})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-${v.weight !== null ? `  weight_clear(tid);
-  workgroupBarrier();
-  weight_scan(tid);
-  workgroupBarrier();
-` : ''}  let wok = weight_ok();
   let row = (wid.x + wid.y * P.groups_x) * ${WORKGROUP_SIZE}u + tid;
   if (row >= P.rows) { return; }
   // Step 1 on the common path: lanes 0-3, 4-7, 8-11, 12-15 of each block.
@@ -381,7 +375,7 @@ ${v.weight !== null ? `  weight_clear(tid);
     pairwise_push_fast(&sums, fold_fast(a, b, c, d));
   }
   let r = row_result(row, Fast(pairwise_total_fast(&sums), max(max(hi.x, hi.y), max(hi.z, hi.w)), min(min(lo.x, lo.y), min(lo.z, lo.w))));
-${v.roles.rstd !== null ? '  s_put(P.s_off + row, f32_mul(r.x, r.y));\n' : ''}  finish_row(row, 0u, 1u, wok && r.z != 0u, r.x, r.y);
+${v.roles.rstd !== null ? '  s_put(P.s_off + row, f32_mul(r.x, r.y));\n' : ''}  finish_row(row, 0u, 1u, r.z != 0u, r.x, r.y);
 }`;
 }
 
@@ -588,8 +582,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     atomicStore(&row_hi[team], 0u);
     atomicStore(&row_lo[team], 0xffffffffu);
   }
-  if (tid == 0u) { atomicStore(&pending, 0u); }
-  weight_clear(tid); // (the chunk loop's barriers order these stores before any use)
+  if (tid == 0u) { atomicStore(&pending, 0u); } // (the chunk loop's barriers order these stores before any use)
   // Step 1 on the common path: this invocation's lane group of
   // BLOCKS_AT_ONCE blocks at a time, folded by block, pushed in order.
   let blocks = (P.dim + 255u) / 256u;
@@ -622,7 +615,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
   atomicMax(&row_hi[team], max(max(hi.x, hi.y), max(hi.z, hi.w)));
   atomicMin(&row_lo[team], min(min(lo.x, lo.y), min(lo.z, lo.w)));
-  weight_scan(tid);
   workgroupBarrier();
   if (live && member == 0u) {
     let f = Fast(pairwise_total_fast(&sums), atomicLoad(&row_hi[team]), atomicLoad(&row_lo[team]));
@@ -643,9 +635,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   workgroupBarrier();
   let s = row_stats[team];
   let fast = row_fast[team] != 0u;
-  let wok = weight_ok();
   if (!live) { return; }
-${v.roles.rstd !== null ? '  if (member == 0u) { s_put(P.s_off + row, f32_mul(s.x, s.y)); }\n' : ''}  finish_row(row, member, TEAM, wok && fast, s.x, s.y);
+${v.roles.rstd !== null ? '  if (member == 0u) { s_put(P.s_off + row, f32_mul(s.x, s.y)); }\n' : ''}  finish_row(row, member, TEAM, fast, s.x, s.y);
 }`;
 }
 

@@ -142,6 +142,25 @@ export function gpuCalls() {
         calls.push(makeCall(`${dtype} special rows eps=${eps} ${castMode}`, 'rmsNorm', x, undefined, w, { dtype, eps, castMode }));
       }
     }
+    // Weights in the common path's range but a few (huge, tiny, zero,
+    // subnormal, NaN, Inf): those groups of four in softfloat, the others
+    // on the common path; in place and with a residual too (each group
+    // read before it is written). A row a team, and on a CPU adapter a
+    // row an invocation.
+    for (const [rows, dim] of [[3, 301], [20, 64]]) {
+      const rand = prng(seed++);
+      const x = data(rand, rows * dim, dtype, 2);
+      const r = data(rand, rows * dim, dtype, 1);
+      const w = Float32Array.from(portableNormal(rand, dim, 1));
+      const odd = [1e20, 2 ** -41, 0, -1e-42, NaN, -Infinity, 2 ** 40, -(2 ** -40)];
+      odd.forEach((v, k) => { w[(k * 37 + 5) % dim] = v; });
+      const options = { dtype, weightDtype: 'float32', dim, eps: 1e-6 };
+      const tag = `${dtype} rows=${rows} dim=${dim} a few weights out of range`;
+      calls.push(makeCall(tag, 'rmsNorm', x, undefined, w, options));
+      calls.push(makeCall(`addRmsNorm ${tag}`, 'addRmsNorm', x, r, w, options));
+      const y = copy(x);
+      calls.push(makeCall(`in place ${tag}`, 'rmsNorm', y, undefined, w, { ...options, out: y }));
+    }
     // Every 16-bit pattern (subnormals, NaNs, infinities) through addRmsNorm.
     if (dtype !== 'float32') {
       const all = new Uint16Array(65536).map((_, i) => i);
