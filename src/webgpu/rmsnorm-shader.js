@@ -8,7 +8,7 @@
 //
 // The numbers are those of src/kernels/f32-rmsnorm/rmsnorm_f32.h, step by
 // step, in its summation order. Each row runs the common path first
-// (./fastfloat.js: four lanes at a time, branch-free), after checking that
+// (./fastfloat.js: a vec4 at a time, branch-free), after checking that
 // every value of the row is zero or in the range where that path holds;
 // a row that is not, and every row that takes the rescue path, is computed
 // by ./softfloat.js operations instead, in the same order. Both give the
@@ -196,7 +196,7 @@ fn w4(i: u32) -> vec4<u32> { return widen_w4(w_raw4(P.w_off + i, min(P.dim - i, 
 ` : ''}// Step 4 on the common path for four values, from their storage bits (and w').
 fn out_fast4(h: vec4<u32>${v.weight !== null ? ', w: vec4<u32>' : ''}, inv: vec4<u32>, tinv: vec4<u32>) -> vec4<u32> {
   var v = mul4(widen4(h), inv, tinv);
-${v.weight !== null ? `${llamaRound ? '  v = widen4(narrow4(v));\n' : ''}  v = mul4_free(v, w);` : ''}
+${v.weight !== null ? `${llamaRound ? '  v = widen4(narrow4(v));\n' : ''}  v = mul_free4(v, w);` : ''}
   return narrow4(v);
 }
 

@@ -29,10 +29,10 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     case 4u: { r = f32_to_bf16(x); }
     case 5u: { r = f32_to_f16(x); }
     case 6u: { r = f16_to_f32(x); }
-    case 7u: { r = square4(vec4<u32>(x)).x; }
-    case 8u: { r = mul4(vec4<u32>(x), vec4<u32>(y), vec4<u32>(threshold47(y))).x; }
-    case 9u: { r = add_pos4(vec4<u32>(x), vec4<u32>(y)).x; }
-    default: { r = mul4_free(vec4<u32>(x), vec4<u32>(y)).x; }
+    case 7u: { r = square(x); }
+    case 8u: { r = mul(x, y, threshold47(y)); }
+    case 9u: { r = add_pos(x, y); }
+    default: { r = mul_free(x, y); }
   }
   out[i] = r;
 }`;
