@@ -29,11 +29,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   for (var i = tid; i < P.dim; i = i + 256u) { y[base + i] = x[base + i] * inv * w[i]; }
 }`;
 
-/** nativeRmsNorm(encoder, { x, weight, out } GPUBuffers, { rows, dim, eps }) records one pass. */
+/**
+ * nativeRmsNorm(encoder, { x, weight, out } GPUBuffers, { rows, dim, eps })
+ * records one pass, making its uniform buffer and bind group;
+ * nativeRmsNorm.prepare(buffers, shape) makes them once and returns
+ * { run(encoder), destroy() }, as a decode loop would (the bench times
+ * that, beside the exact kernel's prepared call).
+ */
 export function createNativeRmsNorm(device) {
   const module = device.createShaderModule({ code: SHADER, label: 'native-float rmsNorm (peers)' });
   const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-  return (encoder, { x, weight, out }, { rows, dim, eps = 1e-6 }) => {
+  const prepare = ({ x, weight, out }, { rows, dim, eps = 1e-6 }) => {
     const uniform = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
     const view = new DataView(uniform.getMappedRange());
     view.setUint32(0, rows, true);
@@ -44,10 +50,18 @@ export function createNativeRmsNorm(device) {
       layout: pipeline.getBindGroupLayout(0),
       entries: [uniform, x, weight, out].map((buffer, binding) => ({ binding, resource: { buffer } })),
     });
-    const pass = encoder.beginComputePass();
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindGroup);
-    pass.dispatchWorkgroups(Math.min(rows, 65535), Math.ceil(rows / 65535));
-    pass.end();
+    const run = (encoder) => {
+      const pass = encoder.beginComputePass();
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bindGroup);
+      pass.dispatchWorkgroups(Math.min(rows, 65535), Math.ceil(rows / 65535));
+      pass.end();
+    };
+    return { run, destroy: () => uniform.destroy() };
   };
+  // (The call form's uniform buffer is left to the collector: destroyed
+  // before its pass is submitted, it would make the submit fail.)
+  const nativeRmsNorm = (encoder, buffers, shape) => prepare(buffers, shape).run(encoder);
+  nativeRmsNorm.prepare = prepare;
+  return nativeRmsNorm;
 }

@@ -2,7 +2,8 @@
 // side in interleaved rounds: the exact kernel (src/webgpu, a prepared
 // call as a decode loop makes one), a native-float WGSL kernel
 // (src/webgpu/native.js: tree reduction and inverseSqrt, what the peers
-// do), and onnxruntime-web's WebGPU backend running
+// do; prepared too, its bind group and uniforms made once, so that the
+// two differ in their kernels alone), and onnxruntime-web's WebGPU backend running
 // SimplifiedLayerNormalization. Each is timed on data already on the GPU,
 // and its output read back once and compared with the JS reference, value
 // by value.
@@ -117,11 +118,12 @@ export async function measureGpu({ shapes, rounds = 7, batchMs }) {
       await device.queue.onSubmittedWorkDone();
     };
     const prepared = await exact.rmsNorm.prepare({ x: xb, weight: wb, out: yb }, { rows, dim, eps });
+    const nativeCall = native.prepare({ x: xb, weight: wb, out: yb }, { rows, dim, eps });
     const rowsToRun = [
       { id: 'webgpu-exact', name: 'rmsnorm-wasm/webgpu (exact, prepared call)',
         call: batch((e) => prepared.run(e)), output: () => readBack(device, yb, x.length) },
-      { id: 'webgpu-native', name: 'native-float WGSL (tree sum, inverseSqrt)',
-        call: batch((e) => native(e, { x: xb, weight: wb, out: yb }, { rows, dim, eps })), output: () => readBack(device, yb, x.length) },
+      { id: 'webgpu-native', name: 'native-float WGSL (tree sum, inverseSqrt, prepared call)',
+        call: batch(nativeCall.run), output: () => readBack(device, yb, x.length) },
       { id: 'ort-webgpu', name: `onnxruntime-web ${ort.env.versions.web} WebGPU, SimplifiedLayerNormalization`,
         call: async (n) => {
           for (let k = 0; k < n; k++) {
@@ -159,6 +161,7 @@ export async function measureGpu({ shapes, rounds = 7, batchMs }) {
     });
     ortY?.dispose();
     prepared.destroy();
+    nativeCall.destroy();
     await session.release();
     for (const b of [xb, wb, yb]) b.destroy();
   }
