@@ -203,11 +203,12 @@ fn pairwise_total(p: ptr<function, Pairwise>) -> u32 {
  * (./fastfloat.js), for non-negative lane sums in its range. */
 export const FAST_SUMS_WGSL = `
 // The same fold on lane groups L0..L3 (lanes 0-3, 4-7, 8-11, 12-15): v = (L0 + L1) + (L2 + L3) lane-wise.
-// The block is (v_0 + v_2) + (v_1 + v_3): the two inner sums in one add_pos4.
+// The block is (v_0 + v_2) + (v_1 + v_3). A loop over the lanes, so that
+// each addition is compiled once, not four times.
 fn fold_fast(l0: vec4<u32>, l1: vec4<u32>, l2: vec4<u32>, l3: vec4<u32>) -> u32 {
-  let v = add_pos4(add_pos4(l0, l1), add_pos4(l2, l3));
-  let w = add_pos4(v.xyxy, v.zwzw);
-  return add_pos(w.x, w.y);
+  var v: vec4<u32>;
+  for (var k = 0u; k < 4u; k = k + 1u) { v[k] = add_pos(add_pos(l0[k], l1[k]), add_pos(l2[k], l3[k])); }
+  return add_pos(add_pos(v.x, v.z), add_pos(v.y, v.w));
 }
 
 fn pairwise_push_fast(p: ptr<function, Pairwise>, block_sum: u32) {
