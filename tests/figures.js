@@ -44,25 +44,28 @@ async function bundle(entry) {
   return [Buffer.concat([...upfront].map((o) => code.get(o))), Buffer.concat(lazy.map((o) => code.get(o)))];
 }
 
-/** [what, raw, gzipped] rows, measured now. */
+/** [what, raw, gzipped] rows, measured now, the sizes in bytes (the
+ * tarball's raw size is its unpacked one). */
 export async function measure() {
   const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: repo });
   const [{ size, unpackedSize, version }] = JSON.parse(stdout);
-  const rows = [[`\`npm pack\` tarball (version ${version}: the JS, the types, the C library, \`docs/\`)`, `${bytes(unpackedSize)} unpacked`, bytes(size)]];
+  const rows = [[`\`npm pack\` tarball (version ${version}: the JS, the types, the C library, \`docs/\`)`, unpackedSize, size]];
   for (const [what, file] of [['SIMD128 module (what nearly every engine runs)', 'rmsnorm-simd.wasm'], ['scalar module', 'rmsnorm-scalar.wasm']]) {
     const wasm = await readFile(join(repo, 'build', file));
-    rows.push([what, bytes(wasm.length), bytes(gzipped(wasm))]);
+    rows.push([what, wasm.length, gzipped(wasm)]);
   }
   const [main, lazy] = await bundle('src/index.js');
-  rows.push(['a bundle of `rmsnorm-wasm` (esbuild `--minify --splitting`, its modules embedded): what a page loads', bytes(main.length), bytes(gzipped(main))]);
-  rows.push(['… and the chunks `bindMemory` loads the first time (its wasm32 and memory64 modules)', bytes(lazy.length), bytes(gzipped(lazy))]);
+  rows.push(['a bundle of `rmsnorm-wasm` (esbuild `--minify --splitting`, its modules embedded): what a page loads', main.length, gzipped(main)]);
+  rows.push(['… and the chunks `bindMemory` loads the first time (its wasm32 and memory64 modules)', lazy.length, gzipped(lazy)]);
   const [reference] = await bundle('src/reference/index.js');
-  rows.push(['a bundle of `rmsnorm-wasm/reference`', bytes(reference.length), bytes(gzipped(reference))]);
+  rows.push(['a bundle of `rmsnorm-wasm/reference`', reference.length, gzipped(reference)]);
   return rows;
 }
 
-export function table(rows) {
-  return ['| what | raw | gzipped |', '| --- | ---: | ---: |', ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+/** The table of measured rows; `scale` multiplies every size first. */
+export function table(rows, scale = 1) {
+  const cell = (r, k) => `${bytes(Math.round(r[k] * scale))}${k === 1 && r === rows[0] ? ' unpacked' : ''}`;
+  return ['| what | raw | gzipped |', '| --- | ---: | ---: |', ...rows.map((r) => `| ${r[0]} | ${cell(r, 1)} | ${cell(r, 2)} |`)].join('\n');
 }
 
 /** The README's text between the markers, trimmed. */

@@ -53,5 +53,9 @@ test('no size or speed figure but the measured size table, and that table is wha
   const rest = readme.replace(BEGIN, '').replace(figures, '').replace(END, '');
   const unmeasured = /\d[\d,.]*\s?(?:[kKMG]i?B|bytes|B\b|µs|ms|ns|GB\/s)|\d×(?!\d)|\btimes (?:faster|slower)\b/g;
   assert.deepEqual(rest.match(unmeasured) ?? [], [], 'a size or speed figure outside the measured table: measure it, or link to the doc that does');
-  assert.equal(figures, table(await measure()), 'README.md\'s sizes are not what they measure now: node tests/figures.js --write');
+  // Sizes as they round now; a size within 0.5% of a rounding boundary
+  // may show either side of it (a build's gzipped bytes move by a few).
+  const rows = await measure();
+  const fits = (text) => text.split('\n').every((line, i) => [0.995, 1, 1.005].some((f) => table(rows, f).split('\n')[i] === line));
+  assert.ok(fits(figures), `README.md's sizes are not what they measure now: node tests/figures.js --write\n${figures}\n${table(rows)}`);
 });
