@@ -64,8 +64,10 @@ export async function measure() {
 
 /** The table of measured rows; `scale` multiplies every size first. */
 export function table(rows, scale = 1) {
-  const cell = (r, k) => `${bytes(Math.round(r[k] * scale))}${k === 1 && r === rows[0] ? ' unpacked' : ''}`;
-  return ['| what | raw | gzipped |', '| --- | ---: | ---: |', ...rows.map((r) => `| ${r[0]} | ${cell(r, 1)} | ${cell(r, 2)} |`)].join('\n');
+  const size = (n) => bytes(Math.round(n * scale));
+  // (The first row, the tarball's, gives its unpacked size as raw.)
+  const line = (r, i) => `| ${r[0]} | ${size(r[1])}${i === 0 ? ' unpacked' : ''} | ${size(r[2])} |`;
+  return ['| what | raw | gzipped |', '| --- | ---: | ---: |', ...rows.map(line)].join('\n');
 }
 
 /** The README's text between the markers, trimmed. */
