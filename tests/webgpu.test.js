@@ -17,7 +17,7 @@ import { prng } from '../web/lib/random.js';
 import { engineNamed, startTestServer } from './helpers/engines.js';
 import { packageNames } from './helpers/package-names.js';
 import { portableNormal } from './helpers/bit-exact-suite.js';
-import { gpuCalls, portableCalls } from './helpers/webgpu-cases.js';
+import { gpuCalls, portableCalls, TEAMS } from './helpers/webgpu-cases.js';
 import { GPU_ENGINES, launchGpuBrowser } from './helpers/webgpu-engines.js';
 
 const PAGE = '/tests/pages/blank.html';
@@ -420,7 +420,10 @@ for (const name of GPU_ENGINES) {
     });
 
     test('device form: caller buffers at odd offsets, shared, in place; every other byte untouched', async () => {
-      for (const c of BUFFER_CASES.map(bufferCase)) {
+      // Each case as the layout lays it out, and with a team of 4, 16 or 64 invocations a row.
+      const cases = BUFFER_CASES.map(bufferCase);
+      const teamed = cases.map((c, k) => ({ ...c, what: `${c.what}, team=${TEAMS[k % TEAMS.length]}`, sent: { ...c.sent, team: TEAMS[k % TEAMS.length] } }));
+      for (const c of [...cases, ...teamed]) {
         const reply = await page.evaluate(async (arg) => (await import('/tests/helpers/webgpu-page.js')).runOnBuffers(arg), c.sent);
         assert.equal(reply.error, undefined, `${c.what}: ${reply.error}`);
         reply.buffers.forEach((text, g) => {

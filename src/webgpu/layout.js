@@ -107,17 +107,23 @@ export function bindingsOf(fn, device, measured, names, rows, dim, stride, vecto
   return { __proto__: null, bindings, roles };
 }
 
+/** The longest row (in 256-value blocks) a CPU adapter gives one
+ * invocation when the call has too few rows to fill its cores. */
+const CPU_SERIAL_BLOCKS = 6;
+
 /**
  * Invocations a row: 1 keeps a row's four lane groups in one invocation
  * (no barriers: the fastest on a CPU adapter, whose few cores the rows
- * alone fill); 4, 16 or 64 share a row's blocks, as many as its first
- * blocks have lane groups, so that short calls spread over more
- * invocations. `invocationsPerRow` (an option of createGpuKernels) fixes it.
+ * alone fill, and on it for a short row too, which a team's barriers cost
+ * more than they share; its pipeline is the smaller, compiled sooner);
+ * 4, 16 or 64 share a row's blocks, as many as its first blocks have lane
+ * groups, so that short calls spread over more invocations.
+ * `invocationsPerRow` (an option of createGpuKernels) fixes it.
  */
 export function teamOf(rows, dim, cpu, invocationsPerRow) {
   if (invocationsPerRow !== 'auto') return invocationsPerRow;
   const blocks = ceil(dim / 256);
-  if (cpu && rows >= 16) return 1;
+  if (cpu && (rows >= 16 || blocks <= CPU_SERIAL_BLOCKS)) return 1;
   return blocks >= 16 ? 64 : blocks >= 4 ? 16 : 4;
 }
 

@@ -30,6 +30,8 @@ export function makeCall(what, fn, x, residual, weight, options = {}) {
   return {
     what,
     dtype,
+    rows,
+    dim: options.dim ?? weight?.length ?? x.length,
     call: {
       fn, x: b64(x), residual: residual && b64(residual), weight: weight && b64(weight),
       kinds: { x: kindOf(x), weight: weight && kindOf(weight) }, options: sent,
@@ -37,6 +39,12 @@ export function makeCall(what, fn, x, residual, weight, options = {}) {
     expected: { out, residual: r, rstd },
   };
 }
+
+/** Team sizes a call can fix (createGpuKernels' invocationsPerRow). */
+export const TEAMS = [4, 16, 64];
+
+/** `c` made with `team` invocations a row. */
+export const withTeam = (c, team) => ({ ...c, what: `${c.what} team=${team}`, team, call: { ...c.call, team } });
 
 /** A layerNorm call as sent to the page, with the reference's out, mean and rstd. */
 export function makeLayerNormCall(what, x, weight, bias, options = {}) {
@@ -161,6 +169,10 @@ export function gpuCalls() {
       const y = copy(x);
       calls.push(makeCall(`in place ${tag}`, 'rmsNorm', y, undefined, w, { ...options, out: y }));
     }
+    // The short rows above again with a team of 4, 16 or 64 invocations a
+    // row (invocationsPerRow): a CPU adapter gives them one invocation.
+    const short = calls.filter((c) => c.dtype === dtype && c.call.fn !== 'layerNorm' && c.rows < 16 && c.dim <= 301 && c.team === undefined);
+    short.forEach((c, k) => calls.push(withTeam(c, TEAMS[k % TEAMS.length])));
     // Every 16-bit pattern (subnormals, NaNs, infinities) through addRmsNorm.
     if (dtype !== 'float32') {
       const all = new Uint16Array(65536).map((_, i) => i);

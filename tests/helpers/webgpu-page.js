@@ -35,25 +35,41 @@ async function requestDevice() {
   const device = await adapter.requestDevice();
   const info = adapter.info ?? {};
   const kernels = createGpuKernels(device);
+  const arrays = createArrayKernels(kernels);
+  // Kernels with the team size fixed (invocationsPerRow), for the calls
+  // that name one: the layout's own choice would leave a team size
+  // untried on some adapter. They share the device's pipelines.
+  const teams = new Map();
+  const teamOf = (team) => {
+    if (!teams.has(team)) {
+      const fixed = createGpuKernels(device, { invocationsPerRow: team });
+      teams.set(team, { kernels: fixed, arrays: createArrayKernels(fixed) });
+    }
+    return teams.get(team);
+  };
   return {
-    device, kernels, arrays: createArrayKernels(kernels),
+    device, kernels, arrays,
+    teamKernels: (team) => (team === undefined ? kernels : teamOf(team).kernels),
+    teamArrays: (team) => (team === undefined ? arrays : teamOf(team).arrays),
     adapter: [info.vendor, info.architecture, info.device, info.description].filter(Boolean).join(' ') || 'unnamed adapter',
   };
 }
 
 /**
  * Runs each call { fn, x, residual, weight, kinds: { x, weight }, options:
- * { ..., rstd: rows or absent, out: 'x' for in place } } and returns
+ * { ..., rstd: rows or absent, out: 'x' for in place }, team: the
+ * invocations a row, or absent for the layout's choice } and returns
  * { out, residual, rstd } as base64, or { error } for a GPU validation error.
  */
 export async function runCalls(calls) {
-  const { device, adapter, arrays } = await openDevice();
+  const { device, adapter, teamArrays } = await openDevice();
   // Every call at once (each its own submit and readback): the waits for
   // the GPU overlap. A validation error fails the batch.
   const errors = [];
   const onError = (event) => errors.push(event.error.message);
   device.addEventListener('uncapturederror', onError);
   const results = await Promise.all(calls.map(async (call) => {
+    const arrays = teamArrays(call.team);
     const x = fromBase64(call.x, call.kinds.x);
     const weight = call.weight === null ? null : fromBase64(call.weight, call.kinds.weight);
     const options = { ...call.options };
@@ -86,11 +102,13 @@ export async function runCalls(calls) {
 /**
  * The device form on caller buffers: each group of roles (['x', 'out'], ...)
  * gets a GPUBuffer holding a copy of `arena` (base64), each role its byte
- * offset in it; records `fn` with `params` into an encoder and returns each
+ * offset in it; records `fn` with `params` (and `team` invocations a row,
+ * if given) into an encoder and returns each
  * buffer's bytes afterwards (base64), or { error } for a validation error.
  */
-export async function runOnBuffers({ fn, arena, groups, offsets, params }) {
-  const { device, kernels: gpu } = await openDevice();
+export async function runOnBuffers({ fn, arena, groups, offsets, params, team }) {
+  const { device, teamKernels } = await openDevice();
+  const gpu = teamKernels(team);
   const bytes = fromBase64(arena, 'uint16');
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC;
   const made = groups.map(() => {
