@@ -161,22 +161,6 @@ struct Fast { sum: u32, hi: u32, lo: u32 }
 // square is subnormal), and S in the plain range (no rescue).
 fn fast_ok(f: Fast) -> bool { return f.hi < P.x_hi && f.lo >= LOW_X && f.sum >= TINY_SUM; }
 
-// Steps 2 and 3: inv from S and eps.
-// (One division in the loop: ms = S / dim, then 1 / sqrt(ms + eps).)
-fn inv_of(sum: u32, eps: u32) -> u32 {
-  var r = sum;
-  for (var j = 0u; j < 2u; j = j + 1u) {
-    var n = r;
-    var d = P.dim_f32;
-    if (j == 1u) {
-      n = F32_ONE;
-      d = f32_sqrt(f32_add(r, eps));
-    }
-    r = f32_div(n, d);
-  }
-  return r;
-}
-
 // Whether step 4's products stay normal on the common path: |x * inv| in
 // [2^-80, 2^41) for every nonzero x, so that with |w'| in [2^-40, 2^40)
 // (weight_fits4) every product is normal too.
@@ -257,41 +241,117 @@ fn square_of(h: u32, scale: u32) -> u32 {
   return x;
 }
 
-// Step 1 in softfloat for a whole row in one invocation, on x * scale.
-// (The pending sums' total is one more pass of the block loop, so that the
-// loop holds each softfloat addition once.)
-fn general_sum(row: u32, scale: u32) -> u32 {
-  let blocks = (P.dim + 255u) / 256u;
+// Steps 1 to 3 in softfloat for a whole row in one invocation, on
+// x * scale (with no sum asked for, steps 2 and 3 alone from S = given).
+// Returns (S, inv). Every softfloat operation of it sits in one loop that
+// holds one addition, one division and one root (an adapter compiles a
+// copy of a softfloat operation at each call): a round adds a value's
+// square to its lane, a node of the block's fold, or a pending block sum
+// to the one being merged, or takes an inv step.
+fn general_row(row: u32, scale: u32, eps: u32, sum_it: bool, given: u32) -> vec2<u32> {
+  let blocks = select(0u, (P.dim + 255u) / 256u, sum_it);
   var sums: Pairwise;
-  var total = 0u;
-  for (var block = 0u; block <= blocks; block = block + 1u) {
-    if (block == blocks) {
-      // The pending sums added from the top down, the last (smallest) first.
-      sums.depth = sums.depth - 1u;
-      total = sums.stack[sums.depth];
-      sums.sizes[sums.depth] = 0u;
-    } else {
-      var t: array<u32, 31>;
-      for (var k = 0u; k < 16u; k = k + 1u) { t[k] = 0u; }
-      let end = min(P.dim, block * 256u + 256u);
-      for (var i = block * 256u; i < end; i = i + 4u) {
-        let h = h4(row, i);
-        for (var k = 0u; k < 4u; k = k + 1u) {
-          t[(i + k) & 15u] = f32_add(t[(i + k) & 15u], square_of(h[k], scale));
-        }
+  var t: array<u32, 31>;
+  var h = vec4<u32>(0u);
+  var block = 0u; // blocks begun
+  var i = 0u; // the block's next value, to end
+  var end = 0u;
+  var j = 15u; // the fold's next node (15: no block being folded)
+  // The sum being merged (over n blocks; n 0 for the final merge of
+  // everything), then S; the inv step next (0 while S is summed; 1 S / dim,
+  // 2 + eps, 3 the root, 4 one over it, 5 done) and the last step's result.
+  var total = given;
+  var n = 0u;
+  var merging = false;
+  var step = select(1u, 0u, sum_it);
+  var inv = 0u;
+  loop {
+    var op = 1u; // 1 an addition, 2 a division, 3 a root
+    var a = 0u;
+    var b = 0u;
+    var into = 0u; // the result to a lane (0), a fold node (1), the sum being merged (2), the inv step (3)
+    if (i < end) {
+      if ((i & 3u) == 0u) { h = h4(row, i); }
+      a = t[i & 15u];
+      b = square_of(h[i & 3u], scale);
+    } else if (j < 15u) {
+      a = t[FOLD_A[j]];
+      b = t[FOLD_B[j]];
+      into = 1u;
+    } else if (merging) {
+      // Merged while the stack's top covers as many blocks (all of it at the end).
+      if (sums.depth != 0u && (n == 0u || sums.sizes[sums.depth - 1u] == n)) {
+        sums.depth = sums.depth - 1u;
+        a = sums.stack[sums.depth];
+        b = total;
+        into = 2u;
+      } else {
+        merging = false;
+        if (n != 0u) { pairwise_store(&sums, total, n); } else { step = 1u; }
+        continue;
       }
-      total = fold_lanes(&t);
+    } else if (step == 0u) {
+      if (block < blocks) {
+        for (var k = 0u; k < 16u; k = k + 1u) { t[k] = 0u; }
+        i = block * 256u;
+        end = min(P.dim, i + 256u);
+        j = 0u;
+        block = block + 1u;
+      } else {
+        // The pending sums added from the top down, the last (smallest) first.
+        sums.depth = sums.depth - 1u;
+        total = sums.stack[sums.depth];
+        n = 0u;
+        merging = true;
+      }
+      continue;
+    } else {
+      if (step == 5u) { break; }
+      into = 3u;
+      if (step == 1u) {
+        a = total;
+        b = P.dim_f32;
+        op = 2u;
+      } else if (step == 2u) {
+        a = inv;
+        b = eps;
+      } else if (step == 3u) {
+        a = inv;
+        op = 3u;
+      } else {
+        a = F32_ONE;
+        b = inv;
+        op = 2u;
+      }
     }
-    // Merged while the stack's top covers as many blocks (all of it at the end).
-    var n = select(1u, 0u, block == blocks);
-    while (sums.depth != 0u && (n == 0u || sums.sizes[sums.depth - 1u] == n)) {
-      sums.depth = sums.depth - 1u;
-      total = f32_add(sums.stack[sums.depth], total);
+    var r: u32;
+    if (op == 1u) {
+      r = f32_add(a, b);
+    } else if (op == 2u) {
+      r = f32_div(a, b);
+    } else {
+      r = f32_sqrt(a);
+    }
+    if (into == 0u) {
+      t[i & 15u] = r;
+      i = i + 1u;
+    } else if (into == 1u) {
+      t[16u + j] = r;
+      j = j + 1u;
+      if (j == 15u) {
+        total = t[30];
+        n = 1u;
+        merging = true;
+      }
+    } else if (into == 2u) {
+      total = r;
       n = n * 2u;
+    } else {
+      inv = r;
+      step = step + 1u;
     }
-    if (block < blocks) { pairwise_store(&sums, total, n); }
   }
-  return total;
+  return vec2<u32>(total, inv);
 }
 
 // The rescue path's 2^k from max|x| (src/kernels/common.h), and eps * 2^k * 2^k;
@@ -320,8 +380,9 @@ fn row_result(row: u32, f: Fast) -> vec3<u32> {
   var inv = 0u;
   var fast = fast_ok(f);
   for (var attempt = select(1u, 0u, fast); attempt < 3u; attempt = attempt + 1u) {
-    if (attempt > 0u) { sum = general_sum(row, scale); }
-    inv = inv_of(sum, eps);
+    let g = general_row(row, scale, eps, attempt > 0u, sum);
+    sum = g.x;
+    inv = g.y;
     if (attempt == 0u) {
       if (inv != 0u) { break; }
       fast = false;

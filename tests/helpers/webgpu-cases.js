@@ -150,6 +150,21 @@ export function gpuCalls() {
         calls.push(makeCall(`${dtype} special rows eps=${eps} ${castMode}`, 'rmsNorm', x, undefined, w, { dtype, eps, castMode }));
       }
     }
+    // Rows of several blocks off the common path, whose softfloat sum adds
+    // block sums pairwise: huge (rescued), tiny (rescued), one huge value
+    // among normal ones, subnormals among normal ones. Short rows and
+    // long rows, few rows and many (on a CPU adapter, each a row an invocation).
+    for (const [rows, dim] of [[4, 1500], [17, 777]]) {
+      const rand = prng(seed++);
+      const kinds = [
+        (v) => v * 1e37, (v) => v * 1e-25,
+        (v, i) => (i === dim - 3 ? 1e30 : v), (v, i) => (i % 11 === 0 ? v * 1e-40 : v),
+      ];
+      const x32 = Float32Array.from(portableNormal(rand, rows * dim, 1), (v, k) => kinds[Math.floor(k / dim) % kinds.length](v, k % dim));
+      const w = uniformArray(rand, dim, -2, 2);
+      calls.push(makeCall(`${dtype} rows=${rows} dim=${dim} off the common path, several blocks`, 'rmsNorm',
+        dtype === 'float32' ? x32 : to16(x32, dtype), undefined, w, { dtype, dim, eps: 1e-6 }));
+    }
     // Weights in the common path's range but a few (huge, tiny, zero,
     // subnormal, NaN, Inf): those groups of four in softfloat, the others
     // on the common path; in place and with a residual too (each group
