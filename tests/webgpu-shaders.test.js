@@ -138,12 +138,14 @@ test('layout: a 16-bit role written whose rows start or end inside a word has an
 });
 
 test('layout: invocations a row', () => {
-  assert.equal(teamOf(512, 2048, true, 'auto'), 1, 'a CPU adapter with rows to fill it: a row an invocation');
-  assert.equal(teamOf(1, 4096, true, 'auto'), 64);
-  assert.equal(teamOf(1, 1536, true, 'auto'), 1, 'a CPU adapter, a short row: one invocation');
-  assert.equal(teamOf(1, 1537, true, 'auto'), 16);
-  assert.equal(teamOf(1, 896, false, 'auto'), 16);
-  assert.equal(teamOf(512, 2048, false, 'auto'), 16);
-  assert.equal(teamOf(3, 200, false, 'auto'), 4);
-  assert.equal(teamOf(3, 200, false, 64), 64, 'fixed by the option');
+  assert.equal(teamOf(512, 2048, 'cpu', 'auto'), 1, 'a CPU adapter with rows to fill it: a row an invocation');
+  assert.equal(teamOf(512, 2048, 'swiftshader', 'auto'), 1);
+  assert.equal(teamOf(1, 4096, 'swiftshader', 'auto'), 64);
+  assert.equal(teamOf(1, 1536, 'swiftshader', 'auto'), 1, 'SwiftShader, a short row: one invocation');
+  assert.equal(teamOf(1, 1537, 'swiftshader', 'auto'), 16);
+  assert.equal(teamOf(1, 896, 'cpu', 'auto'), 16, 'lavapipe, a short row: a team');
+  assert.equal(teamOf(1, 896, 'gpu', 'auto'), 16);
+  assert.equal(teamOf(512, 2048, 'gpu', 'auto'), 16);
+  assert.equal(teamOf(3, 200, 'gpu', 'auto'), 4);
+  assert.equal(teamOf(3, 200, 'gpu', 64), 64, 'fixed by the option');
 });

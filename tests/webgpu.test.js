@@ -420,7 +420,7 @@ for (const name of GPU_ENGINES) {
     });
 
     test('device form: caller buffers at odd offsets, shared, in place; every other byte untouched', async () => {
-      // Each case as the layout lays it out, and with a team of 4, 16 or 64 invocations a row.
+      // Each case as the layout lays it out, and with 1, 4, 16 or 64 invocations a row fixed.
       const cases = BUFFER_CASES.map(bufferCase);
       const teamed = cases.map((c, k) => ({ ...c, what: `${c.what}, team=${TEAMS[k % TEAMS.length]}`, sent: { ...c.sent, team: TEAMS[k % TEAMS.length] } }));
       for (const c of [...cases, ...teamed]) {

@@ -54,12 +54,14 @@ function checkEncoder(fn, encoder) {
   }
 }
 
-/** Whether the device runs on the CPU (a software adapter): rows then go
+/** Where the device runs compute: 'gpu', or on the CPU (a software
+ * adapter), 'swiftshader' or 'cpu' for any other (lavapipe): rows then go
  * an invocation each (./layout.js, teamOf). */
-function onCpu(device) {
+function adapterOf(device) {
   const info = device.adapterInfo;
-  if (info == null) return false;
-  return info.isFallbackAdapter === true || info.architecture === 'swiftshader' || info.device === 'llvmpipe' || info.description === 'llvmpipe';
+  if (info == null) return 'gpu';
+  if (info.architecture === 'swiftshader') return 'swiftshader';
+  return info.isFallbackAdapter === true || info.device === 'llvmpipe' || info.description === 'llvmpipe' ? 'cpu' : 'gpu';
 }
 
 /** One dispatch of a prepared call: its pipeline, bind group and size. */
@@ -143,7 +145,7 @@ export function createGpuKernels(device, options) {
     }
     invocationsPerRow = ipr ?? 'auto';
   }
-  const cpu = onCpu(device);
+  const adapter = adapterOf(device);
   let pipelines = PIPELINES.get(device);
   if (pipelines === undefined) {
     pipelines = { __proto__: null };
@@ -209,7 +211,7 @@ export function createGpuKernels(device, options) {
   /** What an RMSNorm call needs built: its layout and its pipelines' keys and code. */
   function planRms(fn, buffers, params) {
     const call = readCall(fn, buffers, params);
-    const layout = rmsNormLayout(call, device, cpu, invocationsPerRow);
+    const layout = rmsNormLayout(call, device, adapter, invocationsPerRow);
     const { variant } = layout;
     const plan = { __proto__: null, fn, call, layout, keys: new List(), codes: new List() };
     if (call.rows === 0) return plan;

@@ -107,23 +107,25 @@ export function bindingsOf(fn, device, measured, names, rows, dim, stride, vecto
   return { __proto__: null, bindings, roles };
 }
 
-/** The longest row (in 256-value blocks) a CPU adapter gives one
+/** The longest row (in 256-value blocks) SwiftShader gives one
  * invocation when the call has too few rows to fill its cores. */
-const CPU_SERIAL_BLOCKS = 6;
+const SWIFTSHADER_SERIAL_BLOCKS = 6;
 
 /**
- * Invocations a row: 1 keeps a row's four lane groups in one invocation
+ * Invocations a row, on `adapter` ('gpu', 'swiftshader' or 'cpu', another
+ * software adapter): 1 keeps a row's four lane groups in one invocation
  * (no barriers: the fastest on a CPU adapter, whose few cores the rows
- * alone fill, and on it for a short row too, which a team's barriers cost
- * more than they share; its pipeline is the smaller, compiled sooner);
- * 4, 16 or 64 share a row's blocks, as many as its first blocks have lane
- * groups, so that short calls spread over more invocations.
- * `invocationsPerRow` (an option of createGpuKernels) fixes it.
+ * alone fill, and on SwiftShader for a short row too, where a team's
+ * barriers cost more than they share; its pipeline is the smaller,
+ * compiled sooner); 4, 16 or 64 share a row's blocks, as many as its
+ * first blocks have lane groups, so that short calls spread over more
+ * invocations. `invocationsPerRow` (an option of createGpuKernels) fixes it.
  */
-export function teamOf(rows, dim, cpu, invocationsPerRow) {
+export function teamOf(rows, dim, adapter, invocationsPerRow) {
   if (invocationsPerRow !== 'auto') return invocationsPerRow;
   const blocks = ceil(dim / 256);
-  if (cpu && (rows >= 16 || blocks <= CPU_SERIAL_BLOCKS)) return 1;
+  if (adapter !== 'gpu' && rows >= 16) return 1;
+  if (adapter === 'swiftshader' && blocks <= SWIFTSHADER_SERIAL_BLOCKS) return 1;
   return blocks >= 16 ? 64 : blocks >= 4 ? 16 : 4;
 }
 
@@ -143,7 +145,7 @@ const RMS_ROLES = ['x', 'residual', 'weight', 'out', 'rstd'];
  * (prologue: { binding of the weight alone, its offset }) and the main
  * pass reads that as a float32 weight, bound last.
  */
-export function rmsNormLayout(call, device, cpu, invocationsPerRow) {
+export function rmsNormLayout(call, device, adapter, invocationsPerRow) {
   const { fn, measured, rows, dim, stride } = call;
   const weighted = measured.weight !== undefined && measured.out !== undefined;
   const prologue = weighted && call.weightOffset !== 0;
@@ -164,7 +166,7 @@ export function rmsNormLayout(call, device, cpu, invocationsPerRow) {
     weight = { __proto__: null, binding: bindings.length, offset: 0, pairs: false };
     roles.weight = weight;
   }
-  const team = teamOf(rows, dim, cpu, invocationsPerRow);
+  const team = teamOf(rows, dim, adapter, invocationsPerRow);
   const variant = {
     __proto__: null,
     residual: measured.residual !== undefined,

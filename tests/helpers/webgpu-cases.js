@@ -40,8 +40,8 @@ export function makeCall(what, fn, x, residual, weight, options = {}) {
   };
 }
 
-/** Team sizes a call can fix (createGpuKernels' invocationsPerRow). */
-export const TEAMS = [4, 16, 64];
+/** Invocations a row a call can fix (createGpuKernels' invocationsPerRow). */
+export const TEAMS = [1, 4, 16, 64];
 
 /** `c` made with `team` invocations a row. */
 export const withTeam = (c, team) => ({ ...c, what: `${c.what} team=${team}`, team, call: { ...c.call, team } });
@@ -152,8 +152,8 @@ export function gpuCalls() {
     }
     // Rows of several blocks off the common path, whose softfloat sum adds
     // block sums pairwise: huge (rescued), tiny (rescued), one huge value
-    // among normal ones, subnormals among normal ones. Short rows and
-    // long rows, few rows and many (on a CPU adapter, each a row an invocation).
+    // among normal ones, subnormals among normal ones. Few rows and many
+    // (a row an invocation on SwiftShader, and the 17 rows on lavapipe too).
     for (const [rows, dim] of [[4, 1500], [17, 777]]) {
       const rand = prng(seed++);
       const kinds = [
@@ -184,8 +184,9 @@ export function gpuCalls() {
       const y = copy(x);
       calls.push(makeCall(`in place ${tag}`, 'rmsNorm', y, undefined, w, { ...options, out: y }));
     }
-    // The short rows above again with a team of 4, 16 or 64 invocations a
-    // row (invocationsPerRow): a CPU adapter gives them one invocation.
+    // The short rows above again with 1, 4, 16 or 64 invocations a row
+    // fixed (invocationsPerRow): the layout's own choice for them differs
+    // between the adapters.
     const short = calls.filter((c) => c.dtype === dtype && c.call.fn !== 'layerNorm' && c.rows < 16 && c.dim <= 301 && c.team === undefined);
     short.forEach((c, k) => calls.push(withTeam(c, TEAMS[k % TEAMS.length])));
     // Every 16-bit pattern (subnormals, NaNs, infinities) through addRmsNorm.
