@@ -241,6 +241,29 @@ fn square_of(h: u32, scale: u32) -> u32 {
   return x;
 }
 
+// Steps 2 and 3 an operation at a time, for the loops below that hold
+// one softfloat operation each: (a, b, op) of inv step 1 (S / dim), 2
+// (+ eps), 3 (the root) or 4 (one over it), from S and the last step's result.
+fn inv_step(step: u32, sum: u32, inv: u32, eps: u32) -> vec3<u32> {
+  if (step == 1u) { return vec3<u32>(sum, P.dim_f32, 2u); }
+  if (step == 2u) { return vec3<u32>(inv, eps, 1u); }
+  if (step == 3u) { return vec3<u32>(inv, 0u, 3u); }
+  return vec3<u32>(F32_ONE, inv, 2u);
+}
+
+// One softfloat operation: op 1 an addition, 2 a division, 3 a root (of a).
+fn f32_op(op: u32, a: u32, b: u32) -> u32 {
+  var r: u32;
+  if (op == 1u) {
+    r = f32_add(a, b);
+  } else if (op == 2u) {
+    r = f32_div(a, b);
+  } else {
+    r = f32_sqrt(a);
+  }
+  return r;
+}
+
 // Steps 1 to 3 in softfloat for a whole row in one invocation, on
 // x * scale (with no sum asked for, steps 2 and 3 alone from S = given).
 // Returns (S, inv). Every softfloat operation of it sits in one loop that
@@ -308,30 +331,12 @@ fn general_row(row: u32, scale: u32, eps: u32, sum_it: bool, given: u32) -> vec2
     } else {
       if (step == 5u) { break; }
       into = 3u;
-      if (step == 1u) {
-        a = total;
-        b = P.dim_f32;
-        op = 2u;
-      } else if (step == 2u) {
-        a = inv;
-        b = eps;
-      } else if (step == 3u) {
-        a = inv;
-        op = 3u;
-      } else {
-        a = F32_ONE;
-        b = inv;
-        op = 2u;
-      }
+      let o = inv_step(step, total, inv, eps);
+      a = o.x;
+      b = o.y;
+      op = o.z;
     }
-    var r: u32;
-    if (op == 1u) {
-      r = f32_add(a, b);
-    } else if (op == 2u) {
-      r = f32_div(a, b);
-    } else {
-      r = f32_sqrt(a);
-    }
+    let r = f32_op(op, a, b);
     if (into == 0u) {
       t[i & 15u] = r;
       i = i + 1u;
@@ -568,30 +573,12 @@ fn general_pass(row: u32, member: u32, tid: u32, want: u32, live: bool) {
           step = max(step, 1u);
           if (step == 5u) { break; }
           into = 2u;
-          if (step == 1u) {
-            a = sum;
-            b = P.dim_f32;
-            op = 2u;
-          } else if (step == 2u) {
-            a = inv;
-            b = s.z;
-          } else if (step == 3u) {
-            a = inv;
-            op = 3u;
-          } else {
-            a = F32_ONE;
-            b = inv;
-            op = 2u;
-          }
+          let o = inv_step(step, sum, inv, s.z);
+          a = o.x;
+          b = o.y;
+          op = o.z;
         }
-        var r = 0u;
-        if (op == 1u) {
-          r = f32_add(a, b);
-        } else if (op == 2u) {
-          r = f32_div(a, b);
-        } else {
-          r = f32_sqrt(a);
-        }
+        let r = f32_op(op, a, b);
         if (into == 0u) {
           t[16u + j] = r;
           j = j + 1u;
