@@ -303,7 +303,7 @@ fn general_row(row: u32, scale: u32, eps: u32, sum_it: bool, given: u32) -> vec2
       into = 1u;
     } else if (merging) {
       // Merged while the stack's top covers as many blocks (all of it at the end).
-      if (sums.depth != 0u && (n == 0u || sums.sizes[sums.depth - 1u] == n)) {
+      if (pairwise_merge(&sums, n)) {
         sums.depth = sums.depth - 1u;
         a = sums.stack[sums.depth];
         b = total;
@@ -538,7 +538,7 @@ fn general_pass(row: u32, member: u32, tid: u32, want: u32, live: bool) {
           a = t[FOLD_A[j]];
           b = t[FOLD_B[j]];
         } else if (holding) {
-          if (sums.depth != 0u && (n == 0u || sums.sizes[sums.depth - 1u] == n)) {
+          if (pairwise_merge(&sums, n)) {
             sums.depth = sums.depth - 1u;
             a = sums.stack[sums.depth];
             b = merged;

@@ -169,8 +169,10 @@ fn fold_lanes(t: ptr<function, array<u32, 31>>) -> u32 {
 // over a power of two of blocks, merged while the top covers as many.
 // In softfloat here; FAST_SUMS_WGSL has the common path's twins.
 struct Pairwise { stack: array<u32, 32>, sizes: array<u32, 32>, depth: u32 }
+// Whether a sum over n blocks merges with the stack's top next (n 0: the
+// final merge, of everything left).
 fn pairwise_merge(p: ptr<function, Pairwise>, n: u32) -> bool {
-  return (*p).depth != 0u && (*p).sizes[(*p).depth - 1u] == n;
+  return (*p).depth != 0u && (n == 0u || (*p).sizes[(*p).depth - 1u] == n);
 }
 fn pairwise_store(p: ptr<function, Pairwise>, s: u32, n: u32) {
   (*p).stack[(*p).depth] = s;

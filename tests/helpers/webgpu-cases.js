@@ -16,7 +16,8 @@ const rowsOf = (length, dim, stride = dim) => (length === 0 ? 0 : Math.ceil(leng
 /** A call of `fn` ('rmsNorm' or 'addRmsNorm') as sent to the page, with the reference's results. */
 export function makeCall(what, fn, x, residual, weight, options = {}) {
   const dtype = options.dtype ?? 'float32';
-  const rows = rowsOf(x.length, options.dim ?? weight?.length ?? x.length, options.rowStride);
+  const dim = options.dim ?? weight?.length ?? x.length;
+  const rows = rowsOf(x.length, dim, options.rowStride);
   const inPlace = options.out === x;
   const sent = { ...options, out: inPlace ? 'x' : undefined, rstd: rows };
   const rstd = new Float32Array(rows);
@@ -31,7 +32,7 @@ export function makeCall(what, fn, x, residual, weight, options = {}) {
     what,
     dtype,
     rows,
-    dim: options.dim ?? weight?.length ?? x.length,
+    dim,
     call: {
       fn, x: b64(x), residual: residual && b64(residual), weight: weight && b64(weight),
       kinds: { x: kindOf(x), weight: weight && kindOf(weight) }, options: sent,
@@ -44,7 +45,7 @@ export function makeCall(what, fn, x, residual, weight, options = {}) {
 export const TEAMS = [1, 4, 16, 64];
 
 /** `c` made with `team` invocations a row. */
-export const withTeam = (c, team) => ({ ...c, what: `${c.what} team=${team}`, team, call: { ...c.call, team } });
+const withTeam = (c, team) => ({ ...c, what: `${c.what} team=${team}`, call: { ...c.call, team } });
 
 /** A layerNorm call as sent to the page, with the reference's out, mean and rstd. */
 export function makeLayerNormCall(what, x, weight, bias, options = {}) {
@@ -187,7 +188,7 @@ export function gpuCalls() {
     // The short rows above again with 1, 4, 16 or 64 invocations a row
     // fixed (invocationsPerRow): the layout's own choice for them differs
     // between the adapters.
-    const short = calls.filter((c) => c.dtype === dtype && c.call.fn !== 'layerNorm' && c.rows < 16 && c.dim <= 301 && c.team === undefined);
+    const short = calls.filter((c) => c.dtype === dtype && c.rows < 16 && c.dim <= 301);
     short.forEach((c, k) => calls.push(withTeam(c, TEAMS[k % TEAMS.length])));
     // Every 16-bit pattern (subnormals, NaNs, infinities) through addRmsNorm.
     if (dtype !== 'float32') {
