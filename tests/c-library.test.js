@@ -152,7 +152,7 @@ for (const backend of Object.keys(LIBRARIES)) {
     const cases = JSON.parse(printed[backend]);
     let compared = 0;
     let strided = 0;
-    for (const c of cases.filter((k) => !['errors', 'topOfMemory', 'convert', 'qkNorm', 'prepared', 'stridedOverlap'].includes(k.op))) {
+    for (const c of cases.filter((k) => !['errors', 'topOfMemory', 'convert', 'qkNorm', 'prepared', 'stridedOverlap', 'oneRow'].includes(k.op))) {
       assert.equal(c.status, 0, `${c.op}: status`);
       // Strided calls print their rows packed: the JS API's packed call must give their bits.
       if (c.rowStride !== undefined) {
@@ -202,6 +202,14 @@ test('prepared calls: run on new contents of the same arrays gives the one-shot 
     assert.equal(c.refusedStatus, 3, `${backend}: eps -1 refused`);
     assert.equal(c.refusedRunUntouched, 1, `${backend}: running a refused call wrote nothing`);
     assert.equal(c.nullCall, 1, `${backend}: a NULL call is ERROR_NULL`);
+  }
+});
+
+test('one row takes any row_stride: every prepare accepts 2^30 and SIZE_MAX, and runs with the packed call\'s bits', () => {
+  for (const backend of Object.keys(LIBRARIES)) {
+    const c = JSON.parse(printed[backend]).find((k) => k.op === 'oneRow');
+    assert.equal(c.statuses, 0, `${backend}: every prepare returned OK`);
+    assert.equal(c.same, 1, `${backend}: every run gave the packed call's bits`);
   }
 });
 

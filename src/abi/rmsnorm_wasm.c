@@ -58,15 +58,17 @@ struct extent {
 };
 
 /* The bytes from a span's first value to its last, if that count fits
- * size_t: (rows - 1) * stride + per_row values. */
+ * size_t: (rows - 1) * stride + per_row values. One row has no next row:
+ * its stride, whatever it is, is never multiplied (the JS API's rowSpan,
+ * src/ops/options.js). */
 static bool bytes_of(const struct span* s, size_t* bytes) {
   if (s->rows == 0 || s->per_row == 0) {
     *bytes = 0;
     return true;
   }
   const size_t most = SIZE_MAX / s->size; /* values */
-  if (s->per_row > most || s->stride > most ||
-      (s->rows - 1 > 0 && s->rows - 1 > (most - s->per_row) / s->stride)) {
+  if (s->per_row > most ||
+      (s->rows > 1 && (s->stride > most || s->rows - 1 > (most - s->per_row) / s->stride))) {
     return false;
   }
   *bytes = ((s->rows - 1) * s->stride + s->per_row) * s->size;
@@ -237,7 +239,8 @@ static void set_shape(rmsnorm_wasm_call* call, int op, size_t rows, size_t dim, 
   call->op = rows == 0 ? OP_NONE : op;
   call->rows = rows;
   call->dim = dim;
-  call->row_stride = row_stride;
+  /* One row has no next row: its stride never reaches the kernels, as in JS. */
+  call->row_stride = rows <= 1 ? dim : row_stride;
   call->eps = eps;
 }
 

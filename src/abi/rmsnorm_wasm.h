@@ -40,7 +40,8 @@
  * any array. The checks are the JS API's, in this order: dtype, weight_dtype
  * and cast_mode known, weight_offset finite (ERROR_OPTION); dim >= 1
  * (ERROR_DIM); row_stride >= dim (ERROR_STRIDE); the rows' span,
- * (rows - 1) * row_stride + dim values, fits in size_t bytes (ERROR_DIM); eps
+ * (rows - 1) * row_stride + dim values (dim for one row, whatever its
+ * row_stride: one row has no next row), fits in size_t bytes (ERROR_DIM); eps
  * finite and >= 0, -0 counting as 0 (ERROR_EPS); with rows == 0 nothing is
  * touched and the call succeeds; every array the operation needs is non-NULL
  * (ERROR_NULL); every array's size in bytes fits in size_t (ERROR_DIM);

@@ -945,6 +945,47 @@ static int shares_a_value(size_t a, size_t a_rows, size_t b, size_t b_rows, size
   return 0;
 }
 
+/* One row has no next row: every prepare takes it with any row_stride >= dim
+ * (2^30, SIZE_MAX: no span to overflow), and each run gives the packed
+ * one-shot call's bits. */
+static void one_row_cases(void) {
+  const size_t dim = 6, strides[] = {6, 7, (size_t) 1 << 30, SIZE_MAX / 2, SIZE_MAX};
+  float* x = random_array(dim, RMSNORM_WASM_FLOAT32);
+  float* dy = random_array(dim, RMSNORM_WASM_FLOAT32);
+  float* w = random_array(dim, RMSNORM_WASM_FLOAT32);
+  float y0[6], rstd0[1], ln0[6], dx0[6], dw0[6] = {0};
+  float y[6], rstd[1], ln[6], dx[6], dw[6];
+  int statuses = 0, same = 1;
+  rmsnorm_wasm_rmsnorm(x, NULL, w, y0, rstd0, 1, dim, 1e-6f, RMSNORM_WASM_FLOAT32,
+                       RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f);
+  rmsnorm_wasm_layernorm_f32(x, w, NULL, ln0, NULL, NULL, 1, dim, 1e-5f);
+  rmsnorm_wasm_rmsnorm_backward_f32(dy, x, w, rstd0, dx0, dw0, 1, dim);
+  for (size_t i = 0; i < sizeof strides / sizeof *strides; i++) {
+    rmsnorm_wasm_call c;
+    memset(dw, 0, sizeof dw);
+    statuses |= rmsnorm_wasm_prepare_rmsnorm(&c, x, NULL, w, y, rstd, 1, dim, strides[i], 1e-6f,
+                                             RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+                                             RMSNORM_WASM_CAST_LLAMA, 0.0f);
+    rmsnorm_wasm_run(&c);
+    statuses |= rmsnorm_wasm_prepare_layernorm_f32(&c, x, w, NULL, ln, NULL, NULL, 1, dim,
+                                                   strides[i], 1e-5f);
+    rmsnorm_wasm_run(&c);
+    statuses |= rmsnorm_wasm_prepare_rmsnorm_backward_f32(&c, dy, x, w, rstd0, dx, dw, 1, dim,
+                                                          strides[i]);
+    rmsnorm_wasm_run(&c);
+    same &= memcmp(y, y0, sizeof y) == 0 && memcmp(rstd, rstd0, sizeof rstd) == 0 &&
+            memcmp(ln, ln0, sizeof ln) == 0 && memcmp(dx, dx0, sizeof dx) == 0 &&
+            memcmp(dw, dw0, sizeof dw) == 0;
+  }
+  begin_case("oneRow");
+  print_number("statuses", statuses);
+  print_number("same", same);
+  end_case(RMSNORM_WASM_OK);
+  free(x);
+  free(dy);
+  free(w);
+}
+
 static void strided_overlap_cases(void) {
   unsigned placements = 0, refused = 0, wrong = 0;
   const size_t dim = 5, at = 400; /* x's (or y's) first value, in floats from the arena's start */
@@ -1022,6 +1063,7 @@ int main(void) {
   qk_norm_case(3, 8, 2, 64, 1e-6f, RMSNORM_WASM_BFLOAT16);
   prepared_loop_case();
   strided_overlap_cases();
+  one_row_cases();
   error_cases();
   top_of_memory_cases();
   printf("]\n");
