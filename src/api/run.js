@@ -8,6 +8,7 @@ import { DTYPE } from '../loader/abi.js';
 import { ceil, copyInto, floor, List, min, RangeError, setPrototypeOf } from '../loader/intrinsics.js';
 import { STACK_BYTES } from '../loader/memory.js';
 import { storageView, viewOf } from '../ops/arrays.js';
+import { rowSpan } from '../ops/options.js';
 import { IN, makeResults, OUT, returnValue, ROW, STAT } from '../ops/resolve.js';
 
 // Arrays outside wasm memory move through it in chunks of whole rows of about
@@ -110,14 +111,14 @@ export function run(memory, call) {
 }
 
 /** The values of a slot's array that n rows of the call span: rows a stride apart, a statistic a row, or dim. */
-const spanOf = (call, slot, n) => (slot.per === ROW ? (n - 1) * call.stride + call.dim : slot.per === STAT ? n : call.dim);
+const spanOf = (call, slot, n) => (slot.per === ROW ? rowSpan(n, call.dim, call.stride) : slot.per === STAT ? n : call.dim);
 
 function planCall(memory, call) {
   const { op: { slots, keys, pointers: blank }, rows, dim, stride, records, fn } = call;
   const plan = new Plan(slots.length, blank);
   const { at, step, size, offset, pointers } = plan;
   const shares = filled(slots.length, false); // an output staged beside its staged input shares that staging
-  let perRowBytes = 0;
+  let perRowBytes = 0; // what each row after the first adds to the staged spans
   let onceBytes = 0;
   for (let i = 0; i < slots.length; i++) {
     const { per, dir, scratch, over } = slots[i];
@@ -134,14 +135,23 @@ function planCall(memory, call) {
     }
   }
   if (plan.staged === 0) return plan; // the zero-copy call: every array where it lies
+  // Staging holds a chunk's span of each array, its rows and the gaps
+  // between them, never a whole stride after the last row: a chunk is at
+  // most CHUNK_BYTES, or one row of dim values, however far apart rows are.
+  const stagingBytes = (n) => {
+    let bytes = onceBytes;
+    for (let i = 0; i < slots.length; i++) if (at[i] === STAGED && !shares[i] && step[i] !== 0) bytes += align16(spanOf(call, slots[i], n) * size[i]);
+    return bytes;
+  };
   let chunkRows = call.mayAlias || perRowBytes === 0 ? rows : min(rows, floor(CHUNK_BYTES / perRowBytes) || 1);
   if (perRowBytes > 0) {
-    // What the memory can stage at once (a lent region is finite), less alignment.
-    const fit = floor((memory.capacity - onceBytes - 16 * plan.staged) / perRowBytes);
+    // What the memory can stage at once (a lent region is finite): the most rows whose spans fit.
+    let fit = memory.capacity < stagingBytes(1) ? 0 : min(chunkRows, floor((memory.capacity - stagingBytes(1)) / perRowBytes) + 1);
+    while (fit > 1 && stagingBytes(fit) > memory.capacity) fit--;
     if (fit < 1) {
-      throw new RangeError(`${fn}: needs ${onceBytes + align16(rows * perRowBytes)} bytes of staging in options.scratch besides the kernels' ${STACK_BYTES}-byte stack; lend a larger region (one row at a time needs ${onceBytes + perRowBytes + 16 * plan.staged})`);
+      throw new RangeError(`${fn}: needs ${stagingBytes(rows)} bytes of staging in options.scratch besides the kernels' ${STACK_BYTES}-byte stack; lend a larger region (one row at a time needs ${stagingBytes(1)})`);
     }
-    chunkRows = min(chunkRows, fit);
+    chunkRows = fit;
   }
   for (let i = 0; i < slots.length; i++) {
     if (at[i] !== STAGED) continue;
@@ -149,7 +159,7 @@ function planCall(memory, call) {
       offset[i] = offset[slots[i].over];
     } else {
       offset[i] = plan.total;
-      plan.total += align16((step[i] === 0 ? dim : chunkRows * step[i]) * size[i]);
+      plan.total += align16((step[i] === 0 ? dim : spanOf(call, slots[i], chunkRows)) * size[i]);
     }
   }
   plan.chunkRows = chunkRows;

@@ -234,6 +234,14 @@ export function resolveStride(fn, opts, shape, dim) {
 }
 
 /**
+ * The values a per-row array's first `rows` rows span: every row's dim
+ * values and the gaps between rows, (rows - 1) * stride + dim; none for no
+ * rows. What follows the last row's dim values (a one-row call's tail, up
+ * to a whole stride) is not the call's: no form reads, stages or writes it.
+ */
+export const rowSpan = (rows, dim, stride) => (rows === 0 ? 0 : (rows - 1) * stride + dim);
+
+/**
  * The rows of x: length / dim, or with a row stride s, ceil(length / s)
  * rows, the last of which may end right after its dim values. `dimFrom`:
  * the array whose length dim is ('weight' or 'bias'), whose fault a length
@@ -246,7 +254,7 @@ export function rowsOf(fn, length, dim, stride, dimFrom) {
     throw new RangeError(`${fn}: ${dimFrom}.length (${dim}) does not divide x.length (${length}): ${dimFrom} holds one value per feature, so x must be rows of ${dimFrom}.length values (is it this layer's ${dimFrom}? give options.dim for another row length)`);
   }
   const rows = ceil(length / stride);
-  if (rows > 0 && (rows - 1) * stride + dim > length) {
+  if (rowSpan(rows, dim, stride) > length) {
     throw new RangeError(`${fn}: x.length (${length}) ends inside a row: rows start every ${stride} values (options.rowStride) and hold ${dim} (dim), so x.length must lie in [(rows - 1) * ${stride} + ${dim}, rows * ${stride}]`);
   }
   return rows;
