@@ -10,7 +10,7 @@ import {
   lengthOf, ownView, TypeError, Uint16Array,
 } from '../loader/intrinsics.js';
 import { ArrayRecord, isTensor, recordOf, tensorView } from '../loader/tensor.js';
-import { describe, missing, oneOf } from './options.js';
+import { describe, missing, oneOf, rowSpan } from './options.js';
 
 /** The typed array that holds each dtype's bits (float16 may also come as a Float16Array). */
 const storageKind = (dtype) => (dtype === 'float32' ? 'Float32Array' : 'Uint16Array');
@@ -183,22 +183,24 @@ export function writeOut(record, bits) {
 }
 
 /** The values of a per-row record's `rows` rows of `dim`, which start
- * `stride` values apart in it, packed one after another (a copy). */
+ * `stride` values apart in it, packed one after another (a copy): its
+ * span (./options.js, rowSpan), never what follows it. */
 export function readRows(record, rows, dim, stride) {
-  if (stride === dim) return readIn(record);
   const copy = record.dtype === 'float32' ? new Float32Array(rows * dim) : new Uint16Array(rows * dim);
-  for (let r = 0; r < rows; r++) copyInto(copy, viewOf(record, r * stride, dim), r * dim);
+  if (stride === dim) copyInto(copy, viewOf(record, 0, rowSpan(rows, dim, stride)), 0);
+  else for (let r = 0; r < rows; r++) copyInto(copy, viewOf(record, r * stride, dim), r * dim);
   return copy;
 }
 
 /** Writes `bits`, `rows` packed rows of `dim` values, over the rows of a
- * per-row record (`stride` apart), leaving the values between them as they are. */
+ * per-row record (`stride` apart), leaving the values between them, and
+ * what follows the last row, as they are. */
 export function writeRows(record, bits, rows, dim, stride) {
+  const whole = viewOf(record, 0, record.length);
   if (stride === dim) {
-    writeOut(record, bits);
+    copyInto(whole, bits, 0);
     return;
   }
-  const whole = viewOf(record, 0, record.length);
   const bytes = DTYPE[record.dtype].bytes;
   for (let r = 0; r < rows; r++) copyInto(whole, storageView(record.dtype, bufferOf(bits), byteOffsetOf(bits) + r * dim * bytes, dim), r * stride);
 }

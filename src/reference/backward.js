@@ -8,7 +8,7 @@ import { layerNormBackward as LAYERNORM_BACKWARD, rmsNormBackward as RMSNORM_BAC
 import { blockedSum } from './blocked-sum.js';
 import { referenceFunction } from './calls.js';
 import { layerNormRows } from './layernorm.js';
-import { rmsNorm } from './rmsnorm.js';
+import { rstdOfRows } from './rmsnorm.js';
 
 // One row of either pass: centred (LayerNorm) subtracts the mean and the
 // mean of g; dweight and dbias get this row's terms added (row order).
@@ -39,8 +39,7 @@ function backward(call, inputs, centred) {
     if (centred) {
       ({ mean, rstd } = layerNormRows(call, x, null, null, true, true));
     } else {
-      rstd = new Float32Array(rows);
-      if (rows > 0) rmsNorm(x, null, { dim, eps, rstd });
+      rstd = rstdOfRows(x, rows, dim, eps);
     }
   }
   const dx = new Float32Array(rows * dim);

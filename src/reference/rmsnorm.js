@@ -106,9 +106,24 @@ function normalizeRows(call, source, w, y, rstd) {
     for (let i = 0; i < dim; i++) row[i] = widen(source, r * dim + i, dtype);
     const scaling = rowScaling(row, eps);
     writeRow(row, weights, y, r * dim, scaling, dtype, castMode);
-    // Step 5, on request.
-    if (rstd !== null) rstd[r] = fround(scaling.inv * scaling.scale);
+    if (rstd !== null) rstd[r] = stepFive(scaling);
   }
+}
+
+// Step 5: the row's 1/rms as the statistic reports it.
+const stepFive = ({ scale, inv }) => fround(inv * scale);
+
+/** Step 5 of each of `rows` packed float32 rows of x: the statistic
+ * rmsNormBackward recomputes when not given, from a call already checked
+ * (no public call, so a run checks nothing its prepare did not). */
+export function rstdOfRows(x, rows, dim, eps) {
+  const rstd = new Float32Array(rows);
+  const row = new List(dim);
+  for (let r = 0; r < rows; r++) {
+    for (let i = 0; i < dim; i++) row[i] = x[r * dim + i];
+    rstd[r] = stepFive(rowScaling(row, eps));
+  }
+  return rstd;
 }
 
 /** rmsNorm or, with a residual, addRmsNorm on a resolved call and its inputs. */
