@@ -184,3 +184,18 @@ test('a call whose staging cannot fit the lent region is refused at prepare(), n
     name: 'RangeError', message: /^rmsNormBackward: needs \d+ bytes of staging in options\.scratch besides the kernels' 4096-byte stack/,
   });
 });
+
+test('run taken off its prepared call still runs it, on every kind of instance and the reference', async () => {
+  const kernels = await api.createKernels({ backend: 'scalar' });
+  const x = normalArray(prng(41), rows * dim, 2);
+  const w = uniformArray(prng(42), dim, 0.5, 1.5);
+  const expected = reference.rmsNorm(x, w);
+  for (const [name, fns] of [['default', api], ['createKernels', kernels], ['reference', reference]]) {
+    const out = new Float32Array(rows * dim);
+    const { run } = fns.rmsNorm.prepare(x, w, { out });
+    assert.equal(run(), out, `${name}: run() returns out`);
+    assertSameBits(out, expected, `${name}: a detached run`);
+    const made = fns.rmsNormBackward.prepare(x, x, w).run;
+    assertSameBits(made.call(undefined).dx, reference.rmsNormBackward(x, x, w).dx, `${name}: a detached backward run`);
+  }
+});

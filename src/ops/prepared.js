@@ -5,7 +5,7 @@
 // not freed, a view neither detached nor resized). Everything else about a
 // call (types, sizes, options, overlaps) cannot change.
 
-import { List, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
+import { defineProperty, List, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { stillHolds } from './arrays.js';
 
 export class PreparedCall {
@@ -30,10 +30,12 @@ export class PreparedCall {
       this.#slots[this.#held.length] = i;
       this.#held[this.#held.length] = records[i];
     }
+    // Its own, as a WebGPU prepared call's run is: it works taken off the object (`const { run } = prepared`).
+    defineProperty(this, 'run', { __proto__: null, value: () => this.#run(), enumerable: true });
   }
 
   /** Runs the call: what the function called with the prepared arguments returns. */
-  run() {
+  #run() {
     const held = this.#held;
     for (let k = 0; k < held.length; k++) {
       const record = held[k];
