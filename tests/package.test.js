@@ -66,6 +66,7 @@ const WHITELIST = [
   'src/webgpu/args.js',
   'src/webgpu/arrays.js',
   'src/webgpu/fastfloat.js',
+  'src/webgpu/gpu.js',
   'src/webgpu/index.d.ts',
   'src/webgpu/index.js',
   'src/webgpu/kernels.js',

@@ -492,6 +492,29 @@ for (const name of GPU_ENGINES) {
       }
     });
 
+    test('WebGPU methods, getters and limits replaced after load change no bit; forged WebGPU objects are TypeErrors naming the function', async () => {
+      const dim = 96;
+      const x = portableNormal(prng(4111), 3 * dim, 2);
+      const weight = portableNormal(prng(4112), dim, 1);
+      // A page of its own: the replacements would outlive a failed run.
+      const own = await browser.openPage(server.url(PAGE));
+      try {
+        const got = await own.evaluate(async (arg) => (await import('/tests/helpers/webgpu-page.js')).replacedBuiltins(arg), { x: b64(x), weight: b64(weight), dim });
+        assert.deepEqual(got.errors, [], browser.version);
+        assert.equal(got.lies, 0, 'a replaced method or getter ran');
+        const want = reference.rmsNorm(x, weight, { dim });
+        assert.deepEqual(differences(got.array, want, 'float32'), [], 'array form');
+        assert.deepEqual(differences(got.device, want, 'float32'), [], 'device form, prepared');
+        assert.match(got.forged.buffer, /^TypeError: rmsNorm: buffers\.x must be a GPUBuffer or \{ buffer: GPUBuffer, offset \}, got /);
+        assert.match(got.forged['buffer in { buffer, offset }'], /^TypeError: rmsNorm: buffers\.x must be a GPUBuffer or \{ buffer: GPUBuffer, offset \}, got /);
+        assert.match(got.forged.encoder, /^TypeError: rmsNorm: encoder must be a GPUCommandEncoder or a GPUComputePassEncoder, got /);
+        assert.match(got.forged.pass, /^TypeError: rmsNorm: encoder must be a GPUCommandEncoder or a GPUComputePassEncoder, got /);
+        assert.match(got.forged.device, /^TypeError: createGpuKernels: device must be a GPUDevice, got /);
+      } finally {
+        await own.close();
+      }
+    });
+
     test('array form: a lost device is an Error naming the function, before a call and while one computes; nothing written', async () => {
       const got = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).lostDevice());
       assert.match(got.before, /^Error: rmsNorm: the GPUDevice was lost \(destroyed: .*\); nothing was written$/);

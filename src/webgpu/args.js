@@ -9,6 +9,7 @@ import { hasOwn, isSafeInteger, keys, List, RangeError, setPrototypeOf, TypeErro
 import { addRmsNorm as ADD_RMSNORM, layerNorm as LAYERNORM, rmsNorm as RMSNORM } from '../ops/descriptions.js';
 import { describe, float32Option, oneOf, optionReader, template } from '../ops/options.js';
 import { checkOverlaps } from '../ops/overlap.js';
+import { isGpuBuffer, mapStateOf, sizeOf, usageOf } from './gpu.js';
 import { ROW, STAT } from '../ops/resolve.js';
 
 // WebGPU's flags, as they were when the package loaded.
@@ -27,10 +28,6 @@ const FNS = keys(FORMS);
 for (let i = 0; i < FNS.length; i++) {
   const params = FNS[i] === 'layerNorm' ? { rows: undefined, dim: undefined, rowStride: undefined, eps: undefined } : RMS_PARAMS;
   readers[FNS[i]] = [optionReader(template(FORMS[FNS[i]].keys, undefined)), optionReader(params)];
-}
-
-export function isGpuBuffer(value) {
-  return typeof GPUBuffer !== 'undefined' && value instanceof GPUBuffer;
 }
 
 function countParam(fn, name, value, least) {
@@ -80,15 +77,17 @@ function measureBinding(fn, name, value, dtype, writes, runs, length, stride) {
   if (!isSafeInteger(offset) || offset < 0 || offset % bytes !== 0) {
     throw new RangeError(`${fn}: ${at} must be a non-negative multiple of ${bytes} (the bytes of a ${dtype} value), got ${offset}`);
   }
-  if ((buffer.usage & STORAGE) === 0) {
+  if ((usageOf(buffer) & STORAGE) === 0) {
     throw new RangeError(`${fn}: ${name} must be a buffer with GPUBufferUsage.STORAGE`);
   }
-  if (buffer.mapState !== 'unmapped') {
-    throw new RangeError(`${fn}: ${name} must be unmapped, but its mapState is '${buffer.mapState}'`);
+  const mapState = mapStateOf(buffer);
+  if (mapState !== 'unmapped') {
+    throw new RangeError(`${fn}: ${name} must be unmapped, but its mapState is '${mapState}'`);
   }
   const b = new Binding(name, buffer, offset, dtype, writes, runs, length, stride);
-  if (b.end > buffer.size) {
-    throw new RangeError(`${fn}: ${name} needs ${b.end - offset} bytes from offset ${offset}, but the buffer has ${buffer.size}`);
+  const size = sizeOf(buffer);
+  if (b.end > size) {
+    throw new RangeError(`${fn}: ${name} needs ${b.end - offset} bytes from offset ${offset}, but the buffer has ${size}`);
   }
   return b;
 }

@@ -14,6 +14,9 @@ import { bufferOf, byteLengthOf, ceil, copyInto, Error, Float32Array, freeze, le
 import { readIn, readRows, stillHolds, writeOut, writeRows } from '../ops/arrays.js';
 import { addRmsNorm as ADD_RMSNORM, layerNorm as LAYERNORM, rmsNorm as RMSNORM } from '../ops/descriptions.js';
 import { makeResults, resolve, returnValue } from '../ops/resolve.js';
+import {
+  copyBufferToBuffer, createBuffer, createCommandEncoder, destroyBuffer, finish, getMappedRange, lostOf, mapAsync, queueOf, submit, unmap, writeBuffer,
+} from './gpu.js';
 import { COPY_DST, COPY_SRC, MAP_MODE_READ, MAP_READ, sequence, STORAGE } from './kernels.js';
 
 const words = (bytes) => max(4, ceil(bytes / 4) * 4);
@@ -48,8 +51,9 @@ function keyOf(call) {
 /** The array form over `kernels` (createGpuKernels). */
 export function createArrayKernels(kernels) {
   const { device } = kernels;
+  const queue = queueOf(device);
   let lost = null; // the GPUDeviceLostInfo, once the device is lost
-  promiseThen(device.lost, (info) => {
+  promiseThen(lostOf(device), (info) => {
     lost = info;
   });
   const kept = new List();
@@ -57,7 +61,7 @@ export function createArrayKernels(kernels) {
   const lostError = (fn) => new Error(`${fn}: the GPUDevice was lost (${lost.reason}: ${lost.message}); nothing was written`);
 
   function release(staging) {
-    for (let i = 0; i < staging.owned.length; i++) staging.owned[i].destroy();
+    for (let i = 0; i < staging.owned.length; i++) destroyBuffer(staging.owned[i]);
     staging.prepared?.destroy();
   }
 
@@ -83,7 +87,7 @@ export function createArrayKernels(kernels) {
       if ((record !== null && reads) || (writes && (name === 'out' || record !== null))) {
         // A per-row array's rows are staged packed, whatever its rowStride.
         const bytes = record === null || row ? n * elementBytes : record.length * DTYPE[record.dtype].bytes;
-        const buffer = device.createBuffer({ __proto__: null, size: words(bytes), usage: STORAGE | COPY_SRC | COPY_DST });
+        const buffer = createBuffer(device, { __proto__: null, size: words(bytes), usage: STORAGE | COPY_SRC | COPY_DST });
         staging.owned[staging.owned.length] = buffer;
         buffers[name] = buffer;
       } else buffers[name] = null;
@@ -97,7 +101,7 @@ export function createArrayKernels(kernels) {
       staging.parts[staging.parts.length] = { __proto__: null, key: name, at: total, bytes, slot: i };
       total += ceil(bytes / 4) * 4;
     }
-    staging.read = device.createBuffer({ __proto__: null, size: max(4, total), usage: MAP_READ | COPY_DST });
+    staging.read = createBuffer(device, { __proto__: null, size: max(4, total), usage: MAP_READ | COPY_DST });
     staging.owned[staging.owned.length] = staging.read;
     staging.buffers = buffers;
     // Literals define their properties: no setter on Object.prototype runs.
@@ -147,26 +151,26 @@ export function createArrayKernels(kernels) {
           copyInto(padded, data, 0);
           data = padded;
         }
-        device.queue.writeBuffer(staging.buffers[op.slots[i].key], 0, data);
+        writeBuffer(queue, staging.buffers[op.slots[i].key], 0, data);
       }
-      const encoder = device.createCommandEncoder();
+      const encoder = createCommandEncoder(device);
       staging.prepared.run(encoder);
       const { parts, read } = staging;
       for (let i = 0; i < parts.length; i++) {
-        if (parts[i].bytes > 0) encoder.copyBufferToBuffer(staging.buffers[parts[i].key], 0, read, parts[i].at, ceil(parts[i].bytes / 4) * 4);
+        if (parts[i].bytes > 0) copyBufferToBuffer(encoder, staging.buffers[parts[i].key], 0, read, parts[i].at, ceil(parts[i].bytes / 4) * 4);
       }
-      device.queue.submit(sequence([encoder.finish()]));
+      submit(queue, sequence([finish(encoder)]));
       try {
-        await read.mapAsync(MAP_MODE_READ);
+        await mapAsync(read, MAP_MODE_READ);
       } catch (error) {
         // A device lost while the GPU computed (its lost promise may settle later).
         if (lost !== null) throw lostError(fn);
         throw new Error(`${fn}: reading the result back failed (${error?.name}: ${error?.message}); nothing was written`);
       }
-      const mapped = new Uint8Array(read.getMappedRange());
+      const mapped = new Uint8Array(getMappedRange(read));
       const bytes = new Uint8Array(lengthOf(mapped)); // a copy: the mapping ends at unmap
       copyInto(bytes, mapped, 0);
-      read.unmap();
+      unmap(read);
       for (let i = 0; i < call.records.length; i++) {
         const record = call.records[i];
         if (record !== null && !stillHolds(record)) {

@@ -13,6 +13,10 @@ import { DTYPE } from '../loader/abi.js';
 import { ceil, defineProperty, Float32Array, freeze, ITERATOR, List, ownWeakMap, promiseThen, setPrototypeOf, TypeError, Uint32Array } from '../loader/intrinsics.js';
 import { describe } from '../ops/options.js';
 import { readCall, STORAGE, UNIFORM } from './args.js';
+import {
+  adapterInfoOf, beginComputePass, createBindGroup, createBuffer, createComputePipeline, createComputePipelineAsync, createShaderModule, destroyBuffer,
+  dispatchWorkgroups, endPass, getBindGroupLayout, getMappedRange, isCommandEncoder, isGpuDevice, isPassEncoder, setBindGroup, setPipeline, sizeOf, unmap,
+} from './gpu.js';
 import { LAYERNORM_PARAMS, layerNormKey, layerNormShader } from './layernorm-shader.js';
 import { dispatchSize, fastBound, layerNormLayout, rmsNormLayout } from './layout.js';
 import { PARAMS, PROLOGUE_PARAMS, prologueShader, rmsNormShader, variantKey } from './rmsnorm-shader.js';
@@ -45,8 +49,6 @@ const bitsOfFloat = (v) => {
 // asynchronous build under way.
 const PIPELINES = ownWeakMap();
 
-const isCommandEncoder = (e) => typeof GPUCommandEncoder !== 'undefined' && e instanceof GPUCommandEncoder;
-const isPassEncoder = (e) => typeof GPUComputePassEncoder !== 'undefined' && e instanceof GPUComputePassEncoder;
 
 function checkEncoder(fn, encoder) {
   if (!isCommandEncoder(encoder) && !isPassEncoder(encoder)) {
@@ -58,7 +60,7 @@ function checkEncoder(fn, encoder) {
  * adapter), 'swiftshader' or 'cpu' for any other (lavapipe): rows then go
  * an invocation each (./layout.js, teamOf). */
 function adapterOf(device) {
-  const info = device.adapterInfo;
+  const info = adapterInfoOf(device);
   if (info == null) return 'gpu';
   if (info.architecture === 'swiftshader') return 'swiftshader';
   return info.isFallbackAdapter === true || info.device === 'llvmpipe' || info.description === 'llvmpipe' ? 'cpu' : 'gpu';
@@ -97,14 +99,14 @@ function runPrepared(p, encoder) {
   checkEncoder(p.fn, encoder);
   if (p.dispatches.length === 0) return;
   const own = isCommandEncoder(encoder);
-  const pass = own ? encoder.beginComputePass({ __proto__: null, label: `rmsnorm-wasm ${p.fn}` }) : encoder;
+  const pass = own ? beginComputePass(encoder, { __proto__: null, label: `rmsnorm-wasm ${p.fn}` }) : encoder;
   for (let i = 0; i < p.dispatches.length; i++) {
     const d = p.dispatches[i];
-    pass.setPipeline(d.pipeline);
-    pass.setBindGroup(0, d.bindGroup);
-    pass.dispatchWorkgroups(d.groups[0], d.groups[1]);
+    setPipeline(pass, d.pipeline);
+    setBindGroup(pass, 0, d.bindGroup);
+    dispatchWorkgroups(pass, d.groups[0], d.groups[1]);
   }
-  if (own) pass.end();
+  if (own) endPass(pass);
 }
 
 /** The public face of a prepared call (frozen, its state private). */
@@ -118,7 +120,7 @@ function preparedFace(state) {
     destroy() {
       if (state.destroyed) return;
       state.destroyed = true;
-      for (let i = 0; i < state.owned.length; i++) state.owned[i].destroy();
+      for (let i = 0; i < state.owned.length; i++) destroyBuffer(state.owned[i]);
     },
   });
 }
@@ -129,7 +131,7 @@ function preparedFace(state) {
  * finish compiling; invocationsPerRow: 'auto' (default), 1, 4, 16 or 64.
  */
 export function createGpuKernels(device, options) {
-  if (typeof GPUDevice === 'undefined' || !(device instanceof GPUDevice)) {
+  if (!isGpuDevice(device)) {
     throw new TypeError(`createGpuKernels: device must be a GPUDevice, got ${describe(device)}`);
   }
   let onProgress = null;
@@ -157,7 +159,7 @@ export function createGpuKernels(device, options) {
   };
 
   function descriptor(key, code) {
-    const module = device.createShaderModule({ __proto__: null, code, label: `rmsnorm-wasm ${key}` });
+    const module = createShaderModule(device, { __proto__: null, code, label: `rmsnorm-wasm ${key}` });
     return { __proto__: null, layout: 'auto', label: `rmsnorm-wasm ${key}`, compute: { __proto__: null, module, entryPoint: 'main' } };
   }
 
@@ -165,7 +167,7 @@ export function createGpuKernels(device, options) {
   function pipelineNow(key, code) {
     const entry = pipelines[key];
     if (entry !== undefined && entry.pipeline !== null) return entry.pipeline;
-    const pipeline = device.createComputePipeline(descriptor(key, code()));
+    const pipeline = createComputePipeline(device, descriptor(key, code()));
     pipelines[key] = { __proto__: null, pipeline, promise: null };
     return pipeline;
   }
@@ -176,7 +178,7 @@ export function createGpuKernels(device, options) {
     if (entry !== undefined) return entry.pipeline !== null ? entry.pipeline : entry.promise;
     progress.total++;
     report(key);
-    const promise = promiseThen(device.createComputePipelineAsync(descriptor(key, code())), (pipeline) => {
+    const promise = promiseThen(createComputePipelineAsync(device, descriptor(key, code())), (pipeline) => {
       pipelines[key] = { __proto__: null, pipeline, promise: null };
       progress.compiled++;
       report(key);
@@ -191,10 +193,10 @@ export function createGpuKernels(device, options) {
 
   /** A uniform buffer holding `values` (named by `names`), filled at creation. */
   function uniformOf(names, values) {
-    const buffer = device.createBuffer({ __proto__: null, size: names.length * 4, usage: UNIFORM, mappedAtCreation: true });
-    const words = new Uint32Array(buffer.getMappedRange());
+    const buffer = createBuffer(device, { __proto__: null, size: names.length * 4, usage: UNIFORM, mappedAtCreation: true });
+    const words = new Uint32Array(getMappedRange(buffer));
     for (let i = 0; i < names.length; i++) words[i] = values[names[i]] ?? 0;
-    buffer.unmap();
+    unmap(buffer);
     return buffer;
   }
 
@@ -204,9 +206,9 @@ export function createGpuKernels(device, options) {
       const e = entries[i];
       list[i] = { __proto__: null, binding: i, resource: { __proto__: null, buffer: e.buffer, offset: e.offset, size: e.size } };
     }
-    return device.createBindGroup({ __proto__: null, layout: pipeline.getBindGroupLayout(0), entries: sequence(list) });
+    return createBindGroup(device, { __proto__: null, layout: getBindGroupLayout(pipeline, 0), entries: sequence(list) });
   }
-  const whole = (buffer) => ({ __proto__: null, buffer, offset: 0, size: buffer.size });
+  const whole = (buffer) => ({ __proto__: null, buffer, offset: 0, size: sizeOf(buffer) });
 
   /** What an RMSNorm call needs built: its layout and its pipelines' keys and code. */
   function planRms(fn, buffers, params) {
@@ -267,7 +269,7 @@ export function createGpuKernels(device, options) {
     for (let k = 0; k < bindings.length; k++) entries[k + 1] = bindings[k];
     if (layout.prologue !== null) {
       // w' = weight_offset + w: made by the prologue on every run, from the weight as it is then.
-      const wv = device.createBuffer({ __proto__: null, size: call.dim * 4, usage: STORAGE, label: `rmsnorm-wasm ${fn} w'` });
+      const wv = createBuffer(device, { __proto__: null, size: call.dim * 4, usage: STORAGE, label: `rmsnorm-wasm ${fn} w'` });
       const proGroups = dispatchSize(fn, ceil(call.dim / WORKGROUP_SIZE), call.rows);
       const pro = uniformOf(PROLOGUE_PARAMS, {
         __proto__: null, dim: call.dim, w_off: layout.prologue.offset, weight_offset: bitsOfFloat(call.weightOffset), groups_x: proGroups[0],

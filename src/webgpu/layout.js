@@ -5,6 +5,7 @@
 // layout, and the same variant the same pipeline.
 import { DTYPE } from '../loader/abi.js';
 import { ceil, List, log2, max, min, RangeError } from '../loader/intrinsics.js';
+import { limitsOf, maxStorageBufferBindingSizeOf, minStorageBufferOffsetAlignmentOf, sizeOf } from './gpu.js';
 import { LAYERNORM_SERIAL_DIM } from './layernorm-shader.js';
 import { WORKGROUP_SIZE } from './wgsl.js';
 
@@ -35,8 +36,9 @@ export function dispatchSize(fn, groups, rows) {
  * { name: { binding (1 on), offset (elements from the binding's start), pairs } } }.
  */
 export function bindingsOf(fn, device, measured, names, rows, dim, stride, vectors = true) {
-  const align = device.limits.minStorageBufferOffsetAlignment;
-  const maxSize = device.limits.maxStorageBufferBindingSize;
+  const limits = limitsOf(device);
+  const align = minStorageBufferOffsetAlignmentOf(limits);
+  const maxSize = maxStorageBufferBindingSizeOf(limits);
   let groups = new List();
   for (let i = 0; i < names.length; i++) {
     const m = measured[names[i]];
@@ -86,10 +88,11 @@ export function bindingsOf(fn, device, measured, names, rows, dim, stride, vecto
     }
     // A vector binding reads whole vectors: its size rounds up to one, which the buffer must hold.
     const vectorEnd = g.start + ceil((g.end - g.start) / (words * 4)) * words * 4;
-    if (words > 1 && vectorEnd <= g.buffer.size) g.end = vectorEnd;
+    const size = sizeOf(g.buffer);
+    if (words > 1 && vectorEnd <= size) g.end = vectorEnd;
     else words = 1;
-    if (g.end > g.buffer.size) {
-      throw new RangeError(`${fn}: the buffer of ${label} is ${g.buffer.size} bytes; WebGPU binds whole 4-byte words, so it must extend to byte ${g.end}`);
+    if (g.end > size) {
+      throw new RangeError(`${fn}: the buffer of ${label} is ${size} bytes; WebGPU binds whole 4-byte words, so it must extend to byte ${g.end}`);
     }
     if (g.end - g.start > maxSize) {
       throw new RangeError(`${fn}: ${label} span ${g.end - g.start} bytes of one buffer, beyond the device's maxStorageBufferBindingSize (${maxSize})`);

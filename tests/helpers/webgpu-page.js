@@ -1,7 +1,7 @@
 // The page side of the WebGPU tests and the tutorial's checks: runs calls
 // sent from Node (inputs as base64 bits) through the array form of the
 // backend and sends the outputs back the same way.
-/* global GPUBufferUsage, GPUMapMode -- this module runs in the page */
+/* global GPUBufferUsage, GPUMapMode, GPUDevice, GPUQueue, GPUBuffer, GPUCommandEncoder, GPUComputePassEncoder, GPUSupportedLimits -- this module runs in the page */
 import { createArrayKernels, createGpuKernels } from '../../src/webgpu/index.js';
 
 export function toBase64(view) {
@@ -517,5 +517,103 @@ export async function lostDevice() {
     }
     result.outUntouched = out.every((v) => v === 7);
   }
+  return result;
+}
+
+/**
+ * WebGPU's methods and limits replaced after the package loaded (what the
+ * threat model says the package saves at load, src/webgpu/gpu.js): queue
+ * writes, copies and dispatches that do nothing, a maxStorageBufferBindingSize
+ * that lies, on a device of its own. Runs an array call of `x` (rows of
+ * `dim`, base64 float32) and a device-form call into a buffer, and returns
+ * both outputs (base64) and whether anything threw; then puts every method back.
+ * Also: objects made with Object.create from WebGPU's prototypes, given
+ * where the engine's own are expected, and the errors they get.
+ */
+export async function replacedBuiltins({ x, weight, dim }) {
+  const { createArrayKernels, createGpuKernels } = await import('../../src/webgpu/index.js');
+  const device = await (await navigator.gpu.requestAdapter()).requestDevice();
+  const xs = fromBase64(x, 'float32');
+  const w = fromBase64(weight, 'float32');
+  const arrays = createArrayKernels(createGpuKernels(device));
+  const kernels = createGpuKernels(device);
+  const saved = [];
+  const replace = (prototype, key, value, getter = false) => {
+    saved.push([prototype, key, Object.getOwnPropertyDescriptor(prototype, key)]);
+    Object.defineProperty(prototype, key, getter ? { get: value, configurable: true } : { value, writable: true, configurable: true });
+  };
+  // The test's own buffers and copies, through the methods as they were.
+  const { createBuffer, createCommandEncoder } = GPUDevice.prototype;
+  const { submit } = GPUQueue.prototype;
+  const { copyBufferToBuffer, finish } = GPUCommandEncoder.prototype;
+  const filled = (values, usage) => {
+    const buffer = createBuffer.call(device, { size: values.byteLength, usage, mappedAtCreation: true });
+    new Float32Array(buffer.getMappedRange()).set(values);
+    buffer.unmap();
+    return buffer;
+  };
+  const result = { errors: [] };
+  const queue = device.queue;
+  let lies = 0; // how often a replacement ran: 0 when the package calls only what it saved
+  const lie = (value) => () => {
+    lies++;
+    return value;
+  };
+  replace(GPUQueue.prototype, 'writeBuffer', lie(undefined));
+  replace(GPUQueue.prototype, 'submit', lie(undefined));
+  replace(GPUCommandEncoder.prototype, 'copyBufferToBuffer', lie(undefined));
+  replace(GPUComputePassEncoder.prototype, 'dispatchWorkgroups', lie(undefined));
+  replace(GPUComputePassEncoder.prototype, 'setBindGroup', lie(undefined));
+  replace(GPUSupportedLimits.prototype, 'maxStorageBufferBindingSize', lie(16), true);
+  replace(GPUSupportedLimits.prototype, 'minStorageBufferOffsetAlignment', lie(4), true);
+  replace(GPUBuffer.prototype, 'size', lie(1e9), true);
+  replace(GPUBuffer.prototype, 'mapState', lie('unmapped'), true);
+  replace(GPUDevice.prototype, 'queue', lie({ writeBuffer() {}, submit() {} }), true);
+  try {
+    // Twice: the second call runs on the first one's staging and prepared call.
+    await arrays.rmsNorm(xs, w, { dim });
+    result.array = toBase64(await arrays.rmsNorm(xs, w, { dim }));
+    const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    const bx = filled(xs, storage);
+    const bw = filled(w, storage);
+    const out = filled(new Float32Array(xs.length), storage);
+    const read = createBuffer.call(device, { size: xs.byteLength, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const prepared = await kernels.rmsNorm.prepare({ x: bx, weight: bw, out }, { rows: xs.length / dim, dim });
+    const encoder = createCommandEncoder.call(device);
+    prepared.run(encoder);
+    copyBufferToBuffer.call(encoder, out, 0, read, 0, xs.byteLength);
+    submit.call(queue, [finish.call(encoder)]);
+    await read.mapAsync(GPUMapMode.READ);
+    result.device = toBase64(new Float32Array(read.getMappedRange().slice(0)));
+  } catch (e) {
+    result.errors.push(`${e.constructor.name}: ${e.message}`);
+  } finally {
+    for (let i = saved.length - 1; i >= 0; i--) Object.defineProperty(saved[i][0], saved[i][1], saved[i][2]);
+  }
+  result.lies = lies;
+  // Forged objects: WebGPU's prototypes without the engine's objects behind them.
+  const forged = {
+    buffer: () => kernels.rmsNorm(device.createCommandEncoder(), { x: Object.create(GPUBuffer.prototype), out: Object.create(GPUBuffer.prototype) }, { rows: 1, dim: 4 }),
+    'buffer in { buffer, offset }': () => kernels.rmsNorm(device.createCommandEncoder(), { x: { buffer: Object.create(GPUBuffer.prototype), offset: 0 }, out: Object.create(GPUBuffer.prototype) }, { rows: 1, dim: 4 }),
+    encoder: () => {
+      const b = device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE });
+      return kernels.rmsNorm(Object.create(GPUCommandEncoder.prototype), { x: b, out: device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }) }, { rows: 1, dim: 4 });
+    },
+    pass: () => {
+      const b = device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE });
+      return kernels.rmsNorm(Object.create(GPUComputePassEncoder.prototype), { x: b, out: device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }) }, { rows: 1, dim: 4 });
+    },
+    device: () => createGpuKernels(Object.create(GPUDevice.prototype)),
+  };
+  result.forged = {};
+  for (const [what, call] of Object.entries(forged)) {
+    try {
+      call();
+      result.forged[what] = 'no error';
+    } catch (e) {
+      result.forged[what] = `${e.constructor.name}: ${e.message}`;
+    }
+  }
+  device.destroy();
   return result;
 }
