@@ -229,6 +229,11 @@ const BUFFER_CASES = [
     groups: [['x', 'residual'], ['out', 'rstd']], offsets: { x: 2, residual: 2000, out: 6, rstd: 4000 }, params: { rowStride: 301 }, size: 8192 },
   { what: 'float16 in place at rowStride 1030 for rows of 1024, gaps untouched', fn: 'rmsNorm', dtype: 'float16', rows: 3, dim: 1024,
     groups: [['x', 'out'], ['weight']], offsets: { x: 8, out: 8, weight: 6200 }, params: { rowStride: 1030 }, size: 8448 },
+  // One row: its span is dim values, whatever the stride (src/ops/options.js, rowSpan); the buffer after it is not the call's.
+  { what: 'float32 one row at rowStride 2^40, the buffer ending with the row', fn: 'rmsNorm', dtype: 'float32', rows: 1, dim: 64,
+    groups: [['x', 'out', 'weight', 'rstd']], offsets: { x: 512, out: 0, weight: 256, rstd: 768 }, params: { rowStride: 2 ** 40 }, size: 772 },
+  { what: 'bfloat16 addRmsNorm one row at rowStride 9 for rows of 5', fn: 'addRmsNorm', dtype: 'bfloat16', rows: 1, dim: 5,
+    groups: [['x', 'residual', 'out', 'weight']], offsets: { x: 2, residual: 16, out: 30, weight: 44 }, params: { rowStride: 9 }, size: 64 },
 ];
 
 

@@ -126,7 +126,8 @@ export function readCall(fn, given, options) {
   if (stride < dim) throw new RangeError(`${fn}: params.rowStride must be at least params.dim (${dim}), got ${stride}`);
   call.rows = rows;
   call.dim = dim;
-  call.stride = stride;
+  // One row has no next row: its rows' span is dim (src/ops/options.js, rowSpan), and its stride never reaches a shader.
+  call.stride = rows <= 1 ? dim : stride;
   const rms = fn !== 'layerNorm';
   const dtype = rms ? oneOf(fn, 'params.dtype', params.dtype, DTYPES, op.options.dtype) : 'float32';
   const hasWeight = buffers.weight != null;
@@ -158,11 +159,11 @@ export function readCall(fn, given, options) {
     // x and residual are required; weight may be null; out and the statistics are optional.
     if (value == null && (s.param < 0 || s.nullable)) continue;
     const roleDtype = s.dtype === 'weight' ? call.weightDtype : s.dtype === 'storage' ? dtype : 'float32';
-    records[i] = s.per === ROW ? measureBinding(fn, names[i], value, roleDtype, s.writes, rows, dim, stride)
+    records[i] = s.per === ROW ? measureBinding(fn, names[i], value, roleDtype, s.writes, rows, dim, call.stride)
       : measureBinding(fn, names[i], value, roleDtype, s.writes, 1, s.per === STAT ? rows : dim, 0);
     measured[s.key] = records[i];
   }
-  checkOverlaps(fn, op, records, stride, dim, names);
+  checkOverlaps(fn, op, records, call.stride, dim, names);
   call.measured = measured;
   return call;
 }

@@ -6,6 +6,7 @@ import * as reference from '../../src/reference/index.js';
 import { narrow } from '../../src/reference/float16.js';
 import { prng, uniformArray } from '../../web/lib/random.js';
 import { bitExactCases, portableNormal } from './bit-exact-suite.js';
+import { STRIDED_LAYOUTS } from './strided-layouts.js';
 
 const b64 = (v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
 const kindOf = (v) => (v instanceof Float32Array ? 'float32' : 'uint16');
@@ -196,6 +197,25 @@ export function gpuCalls() {
       const shifted = all.map((v) => (v * 40503) & 0xffff);
       calls.push(makeCall(`${dtype} addRmsNorm all patterns dim=4099`, 'addRmsNorm', all.subarray(0, 4099 * 15), shifted.subarray(0, 4099 * 15), null, { dtype, dim: 4099, eps: 0 }));
     }
+  }
+  // Every strided layout the docs allow (tests/helpers/strided-layouts.js),
+  // one row with a tail among them: made, into a copy of x in place, 16-bit.
+  for (const { rows, dim, stride, length } of STRIDED_LAYOUTS) {
+    const rand = prng(seed++);
+    for (const dtype of ['float32', 'bfloat16']) {
+      const x = data(rand, length, dtype, 2);
+      const r = data(rand, length, dtype, 1);
+      const w = data(rand, dim, dtype, 1);
+      const options = { dtype, dim, rowStride: stride, eps: 1e-6 };
+      const tag = `${dtype} rows=${rows} dim=${dim} rowStride=${stride} x.length=${length}`;
+      calls.push(makeCall(`strided ${tag}`, 'rmsNorm', x, undefined, w, options));
+      calls.push(makeCall(`strided addRmsNorm ${tag}`, 'addRmsNorm', x, r, w, options));
+      const y = copy(x);
+      calls.push(makeCall(`strided in place ${tag}`, 'rmsNorm', y, undefined, w, { ...options, out: y }));
+    }
+    const x = portableNormal(rand, length, 2);
+    calls.push(makeLayerNormCall(`strided layerNorm rows=${rows} dim=${dim} rowStride=${stride} x.length=${length}`, x, portableNormal(rand, dim, 1), null,
+      { dim, rowStride: stride }));
   }
   // LayerNorm: long and many rows, in place, a large common offset,
   // constant rows (E2 = 0: the rescue path), huge, tiny and special rows.
