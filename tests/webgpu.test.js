@@ -394,6 +394,13 @@ for (const name of GPU_ENGINES) {
       t.diagnostic(`${Object.keys(OPS).length + Object.keys(FAST_OPS).length} operations x 65536 operand pairs, all exact`);
     });
 
+    test('every shader variant the backend can build compiles: getCompilationInfo() holds no error', async (t) => {
+      const { count, failed } = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).compileEveryShader());
+      t.diagnostic(`${count} shaders compiled`);
+      assert.ok(count > 1000, `${count} shaders`);
+      assert.deepEqual(failed.slice(0, 5), [], `${failed.length} shaders with errors`);
+    });
+
     test('the portable bit-exactness suite: every rmsNorm, addRmsNorm and layerNorm call bit for bit', async (t) => {
       const cases = portableCalls();
       const { mismatches, values, adapter } = await runAndCompare(page, cases);

@@ -42,10 +42,11 @@ function countParam(fn, name, value, least) {
  * runs of `length` elements every `stride` (the rows of a per-row role;
  * one run for the others), spanning [start, end). */
 class Binding {
-  constructor(name, buffer, start, dtype, writes, runs, length, stride) {
+  constructor(name, buffer, bufferSize, start, dtype, writes, runs, length, stride) {
     const bytes = DTYPE[dtype].bytes;
     this.name = name;
     this.buffer = buffer;
+    this.bufferSize = bufferSize; // its size in bytes, as measured (a GPUBuffer's size never changes)
     this.start = start;
     this.dtype = dtype;
     this.bytes = bytes;
@@ -84,8 +85,8 @@ function measureBinding(fn, name, value, dtype, writes, runs, length, stride) {
   if (mapState !== 'unmapped') {
     throw new RangeError(`${fn}: ${name} must be unmapped, but its mapState is '${mapState}'`);
   }
-  const b = new Binding(name, buffer, offset, dtype, writes, runs, length, stride);
   const size = sizeOf(buffer);
+  const b = new Binding(name, buffer, size, offset, dtype, writes, runs, length, stride);
   if (b.end > size) {
     throw new RangeError(`${fn}: ${name} needs ${b.end - offset} bytes from offset ${offset}, but the buffer has ${size}`);
   }

@@ -15,11 +15,12 @@ import { describe } from '../ops/options.js';
 import { readCall, STORAGE, UNIFORM } from './args.js';
 import {
   adapterInfoOf, beginComputePass, createBindGroup, createBuffer, createComputePipeline, createComputePipelineAsync, createShaderModule, destroyBuffer,
-  dispatchWorkgroups, endPass, getBindGroupLayout, getMappedRange, isCommandEncoder, isGpuDevice, isPassEncoder, setBindGroup, setPipeline, sizeOf, unmap,
+  dispatchWorkgroups, endPass, getBindGroupLayout, getMappedRange, isCommandEncoder, isGpuDevice, isPassEncoder, limitsOf, maxStorageBufferBindingSizeOf,
+  minStorageBufferOffsetAlignmentOf, setBindGroup, setPipeline, sizeOf, unmap,
 } from './gpu.js';
-import { LAYERNORM_PARAMS, layerNormKey, layerNormShader } from './layernorm-shader.js';
-import { dispatchSize, fastBound, layerNormLayout, rmsNormLayout } from './layout.js';
-import { PARAMS, PROLOGUE_PARAMS, prologueShader, rmsNormShader, variantKey } from './rmsnorm-shader.js';
+import { LAYERNORM_PARAMS, layerNormShader } from './layernorm-shader.js';
+import { dispatchSize, fastBound, keyOf, layerNormLayout, rmsNormLayout } from './layout.js';
+import { PARAMS, PROLOGUE_PARAMS, prologueShader, rmsNormShader } from './rmsnorm-shader.js';
 import { WORKGROUP_SIZE } from './wgsl.js';
 
 export { COPY_DST, COPY_SRC, MAP_MODE_READ, MAP_READ, STORAGE } from './args.js';
@@ -148,6 +149,11 @@ export function createGpuKernels(device, options) {
     invocationsPerRow = ipr ?? 'auto';
   }
   const adapter = adapterOf(device);
+  // What the layout needs of the device's limits, read once: a device's limits never change.
+  const deviceLimits = limitsOf(device);
+  const limits = {
+    __proto__: null, align: minStorageBufferOffsetAlignmentOf(deviceLimits), maxSize: maxStorageBufferBindingSizeOf(deviceLimits),
+  };
   let pipelines = PIPELINES.get(device);
   if (pipelines === undefined) {
     pipelines = { __proto__: null };
@@ -213,25 +219,26 @@ export function createGpuKernels(device, options) {
   /** What an RMSNorm call needs built: its layout and its pipelines' keys and code. */
   function planRms(fn, buffers, params) {
     const call = readCall(fn, buffers, params);
-    const layout = rmsNormLayout(call, device, adapter, invocationsPerRow);
+    const layout = rmsNormLayout(call, limits, adapter, invocationsPerRow);
     const { variant } = layout;
     const plan = { __proto__: null, fn, call, layout, keys: new List(), codes: new List() };
     if (call.rows === 0) return plan;
     if (layout.prologue !== null) {
-      plan.keys[0] = `prologue d${DTYPE[call.weightDtype].code}`;
-      plan.codes[0] = () => prologueShader(DTYPE[call.weightDtype].code);
+      const prologue = { __proto__: null, program: 'prologue', dtype: DTYPE[call.weightDtype].code };
+      plan.keys[0] = keyOf(prologue);
+      plan.codes[0] = () => prologueShader(prologue.dtype);
     }
-    plan.keys[plan.keys.length] = variantKey(variant);
+    plan.keys[plan.keys.length] = keyOf(variant);
     plan.codes[plan.codes.length] = () => rmsNormShader(variant);
     return plan;
   }
 
   function planLayerNorm(buffers, params) {
     const call = readCall('layerNorm', buffers, params);
-    const layout = layerNormLayout(call, device);
+    const layout = layerNormLayout(call, limits);
     const plan = { __proto__: null, fn: 'layerNorm', call, layout, keys: new List(), codes: new List() };
     if (call.rows === 0) return plan;
-    plan.keys[0] = layerNormKey(layout.variant);
+    plan.keys[0] = keyOf(layout.variant);
     plan.codes[0] = () => layerNormShader(layout.variant);
     return plan;
   }

@@ -226,12 +226,3 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   finish_row(row, st, scale, tid, W);
 }`;
 }
-
-/** The key of a variant: equal keys, equal shaders. */
-export function layerNormKey(v) {
-  let key = `ln ${v.serial ? 's' : 'w'}`;
-  for (let i = 0; i < v.bindings.length; i++) key += ` ${v.bindings[i].access}${v.bindings[i].atomic ? '!' : v.bindings[i].words}`;
-  const r = v.roles;
-  key += ` ${r.x.binding} ${r.weight?.binding ?? '-'} ${r.bias?.binding ?? '-'} ${r.out?.binding ?? '-'} ${r.mean?.binding ?? '-'} ${r.rstd?.binding ?? '-'}`;
-  return key;
-}

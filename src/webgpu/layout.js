@@ -4,8 +4,7 @@
 // arithmetic on the call's record: the same call always gets the same
 // layout, and the same variant the same pipeline.
 import { DTYPE } from '../loader/abi.js';
-import { ceil, List, log2, max, min, RangeError } from '../loader/intrinsics.js';
-import { limitsOf, maxStorageBufferBindingSizeOf, minStorageBufferOffsetAlignmentOf, sizeOf } from './gpu.js';
+import { ceil, isArray, keys, List, log2, max, min, RangeError } from '../loader/intrinsics.js';
 import { LAYERNORM_SERIAL_DIM } from './layernorm-shader.js';
 import { WORKGROUP_SIZE } from './wgsl.js';
 
@@ -35,10 +34,8 @@ export function dispatchSize(fn, groups, rows) {
  * { bindings: [{ buffer, offset, size, access, atomic, names }], roles:
  * { name: { binding (1 on), offset (elements from the binding's start), pairs } } }.
  */
-export function bindingsOf(fn, device, measured, names, rows, dim, stride, vectors = true) {
-  const limits = limitsOf(device);
-  const align = minStorageBufferOffsetAlignmentOf(limits);
-  const maxSize = maxStorageBufferBindingSizeOf(limits);
+export function bindingsOf(fn, limits, measured, names, rows, dim, stride, vectors = true) {
+  const { align, maxSize } = limits;
   let groups = new List();
   for (let i = 0; i < names.length; i++) {
     const m = measured[names[i]];
@@ -88,7 +85,7 @@ export function bindingsOf(fn, device, measured, names, rows, dim, stride, vecto
     }
     // A vector binding reads whole vectors: its size rounds up to one, which the buffer must hold.
     const vectorEnd = g.start + ceil((g.end - g.start) / (words * 4)) * words * 4;
-    const size = sizeOf(g.buffer);
+    const size = measured[g.names[0]].bufferSize; // every role of a group is in one buffer
     if (words > 1 && vectorEnd <= size) g.end = vectorEnd;
     else words = 1;
     if (g.end > size) {
@@ -141,6 +138,45 @@ export function fastBound(dim) {
 
 const RMS_ROLES = ['x', 'residual', 'weight', 'out', 'rstd'];
 
+// A variant holds only what its shader is written from: of each binding its
+// declaration, of each role its binding and whether it reads whole words.
+// (Offsets, sizes and buffers are the call's, in its uniforms and bind group.)
+function declarationsOf(bindings) {
+  const declared = new List(bindings.length);
+  for (let i = 0; i < bindings.length; i++) {
+    const { access, atomic, words } = bindings[i];
+    declared[i] = { __proto__: null, access, atomic, words };
+  }
+  return declared;
+}
+const shaderRole = (role) => (role === undefined || role === null ? null : { __proto__: null, binding: role.binding, pairs: role.pairs });
+
+/**
+ * The key of a variant: every field it holds, in one canonical
+ * serialization (a record's fields in name order), so that equal keys are
+ * equal variants, and a generator, which reads only its variant, writes
+ * them one shader. Pipelines are cached by it (./kernels.js).
+ */
+export function keyOf(value) {
+  if (value === null) return '-';
+  if (typeof value !== 'object') return `${value}`;
+  let key = '';
+  if (isArray(value)) {
+    for (let i = 0; i < value.length; i++) key += `${i === 0 ? '' : ','}${keyOf(value[i])}`;
+    return `[${key}]`;
+  }
+  const names = keys(value);
+  // Insertion sort: a record has a handful of fields.
+  for (let i = 1; i < names.length; i++) {
+    const name = names[i];
+    let j = i - 1;
+    for (; j >= 0 && names[j] > name; j--) names[j + 1] = names[j];
+    names[j + 1] = name;
+  }
+  for (let i = 0; i < names.length; i++) key += `${i === 0 ? '' : ' '}${names[i]}=${keyOf(value[names[i]])}`;
+  return `{${key}}`;
+}
+
 /**
  * The layout of a checked RMSNorm call: { variant, bindings, roles, groups,
  * prologue }. The weight matters only to out (a call without out ignores
@@ -148,7 +184,7 @@ const RMS_ROLES = ['x', 'residual', 'weight', 'out', 'rstd'];
  * (prologue: { binding of the weight alone, its offset }) and the main
  * pass reads that as a float32 weight, bound last.
  */
-export function rmsNormLayout(call, device, adapter, invocationsPerRow) {
+export function rmsNormLayout(call, limits, adapter, invocationsPerRow) {
   const { fn, measured, rows, dim, stride } = call;
   const weighted = measured.weight !== undefined && measured.out !== undefined;
   const prologue = weighted && call.weightOffset !== 0;
@@ -157,13 +193,13 @@ export function rmsNormLayout(call, device, adapter, invocationsPerRow) {
     const key = RMS_ROLES[i];
     if (measured[key] !== undefined && (key !== 'weight' || (weighted && !prologue))) names[names.length] = key;
   }
-  const { bindings, roles } = bindingsOf(fn, device, measured, names, rows, dim, stride);
+  const { bindings, roles } = bindingsOf(fn, limits, measured, names, rows, dim, stride);
   let weight = weighted ? roles.weight : null;
   let alone = null;
   if (prologue) {
     const one = new List(1);
     one[0] = 'weight';
-    const w = bindingsOf(fn, device, measured, one, 1, dim, dim);
+    const w = bindingsOf(fn, limits, measured, one, 1, dim, dim);
     alone = { __proto__: null, binding: w.bindings[0], offset: w.roles.weight.offset };
     bindings[bindings.length] = { __proto__: null, buffer: null, offset: 0, size: dim * 4, access: 'read', atomic: false, words: dim % 4 === 0 ? 4 : 1, names: one };
     weight = { __proto__: null, binding: bindings.length, offset: 0, pairs: false };
@@ -172,13 +208,17 @@ export function rmsNormLayout(call, device, adapter, invocationsPerRow) {
   const team = teamOf(rows, dim, adapter, invocationsPerRow);
   const variant = {
     __proto__: null,
+    program: 'rmsNorm',
     residual: measured.residual !== undefined,
     dtype: DTYPE[call.dtype].code,
     weight: weighted ? { __proto__: null, dtype: prologue ? 0 : DTYPE[call.weightDtype].code } : null,
     gemma: weighted && call.gemma,
     team,
-    bindings,
-    roles: { __proto__: null, x: roles.x, residual: roles.residual ?? null, weight, out: roles.out ?? null, rstd: roles.rstd ?? null },
+    bindings: declarationsOf(bindings),
+    roles: {
+      __proto__: null, x: shaderRole(roles.x), residual: shaderRole(roles.residual), weight: shaderRole(weight), out: shaderRole(roles.out),
+      rstd: shaderRole(roles.rstd),
+    },
   };
   const perGroup = team === 1 ? WORKGROUP_SIZE : WORKGROUP_SIZE / team;
   return { __proto__: null, variant, bindings, roles, prologue: alone, groups: dispatchSize(fn, ceil(rows / perGroup), rows) };
@@ -187,17 +227,17 @@ export function rmsNormLayout(call, device, adapter, invocationsPerRow) {
 const LN_ROLES = ['x', 'weight', 'bias', 'out', 'mean', 'rstd'];
 
 /** The layout of a checked LayerNorm call. */
-export function layerNormLayout(call, device) {
+export function layerNormLayout(call, limits) {
   const { fn, measured, rows, dim, stride } = call;
   const names = new List();
   for (let i = 0; i < LN_ROLES.length; i++) if (measured[LN_ROLES[i]] !== undefined) names[names.length] = LN_ROLES[i];
   // (Its shader reads a value at a time: no vector bindings.)
-  const { bindings, roles } = bindingsOf(fn, device, measured, names, rows, dim, stride, false);
+  const { bindings, roles } = bindingsOf(fn, limits, measured, names, rows, dim, stride, false);
   const serial = dim <= LAYERNORM_SERIAL_DIM;
-  const r = (key) => roles[key] ?? null;
+  const r = (key) => shaderRole(roles[key]);
   const variant = {
-    __proto__: null, serial, bindings,
-    roles: { __proto__: null, x: roles.x, weight: r('weight'), bias: r('bias'), out: r('out'), mean: r('mean'), rstd: r('rstd') },
+    __proto__: null, program: 'layerNorm', serial, bindings: declarationsOf(bindings),
+    roles: { __proto__: null, x: r('x'), weight: r('weight'), bias: r('bias'), out: r('out'), mean: r('mean'), rstd: r('rstd') },
   };
   return { __proto__: null, variant, bindings, roles, groups: dispatchSize(fn, serial ? ceil(rows / WORKGROUP_SIZE) : rows, rows) };
 }

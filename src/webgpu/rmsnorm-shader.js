@@ -36,7 +36,6 @@
 // changed a half at a time (atomicAnd, atomicOr), so that invocations of
 // neighbouring rows, or the caller's bytes beside the role, are left as
 // they were.
-import { List } from '../loader/intrinsics.js';
 import { FASTFLOAT_WGSL } from './fastfloat.js';
 import { SOFTFLOAT_WGSL } from './softfloat.js';
 import { bindingDecl, FAST_SUMS_WGSL, roleAccess, structOf, SUMS_WGSL, WORKGROUP_SIZE } from './wgsl.js';
@@ -709,21 +708,4 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   wv[j] = f32_add(P.weight_offset, w);
 }
 `;
-}
-
-/** The key of a variant: equal keys, equal shaders. */
-export function variantKey(v) {
-  let key = `rms ${v.residual ? 'add' : 'plain'} d${v.dtype} w${v.weight === null ? '-' : v.weight.dtype}${v.gemma ? 'g' : 'l'} t${v.team}`;
-  for (let i = 0; i < v.bindings.length; i++) key += ` ${v.bindings[i].access}${v.bindings[i].atomic ? '!' : v.bindings[i].words}`;
-  const names = new List(5);
-  names[0] = 'x';
-  names[1] = 'residual';
-  names[2] = 'out';
-  names[3] = 'rstd';
-  names[4] = 'weight';
-  for (let i = 0; i < 5; i++) {
-    const r = v.roles[names[i]];
-    key += r === null ? ' -' : ` ${r.binding}${r.pairs ? 'p' : ''}`;
-  }
-  return key;
 }

@@ -617,3 +617,32 @@ export async function replacedBuiltins({ x, weight, dim }) {
   device.destroy();
   return result;
 }
+
+/**
+ * Every shader variant the backend can build (tests/helpers/webgpu-variants.js),
+ * generated here and compiled on this page's device: returns how many,
+ * and each one whose getCompilationInfo() holds an error (its key and
+ * first message).
+ */
+export async function compileEveryShader() {
+  const { everyShader } = await import('./webgpu-variants.js');
+  const { device } = await openDevice();
+  const failed = [];
+  let count = 0;
+  let pending = [];
+  const settle = async () => {
+    for (const { key, module } of pending) {
+      const info = await module.getCompilationInfo();
+      const errors = info.messages.filter((m) => m.type === 'error');
+      if (errors.length > 0) failed.push(`${key}: ${errors[0].lineNum}:${errors[0].linePos} ${errors[0].message}`);
+    }
+    pending = [];
+  };
+  for (const { key, code } of everyShader()) {
+    pending.push({ key, module: device.createShaderModule({ code, label: key }) });
+    count++;
+    if (pending.length === 32) await settle();
+  }
+  await settle();
+  return { count, failed };
+}
