@@ -970,8 +970,8 @@ static void one_row_cases(void) {
     statuses |= rmsnorm_wasm_prepare_layernorm_f32(&c, x, w, NULL, ln, NULL, NULL, 1, dim,
                                                    strides[i], 1e-5f);
     rmsnorm_wasm_run(&c);
-    statuses |= rmsnorm_wasm_prepare_rmsnorm_backward_f32(&c, dy, x, w, rstd0, dx, dw, 1, dim,
-                                                          strides[i]);
+    statuses |=
+        rmsnorm_wasm_prepare_rmsnorm_backward_f32(&c, dy, x, w, rstd0, dx, dw, 1, dim, strides[i]);
     rmsnorm_wasm_run(&c);
     same &= memcmp(y, y0, sizeof y) == 0 && memcmp(rstd, rstd0, sizeof rstd) == 0 &&
             memcmp(ln, ln0, sizeof ln) == 0 && memcmp(dx, dx0, sizeof dx) == 0 &&
