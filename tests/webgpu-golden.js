@@ -1,5 +1,5 @@
 // The generated WGSL, held in the tree: `node tests/webgpu-golden.js`
-// checks the golden shaders (tests/webgpu-golden/*.wgsl) and the digest
+// checks the golden shaders (tests/webgpu-golden/*.wgsl.golden) and the digest
 // over every variant (tests/webgpu-golden/digest.txt) against what the
 // generators write now, `--write` writes them anew. A change to a
 // generator that changes a shader shows here as a diff of real WGSL, made

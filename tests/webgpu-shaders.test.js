@@ -6,9 +6,9 @@
 // adapters by tests/webgpu.test.js.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { layerNormShader } from '../src/webgpu/layernorm-shader.js';
+import { layerNormShader } from '../src/webgpu/programs/layernorm-shader.js';
 import { bindingsOf, keyOf, teamOf } from '../src/webgpu/layout.js';
-import { prologueShader, rmsNormShader } from '../src/webgpu/rmsnorm-shader.js';
+import { prologueShader, rmsNormShader } from '../src/webgpu/programs/rmsnorm-shader.js';
 import { layerNormLayouts, rmsLayouts } from './helpers/webgpu-variants.js';
 import { staleGoldens } from './webgpu-golden.js';
 

@@ -6,10 +6,10 @@
 // and the argument.
 import { CAST_MODE, CAST_MODES, DTYPE, DTYPES } from '../loader/abi.js';
 import { hasOwn, isSafeInteger, keys, List, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
-import { addRmsNorm as ADD_RMSNORM, layerNorm as LAYERNORM, rmsNorm as RMSNORM } from '../ops/descriptions.js';
 import { describe, float32Option, oneOf, optionReader, template } from '../ops/options.js';
 import { checkOverlaps } from '../ops/overlap.js';
 import { isGpuBuffer, mapStateOf, sizeOf, usageOf } from './gpu.js';
+import { FORM_NAMES, FORMS } from './programs/index.js';
 import { ROW, STAT } from '../ops/resolve.js';
 
 // WebGPU's flags, as they were when the package loaded.
@@ -19,15 +19,32 @@ export const MAP_MODE_READ = globalThis.GPUMapMode?.READ;
 // The device form of each function is its description's: the same roles
 // (the description's arrays, in its slot order), option names and defaults,
 // and the one overlap rule (src/ops/overlap.js), here on bytes of GPU
-// buffers. Of params, the device form also reads rows and dim; rowStride is
-// the distance between row starts of the per-row roles, in elements.
-const FORMS = { __proto__: null, rmsNorm: RMSNORM, addRmsNorm: ADD_RMSNORM, layerNorm: LAYERNORM };
-const RMS_PARAMS = { rows: undefined, dim: undefined, rowStride: undefined, eps: undefined, dtype: undefined, weightDtype: undefined, castMode: undefined, weightOffset: undefined };
+// buffers. Its params are rows, dim and rowStride (the distance between
+// row starts of the per-row roles, in elements), and the description's
+// options that are values for the whole call (eps; dtype, weightDtype,
+// castMode and weightOffset where it has them): not its arrays, nor the
+// shape, which the device form gives as rows and dim.
+const NOT_PARAMS = { __proto__: null, dim: true, shape: true, axis: true, rowStride: true };
 const readers = { __proto__: null };
-const FNS = keys(FORMS);
-for (let i = 0; i < FNS.length; i++) {
-  const params = FNS[i] === 'layerNorm' ? { rows: undefined, dim: undefined, rowStride: undefined, eps: undefined } : RMS_PARAMS;
-  readers[FNS[i]] = [optionReader(template(FORMS[FNS[i]].keys, undefined)), optionReader(params)];
+for (let i = 0; i < FORM_NAMES.length; i++) {
+  const { op } = FORMS[FORM_NAMES[i]];
+  const params = { __proto__: null, rows: undefined, dim: undefined, rowStride: undefined };
+  const names = keys(op.options);
+  for (let k = 0; k < names.length; k++) if (op.index[names[k]] === undefined && NOT_PARAMS[names[k]] === undefined) params[names[k]] = undefined;
+  readers[FORM_NAMES[i]] = [optionReader(template(op.keys, undefined)), optionReader(params)];
+}
+
+/** "buffers.out or buffers.rstd": the outputs a call of `op` may give alone. */
+function outputsOf(op) {
+  let named = '';
+  const { slots } = op;
+  let last = -1;
+  for (let i = 0; i < slots.length; i++) if (slots[i].writes && slots[i].param < 0) last = i;
+  for (let i = 0; i < slots.length; i++) {
+    if (!slots[i].writes || slots[i].param >= 0) continue;
+    named += `${named === '' ? '' : i === last ? ' or ' : ', '}buffers.${slots[i].key}`;
+  }
+  return named;
 }
 
 function countParam(fn, name, value, least) {
@@ -111,13 +128,13 @@ export class GpuCall {
 setPrototypeOf(GpuCall.prototype, null);
 
 /**
- * Reads and checks a device-form call of `fn` ('rmsNorm', 'addRmsNorm' or
- * 'layerNorm'): buffers and params as documented (docs/webgpu.md).
+ * Reads and checks a device-form call of `fn` (a form of ./programs/):
+ * buffers and params as documented (docs/webgpu.md).
  */
 export function readCall(fn, given, options) {
   if (given === null || typeof given !== 'object') throw new TypeError(`${fn}: buffers must be an object, got ${describe(given)}`);
   if (options === null || typeof options !== 'object') throw new TypeError(`${fn}: params must be an object, got ${describe(options)}`);
-  const op = FORMS[fn];
+  const { op } = FORMS[fn];
   const buffers = readers[fn][0](fn, given, 'buffers');
   const params = readers[fn][1](fn, options, 'params');
   const call = new GpuCall(fn);
@@ -129,24 +146,24 @@ export function readCall(fn, given, options) {
   call.dim = dim;
   // One row has no next row: its rows' span is dim (src/ops/options.js, rowSpan), and its stride never reaches a shader.
   call.stride = rows <= 1 ? dim : stride;
-  const rms = fn !== 'layerNorm';
-  const dtype = rms ? oneOf(fn, 'params.dtype', params.dtype, DTYPES, op.options.dtype) : 'float32';
+  const dtype = op.hasDtype ? oneOf(fn, 'params.dtype', params.dtype, DTYPES, op.options.dtype) : 'float32';
   const hasWeight = buffers.weight != null;
-  if (rms) {
+  if (op.hasCastMode) {
     if (!hasWeight && params.weightDtype !== undefined) throw new TypeError(`${fn}: params.weightDtype needs a weight, but buffers.weight is ${describe(buffers.weight)}`);
     if (!hasWeight && params.weightOffset !== undefined) throw new TypeError(`${fn}: params.weightOffset needs a weight, but buffers.weight is ${describe(buffers.weight)}`);
     call.weightDtype = hasWeight ? oneOf(fn, 'params.weightDtype', params.weightDtype, DTYPES, dtype) : null;
   }
   call.dtype = dtype;
   call.eps = float32Option(fn, 'params.eps', params.eps, op.options.eps, true);
-  if (rms) {
+  if (op.hasCastMode) {
     call.gemma = CAST_MODE[oneOf(fn, 'params.castMode', params.castMode, CAST_MODES, op.options.castMode)] === CAST_MODE.gemma;
     call.weightOffset = float32Option(fn, 'params.weightOffset', params.weightOffset, op.options.weightOffset, false);
   }
   if (!isSafeInteger(rows * stride)) throw new RangeError(`${fn}: params.rows * params.rowStride (${rows * stride}) is too large`);
-  if (buffers.out == null && buffers.rstd == null && buffers.mean == null && op.index.residual === undefined) {
-    throw new TypeError(rms ? `${fn}: buffers.out or buffers.rstd is required` : `${fn}: buffers.out, buffers.mean or buffers.rstd is required`);
-  }
+  // A call must write something: an output it may give alone, or an array it updates (addRmsNorm's residual).
+  let writes = false;
+  for (let i = 0; i < op.slots.length; i++) if (op.slots[i].writes && (op.slots[i].param >= 0 || buffers[op.slots[i].key] != null)) writes = true;
+  if (!writes) throw new TypeError(`${fn}: ${outputsOf(op)} is required`);
   // Null-prototype: a role not given reads as undefined, and is set as an own key.
   const measured = { __proto__: null };
   const { slots } = op;

@@ -10,14 +10,14 @@
 // last one: its GPU buffers, its read-back buffer and its prepared call,
 // so a loop of like calls creates nothing on the GPU after the first.
 import { DTYPE } from '../loader/abi.js';
-import { bufferOf, byteLengthOf, ceil, copyInto, Error, Float32Array, freeze, lengthOf, List, max, promiseThen, setPrototypeOf, TypeError, Uint16Array, Uint8Array } from '../loader/intrinsics.js';
+import { bufferOf, byteLengthOf, ceil, copyInto, defineProperty, Error, Float32Array, freeze, lengthOf, List, max, promiseThen, setPrototypeOf, TypeError, Uint16Array, Uint8Array } from '../loader/intrinsics.js';
 import { readIn, readRows, stillHolds, writeOut, writeRows } from '../ops/arrays.js';
-import { addRmsNorm as ADD_RMSNORM, layerNorm as LAYERNORM, rmsNorm as RMSNORM } from '../ops/descriptions.js';
 import { makeResults, resolve, returnValue } from '../ops/resolve.js';
 import {
   copyBufferToBuffer, createBuffer, createCommandEncoder, destroyBuffer, finish, getMappedRange, lostOf, mapAsync, queueOf, submit, unmap, writeBuffer,
 } from './gpu.js';
 import { COPY_DST, COPY_SRC, MAP_MODE_READ, MAP_READ, sequence, STORAGE } from './kernels.js';
+import { FORM_NAMES, FORMS } from './programs/index.js';
 
 const words = (bytes) => max(4, ceil(bytes / 4) * 4);
 
@@ -79,7 +79,7 @@ export function createArrayKernels(kernels) {
     staging.busy = true;
     const { rows, dim, dtype, op } = call;
     const n = rows * dim;
-    const elementBytes = dtype === 'float32' ? 4 : 2;
+    const elementBytes = DTYPE[dtype].bytes;
     const buffers = { __proto__: null }; // inherits nothing: every key is set below
     for (let i = 0; i < op.slots.length; i++) {
       const { key: name, reads, writes, row } = op.slots[i];
@@ -178,7 +178,7 @@ export function createArrayKernels(kernels) {
         }
       }
       makeResults(call);
-      const elementBytes = call.dtype === 'float32' ? 4 : 2;
+      const elementBytes = DTYPE[call.dtype].bytes;
       for (let i = 0; i < parts.length; i++) {
         const { key, at, bytes: size, slot } = parts[i];
         const wide = (key !== 'out' && key !== 'residual') || elementBytes === 4;
@@ -192,12 +192,17 @@ export function createArrayKernels(kernels) {
     }
   }
 
-  return freeze({
-    /** rmsNorm(x, weight, options) of 'rmsnorm-wasm', on the GPU: a promise of its result. */
-    rmsNorm: async (x, weight, options) => run(resolve(RMSNORM, 'rmsNorm', undefined, x, weight, options)),
-    /** addRmsNorm(x, residual, weight, options) of 'rmsnorm-wasm', on the GPU. */
-    addRmsNorm: async (x, residual, weight, options) => run(resolve(ADD_RMSNORM, 'addRmsNorm', undefined, x, residual, weight, options)),
-    /** layerNorm(x, weight, bias, options) of 'rmsnorm-wasm' (float32), on the GPU. */
-    layerNorm: async (x, weight, bias, options) => run(resolve(LAYERNORM, 'layerNorm', undefined, x, weight, bias, options)),
-  });
+  // Each form of every program (./programs/), with the wasm function's
+  // parameters: rmsNorm(x, weight, options), addRmsNorm(x, residual,
+  // weight, options), layerNorm(x, weight, bias, options); each a promise of
+  // what the wasm function returns.
+  const forms = { __proto__: null };
+  for (let i = 0; i < FORM_NAMES.length; i++) {
+    const fn = FORM_NAMES[i];
+    const { op } = FORMS[fn];
+    const form = { [fn]: async (a, b, c, d) => run(resolve(op, fn, undefined, a, b, c, d)) }[fn];
+    defineProperty(form, 'length', { __proto__: null, value: op.params.length + 1 });
+    forms[fn] = form;
+  }
+  return freeze(forms);
 }

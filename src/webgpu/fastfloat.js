@@ -2,7 +2,7 @@
 // bits as ./softfloat.js (round to nearest even) for operands and results
 // in the normal range, branch-free. A row whose values leave that range is
 // computed by ./softfloat.js instead (the shaders check the range first,
-// ./rmsnorm-shader.js).
+// ./programs/rmsnorm-shader.js).
 //
 // Why branch-free: software adapters (SwiftShader, lavapipe) run an
 // invocation's lanes on the CPU's SIMD units and execute both sides of a

@@ -9,8 +9,7 @@
 // synchronously the first time); `await gpu.rmsNorm.prepare(buffers,
 // params)` does all of that once, compiling asynchronously, and returns a
 // call whose run(encoder) only records: no check, no buffer, no bind group.
-import { DTYPE } from '../loader/abi.js';
-import { ceil, defineProperty, Float32Array, freeze, ITERATOR, List, ownWeakMap, promiseThen, setPrototypeOf, TypeError, Uint32Array } from '../loader/intrinsics.js';
+import { defineProperty, freeze, ITERATOR, List, ownWeakMap, promiseThen, setPrototypeOf, TypeError, Uint32Array } from '../loader/intrinsics.js';
 import { describe } from '../ops/options.js';
 import { readCall, STORAGE, UNIFORM } from './args.js';
 import {
@@ -18,10 +17,7 @@ import {
   dispatchWorkgroups, endPass, getBindGroupLayout, getMappedRange, isCommandEncoder, isGpuDevice, isPassEncoder, limitsOf, maxStorageBufferBindingSizeOf,
   minStorageBufferOffsetAlignmentOf, setBindGroup, setPipeline, sizeOf, unmap,
 } from './gpu.js';
-import { LAYERNORM_PARAMS, layerNormShader } from './layernorm-shader.js';
-import { dispatchSize, fastBound, keyOf, layerNormLayout, rmsNormLayout } from './layout.js';
-import { PARAMS, PROLOGUE_PARAMS, prologueShader, rmsNormShader } from './rmsnorm-shader.js';
-import { WORKGROUP_SIZE } from './wgsl.js';
+import { FORM_NAMES, FORMS } from './programs/index.js';
 
 export { COPY_DST, COPY_SRC, MAP_MODE_READ, MAP_READ, STORAGE } from './args.js';
 
@@ -37,13 +33,6 @@ export function sequence(items) {
   const next = () => (i < items.length ? { __proto__: null, done: false, value: items[i++] } : { __proto__: null, done: true, value: undefined });
   return { __proto__: null, [ITERATOR]: () => ({ __proto__: null, next }) };
 }
-
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
-const bitsOfFloat = (v) => {
-  f32[0] = v;
-  return u32[0];
-};
 
 // Pipelines by device, then by variant key: built once per device, whoever
 // asks. An entry holds the pipeline once built, and the promise of an
@@ -216,118 +205,73 @@ export function createGpuKernels(device, options) {
   }
   const whole = (buffer) => ({ __proto__: null, buffer, offset: 0, size: sizeOf(buffer) });
 
-  /** What an RMSNorm call needs built: its layout and its pipelines' keys and code. */
-  function planRms(fn, buffers, params) {
+  /** A call of `form` ({ op, program }) checked, laid out and planned: its passes and scratch buffers. */
+  function planOf(form, fn, buffers, params) {
     const call = readCall(fn, buffers, params);
-    const layout = rmsNormLayout(call, limits, adapter, invocationsPerRow);
-    const { variant } = layout;
-    const plan = { __proto__: null, fn, call, layout, keys: new List(), codes: new List() };
-    if (call.rows === 0) return plan;
-    if (layout.prologue !== null) {
-      const prologue = { __proto__: null, program: 'prologue', dtype: DTYPE[call.weightDtype].code };
-      plan.keys[0] = keyOf(prologue);
-      plan.codes[0] = () => prologueShader(prologue.dtype);
-    }
-    plan.keys[plan.keys.length] = keyOf(variant);
-    plan.codes[plan.codes.length] = () => rmsNormShader(variant);
-    return plan;
+    const { program } = form;
+    const layout = program.layout(call, limits, adapter, invocationsPerRow);
+    const none = call.rows === 0;
+    return { __proto__: null, fn, passes: none ? new List() : program.passes(call, layout), scratch: none ? new List() : program.scratch(call, layout) };
   }
 
-  function planLayerNorm(buffers, params) {
-    const call = readCall('layerNorm', buffers, params);
-    const layout = layerNormLayout(call, limits);
-    const plan = { __proto__: null, fn: 'layerNorm', call, layout, keys: new List(), codes: new List() };
-    if (call.rows === 0) return plan;
-    plan.keys[0] = keyOf(layout.variant);
-    plan.codes[0] = () => layerNormShader(layout.variant);
-    return plan;
-  }
-
-  /** The bound dispatches of a plan, with its pipelines built: uniform and
-   * scratch buffers made, bind groups made, once. */
+  /** The bound dispatches of a plan, with its pipelines built: its scratch
+   * and uniform buffers made, its bind groups made, once. */
   function bind(plan, built) {
-    const { fn, call, layout } = plan;
-    const dispatches = new List();
+    const { fn, passes, scratch } = plan;
+    const dispatches = new List(passes.length);
     const owned = new List();
-    if (call.rows === 0) return new PreparedCall(fn, dispatches, owned);
-    const { roles, bindings, groups } = layout;
-    const off = (key) => (roles[key] === undefined ? 0 : roles[key].offset);
-    const main = built[built.length - 1];
-    const entries = new List();
-    if (fn === 'layerNorm') {
-      const uniform = uniformOf(LAYERNORM_PARAMS, {
-        __proto__: null, rows: call.rows, dim: call.dim, dim_f32: bitsOfFloat(call.dim), eps: bitsOfFloat(call.eps), groups_x: groups[0],
-        x_off: off('x'), x_stride: call.stride, w_off: off('weight'), b_off: off('bias'), y_off: off('out'), y_stride: call.stride,
-        m_off: off('mean'), s_off: off('rstd'),
-      });
-      owned[0] = uniform;
+    const made = new List(scratch.length);
+    for (let k = 0; k < scratch.length; k++) {
+      made[k] = createBuffer(device, { __proto__: null, size: scratch[k].size, usage: STORAGE, label: `rmsnorm-wasm ${fn} ${scratch[k].label}` });
+      owned[owned.length] = made[k];
+    }
+    for (let i = 0; i < passes.length; i++) {
+      const pass = passes[i];
+      const uniform = uniformOf(pass.names, pass.values);
+      owned[owned.length] = uniform;
+      const entries = new List(pass.entries.length + 1);
       entries[0] = whole(uniform);
-      for (let k = 0; k < bindings.length; k++) entries[k + 1] = bindings[k];
-      dispatches[0] = new Dispatch(main, bindGroupOf(main, entries), groups);
-      return new PreparedCall(fn, dispatches, owned);
+      for (let k = 0; k < pass.entries.length; k++) {
+        const e = pass.entries[k];
+        entries[k + 1] = e.scratch === undefined ? e : whole(made[e.scratch]);
+      }
+      dispatches[i] = new Dispatch(built[i], bindGroupOf(built[i], entries), pass.groups);
     }
-    const uniform = uniformOf(PARAMS, {
-      __proto__: null, rows: call.rows, dim: call.dim, dim_f32: bitsOfFloat(call.dim), eps: bitsOfFloat(call.eps), groups_x: groups[0],
-      x_hi: fastBound(call.dim), x_off: off('x'), x_stride: call.stride, r_off: off('residual'), r_stride: call.stride,
-      y_off: off('out'), y_stride: call.stride, s_off: off('rstd'), w_off: off('weight'),
-    });
-    owned[0] = uniform;
-    entries[0] = whole(uniform);
-    for (let k = 0; k < bindings.length; k++) entries[k + 1] = bindings[k];
-    if (layout.prologue !== null) {
-      // w' = weight_offset + w: made by the prologue on every run, from the weight as it is then.
-      const wv = createBuffer(device, { __proto__: null, size: call.dim * 4, usage: STORAGE, label: `rmsnorm-wasm ${fn} w'` });
-      const proGroups = dispatchSize(fn, ceil(call.dim / WORKGROUP_SIZE), call.rows);
-      const pro = uniformOf(PROLOGUE_PARAMS, {
-        __proto__: null, dim: call.dim, w_off: layout.prologue.offset, weight_offset: bitsOfFloat(call.weightOffset), groups_x: proGroups[0],
-      });
-      owned[1] = pro;
-      owned[2] = wv;
-      const proEntries = new List(3);
-      proEntries[0] = whole(pro);
-      proEntries[1] = layout.prologue.binding;
-      proEntries[2] = whole(wv);
-      dispatches[0] = new Dispatch(built[0], bindGroupOf(built[0], proEntries), proGroups);
-      entries[bindings.length] = whole(wv); // the main pass's last binding
-    }
-    dispatches[dispatches.length] = new Dispatch(main, bindGroupOf(main, entries), groups);
     return new PreparedCall(fn, dispatches, owned);
   }
 
   function prepareNow(plan) {
-    const built = new List(plan.keys.length);
-    for (let i = 0; i < plan.keys.length; i++) built[i] = pipelineNow(plan.keys[i], plan.codes[i]);
+    const { passes } = plan;
+    const built = new List(passes.length);
+    for (let i = 0; i < passes.length; i++) built[i] = pipelineNow(passes[i].key, passes[i].code);
     return bind(plan, built);
   }
 
   async function prepareLater(plan) {
-    const pending = new List(plan.keys.length);
-    for (let i = 0; i < plan.keys.length; i++) pending[i] = pipelineLater(plan.keys[i], plan.codes[i]);
+    const { passes } = plan;
+    const pending = new List(passes.length);
+    for (let i = 0; i < passes.length; i++) pending[i] = pipelineLater(passes[i].key, passes[i].code);
     const built = new List(pending.length);
     for (let i = 0; i < pending.length; i++) built[i] = await pending[i];
     return bind(plan, built);
   }
 
-  function fnOf(fn, planOf) {
+  function fnOf(fn) {
+    const form = FORMS[fn];
     const record = (encoder, buffers, params) => {
       checkEncoder(fn, encoder);
-      runPrepared(prepareNow(planOf(buffers, params)), encoder);
+      runPrepared(prepareNow(planOf(form, fn, buffers, params)), encoder);
     };
     defineProperty(record, 'prepare', {
       __proto__: null,
-      value: async (buffers, params) => preparedFace(await prepareLater(planOf(buffers, params))),
+      value: async (buffers, params) => preparedFace(await prepareLater(planOf(form, fn, buffers, params))),
     });
     return freeze(record);
   }
 
-  return freeze({
-    __proto__: null,
-    device,
-    /** Records RMSNorm of buffers.x into buffers.out (and/or 1/rms into buffers.rstd). */
-    rmsNorm: fnOf('rmsNorm', (b, p) => planRms('rmsNorm', b, p)),
-    /** Records residual <- round(x + residual), then RMSNorm of it into buffers.out / buffers.rstd. */
-    addRmsNorm: fnOf('addRmsNorm', (b, p) => planRms('addRmsNorm', b, p)),
-    /** Records LayerNorm (float32) of buffers.x into buffers.out, and/or the statistics into buffers.mean / buffers.rstd. */
-    layerNorm: fnOf('layerNorm', (b, p) => planLayerNorm(b, p)),
-  });
+  // { device, rmsNorm, addRmsNorm, layerNorm }: each form of every program
+  // (./programs/) records its call into the caller's encoder or pass.
+  const kernels = { __proto__: null, device };
+  for (let i = 0; i < FORM_NAMES.length; i++) kernels[FORM_NAMES[i]] = fnOf(FORM_NAMES[i]);
+  return freeze(kernels);
 }

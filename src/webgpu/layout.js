@@ -1,12 +1,9 @@
-// How a checked call (./args.js) is laid out on the GPU: which bindings
-// its roles share, how each binding is declared, how many invocations
-// share a row, and the variant of the shader that results. Pure
-// arithmetic on the call's record: the same call always gets the same
-// layout, and the same variant the same pipeline.
-import { DTYPE } from '../loader/abi.js';
-import { ceil, isArray, keys, List, log2, max, min, RangeError } from '../loader/intrinsics.js';
-import { LAYERNORM_SERIAL_DIM } from './layernorm-shader.js';
-import { WORKGROUP_SIZE } from './wgsl.js';
+// What every program (./programs/) lays its calls out with: which
+// bindings a checked call's (./args.js) roles share and how each is
+// declared, how many invocations share a row, the dispatch's size, and a
+// variant's key. Pure arithmetic on the call's record: the same call
+// always gets the same layout, and the same variant the same pipeline.
+import { ceil, Float32Array, isArray, keys, List, log2, max, min, RangeError, Uint32Array } from '../loader/intrinsics.js';
 
 const MAX_GROUPS = 65535; // maxComputeWorkgroupsPerDimension's guaranteed value
 
@@ -130,18 +127,16 @@ export function teamOf(rows, dim, adapter, invocationsPerRow) {
 }
 
 /** The fast path's bound on |x|: every square and every sum of dim of them
- * stays below 2^127 (src/webgpu/rmsnorm-shader.js, fast_ok). */
+ * stays below 2^127 (src/webgpu/programs/rmsnorm-shader.js, fast_ok). */
 export function fastBound(dim) {
   const hx = min(50, (126 - ceil(log2(dim))) >> 1);
   return (127 + hx) * 0x800000;
 }
 
-const RMS_ROLES = ['x', 'residual', 'weight', 'out', 'rstd'];
-
 // A variant holds only what its shader is written from: of each binding its
 // declaration, of each role its binding and whether it reads whole words.
 // (Offsets, sizes and buffers are the call's, in its uniforms and bind group.)
-function declarationsOf(bindings) {
+export function declarationsOf(bindings) {
   const declared = new List(bindings.length);
   for (let i = 0; i < bindings.length; i++) {
     const { access, atomic, words } = bindings[i];
@@ -149,7 +144,15 @@ function declarationsOf(bindings) {
   }
   return declared;
 }
-const shaderRole = (role) => (role === undefined || role === null ? null : { __proto__: null, binding: role.binding, pairs: role.pairs });
+/** The bits of a float32 value, for a uniform slot. */
+export const bitsOfFloat = (v) => {
+  f32[0] = v;
+  return u32[0];
+};
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+
+export const shaderRole = (role) => (role === undefined || role === null ? null : { __proto__: null, binding: role.binding, pairs: role.pairs });
 
 /**
  * The key of a variant: every field it holds, in one canonical
@@ -177,67 +180,3 @@ export function keyOf(value) {
   return `{${key}}`;
 }
 
-/**
- * The layout of a checked RMSNorm call: { variant, bindings, roles, groups,
- * prologue }. The weight matters only to out (a call without out ignores
- * it). With a weight offset, the prologue makes w' into a scratch buffer
- * (prologue: { binding of the weight alone, its offset }) and the main
- * pass reads that as a float32 weight, bound last.
- */
-export function rmsNormLayout(call, limits, adapter, invocationsPerRow) {
-  const { fn, measured, rows, dim, stride } = call;
-  const weighted = measured.weight !== undefined && measured.out !== undefined;
-  const prologue = weighted && call.weightOffset !== 0;
-  const names = new List();
-  for (let i = 0; i < RMS_ROLES.length; i++) {
-    const key = RMS_ROLES[i];
-    if (measured[key] !== undefined && (key !== 'weight' || (weighted && !prologue))) names[names.length] = key;
-  }
-  const { bindings, roles } = bindingsOf(fn, limits, measured, names, rows, dim, stride);
-  let weight = weighted ? roles.weight : null;
-  let alone = null;
-  if (prologue) {
-    const one = new List(1);
-    one[0] = 'weight';
-    const w = bindingsOf(fn, limits, measured, one, 1, dim, dim);
-    alone = { __proto__: null, binding: w.bindings[0], offset: w.roles.weight.offset };
-    bindings[bindings.length] = { __proto__: null, buffer: null, offset: 0, size: dim * 4, access: 'read', atomic: false, words: dim % 4 === 0 ? 4 : 1, names: one };
-    weight = { __proto__: null, binding: bindings.length, offset: 0, pairs: false };
-    roles.weight = weight;
-  }
-  const team = teamOf(rows, dim, adapter, invocationsPerRow);
-  const variant = {
-    __proto__: null,
-    program: 'rmsNorm',
-    residual: measured.residual !== undefined,
-    dtype: DTYPE[call.dtype].code,
-    weight: weighted ? { __proto__: null, dtype: prologue ? 0 : DTYPE[call.weightDtype].code } : null,
-    gemma: weighted && call.gemma,
-    team,
-    bindings: declarationsOf(bindings),
-    roles: {
-      __proto__: null, x: shaderRole(roles.x), residual: shaderRole(roles.residual), weight: shaderRole(weight), out: shaderRole(roles.out),
-      rstd: shaderRole(roles.rstd),
-    },
-  };
-  const perGroup = team === 1 ? WORKGROUP_SIZE : WORKGROUP_SIZE / team;
-  return { __proto__: null, variant, bindings, roles, prologue: alone, groups: dispatchSize(fn, ceil(rows / perGroup), rows) };
-}
-
-const LN_ROLES = ['x', 'weight', 'bias', 'out', 'mean', 'rstd'];
-
-/** The layout of a checked LayerNorm call. */
-export function layerNormLayout(call, limits) {
-  const { fn, measured, rows, dim, stride } = call;
-  const names = new List();
-  for (let i = 0; i < LN_ROLES.length; i++) if (measured[LN_ROLES[i]] !== undefined) names[names.length] = LN_ROLES[i];
-  // (Its shader reads a value at a time: no vector bindings.)
-  const { bindings, roles } = bindingsOf(fn, limits, measured, names, rows, dim, stride, false);
-  const serial = dim <= LAYERNORM_SERIAL_DIM;
-  const r = (key) => shaderRole(roles[key]);
-  const variant = {
-    __proto__: null, program: 'layerNorm', serial, bindings: declarationsOf(bindings),
-    roles: { __proto__: null, x: r('x'), weight: r('weight'), bias: r('bias'), out: r('out'), mean: r('mean'), rstd: r('rstd') },
-  };
-  return { __proto__: null, variant, bindings, roles, groups: dispatchSize(fn, serial ? ceil(rows / WORKGROUP_SIZE) : rows, rows) };
-}

@@ -1,12 +1,14 @@
-// Every shader variant the WebGPU backend can build, made by the layout
-// itself (src/webgpu/layout.js) from calls of every kind, for the tests that hold the
+// Every shader variant the WebGPU backend can build, made by the programs'
+// layouts themselves (src/webgpu/programs/) from calls of every kind, for the tests that hold the
 // generated WGSL: equal keys give equal code (tests/webgpu-shaders.test.js),
 // the golden shaders and the digest over every variant
 // (tests/webgpu-golden.js), and every variant compiled on both adapters
 // (tests/webgpu.test.js). Imports nothing from Node.
-import { layerNormShader } from '../../src/webgpu/layernorm-shader.js';
-import { keyOf, layerNormLayout, rmsNormLayout } from '../../src/webgpu/layout.js';
-import { prologueShader, rmsNormShader } from '../../src/webgpu/rmsnorm-shader.js';
+import { keyOf } from '../../src/webgpu/layout.js';
+import { LAYERNORM_PROGRAM } from '../../src/webgpu/programs/layernorm.js';
+import { layerNormShader } from '../../src/webgpu/programs/layernorm-shader.js';
+import { RMSNORM_PROGRAM } from '../../src/webgpu/programs/rmsnorm.js';
+import { prologueShader, rmsNormShader } from '../../src/webgpu/programs/rmsnorm-shader.js';
 
 const LIMITS = { align: 256, maxSize: 2 ** 27 };
 const BYTES = { float32: 4, bfloat16: 2, float16: 2 };
@@ -32,7 +34,7 @@ const PLACEMENTS = [
   { name: 'in place', dim: 64, start: 0, inPlace: true },
 ];
 
-/** The layouts (src/webgpu/layout.js, rmsNormLayout) of calls of every
+/** The layouts (src/webgpu/programs/rmsnorm.js) of calls of every
  * dtype, weight dtype and offset, cast mode, residual, statistic, team and
  * placement: { variant, prologue (its weight dtype code, or null) }; many
  * calls have one variant. */
@@ -55,7 +57,7 @@ export function* rmsLayouts() {
                   if (out) measured.out = measuredRole('out', p.inPlace ? x : newBuffer(), start, dtype, true, ROWS, dim, dim);
                   if (rstd) measured.rstd = measuredRole('rstd', newBuffer(), 0, 'float32', true, 1, ROWS, 0);
                   const call = { fn: residual ? 'addRmsNorm' : 'rmsNorm', measured, rows: ROWS, dim, stride: dim, dtype, weightDtype, gemma, weightOffset };
-                  const layout = rmsNormLayout(call, LIMITS, 'gpu', team);
+                  const layout = RMSNORM_PROGRAM.layout(call, LIMITS, 'gpu', team);
                   yield { variant: layout.variant, prologue: layout.prologue === null ? null : DTYPE_CODES[weightDtype] };
                 }
               }
@@ -78,7 +80,7 @@ export function* rmsVariants() {
   }
 }
 
-/** The layouts of LayerNorm calls (layerNormLayout): serial (dim <= 256)
+/** The layouts of LayerNorm calls (src/webgpu/programs/layernorm.js): serial (dim <= 256)
  * or wide, each set of roles with an output, apart or in place. */
 export function* layerNormLayouts() {
   for (const dim of [64, 300]) {
@@ -94,7 +96,7 @@ export function* layerNormLayouts() {
         if (has(2)) measured.out = measuredRole('out', inPlace ? x : newBuffer(), 0, 'float32', true, ROWS, dim, dim);
         if (has(3)) measured.mean = measuredRole('mean', newBuffer(), 0, 'float32', true, 1, ROWS, 0);
         if (has(4)) measured.rstd = measuredRole('rstd', newBuffer(), 0, 'float32', true, 1, ROWS, 0);
-        yield layerNormLayout({ fn: 'layerNorm', measured, rows: ROWS, dim, stride: dim }, LIMITS).variant;
+        yield LAYERNORM_PROGRAM.layout({ fn: 'layerNorm', measured, rows: ROWS, dim, stride: dim }, LIMITS).variant;
       }
     }
   }
@@ -123,25 +125,26 @@ const find = (variants, test) => {
 };
 
 /** The golden shaders (tests/webgpu-golden/): a handful of variants that
- * between them take every path a generator writes, by file name. */
+ * between them take every path a generator writes, by file name (WGSL
+ * kept as data: `.wgsl.golden`, not source another tool lints or pairs). */
 export function goldenShaders() {
   const rms = (test) => rmsNormShader(find(rmsVariants(), test));
   const words = (v, role) => v.bindings[v.roles[role].binding - 1].words;
   const atomic = (v, role) => v.bindings[v.roles[role].binding - 1].atomic;
   const ln = (test) => layerNormShader(find(layerNormVariants(), test));
   return {
-    'rmsnorm-f32-one-invocation-no-weight.wgsl': rms((v) => v.dtype === 0 && v.team === 1 && v.weight === null && !v.residual && v.roles.rstd === null
+    'rmsnorm-f32-one-invocation-no-weight.wgsl.golden': rms((v) => v.dtype === 0 && v.team === 1 && v.weight === null && !v.residual && v.roles.rstd === null
       && v.roles.out !== null && words(v, 'x') === 1),
-    'rmsnorm-f32-team16-vec4-weight-rstd.wgsl': rms((v) => v.dtype === 0 && v.team === 16 && v.weight?.dtype === 0 && !v.residual
+    'rmsnorm-f32-team16-vec4-weight-rstd.wgsl.golden': rms((v) => v.dtype === 0 && v.team === 16 && v.weight?.dtype === 0 && !v.residual
       && v.roles.rstd !== null && v.roles.out !== null && words(v, 'x') === 4),
-    'addrmsnorm-bf16-team64-f16-weight-gemma-atomic.wgsl': rms((v) => v.dtype === 1 && v.team === 64 && v.weight?.dtype === 2 && v.gemma
+    'addrmsnorm-bf16-team64-f16-weight-gemma-atomic.wgsl.golden': rms((v) => v.dtype === 1 && v.team === 64 && v.weight?.dtype === 2 && v.gemma
       && v.residual && v.roles.out !== null && atomic(v, 'out')),
-    'rmsnorm-f16-team4-in-place-bf16-weight.wgsl': rms((v) => v.dtype === 2 && v.team === 4 && v.weight?.dtype === 1 && !v.residual
+    'rmsnorm-f16-team4-in-place-bf16-weight.wgsl.golden': rms((v) => v.dtype === 2 && v.team === 4 && v.weight?.dtype === 1 && !v.residual
       && v.roles.out !== null && v.roles.out.binding === v.roles.x.binding),
-    'rmsnorm-bf16-rstd-only.wgsl': rms((v) => v.dtype === 1 && v.team === 16 && v.roles.out === null && !v.residual),
-    'layernorm-serial-weight-bias-out.wgsl': ln((v) => v.serial && v.roles.weight !== null && v.roles.bias !== null && v.roles.out !== null
+    'rmsnorm-bf16-rstd-only.wgsl.golden': rms((v) => v.dtype === 1 && v.team === 16 && v.roles.out === null && !v.residual),
+    'layernorm-serial-weight-bias-out.wgsl.golden': ln((v) => v.serial && v.roles.weight !== null && v.roles.bias !== null && v.roles.out !== null
       && v.roles.mean === null && v.roles.rstd === null),
-    'layernorm-wide-every-role.wgsl': ln((v) => !v.serial && Object.values(v.roles).every((r) => r !== null) && v.roles.out.binding !== v.roles.x.binding),
-    'prologue-bf16.wgsl': prologueShader(1),
+    'layernorm-wide-every-role.wgsl.golden': ln((v) => !v.serial && Object.values(v.roles).every((r) => r !== null) && v.roles.out.binding !== v.roles.x.binding),
+    'prologue-bf16.wgsl.golden': prologueShader(1),
   };
 }

@@ -10,8 +10,8 @@
 // fixed fold, the block sums pairwise. E1 and E2 take a pass each rather
 // than sharing one: every sum has its own lanes either way, so the bits
 // are the same. x - y is computed as x + (-y), which IEEE defines it to be.
-import { SOFTFLOAT_WGSL } from './softfloat.js';
-import { bindingDecl, roleAccess, structOf, SUMS_WGSL, WORKGROUP_SIZE } from './wgsl.js';
+import { SOFTFLOAT_WGSL } from '../softfloat.js';
+import { bindingDecl, roleAccess, structOf, SUMS_WGSL, WORKGROUP_SIZE } from '../wgsl.js';
 
 /** The uniform block, in u32 slots. */
 export const LAYERNORM_PARAMS = ['rows', 'dim', 'dim_f32', 'eps', 'groups_x',

@@ -36,9 +36,9 @@
 // changed a half at a time (atomicAnd, atomicOr), so that invocations of
 // neighbouring rows, or the caller's bytes beside the role, are left as
 // they were.
-import { FASTFLOAT_WGSL } from './fastfloat.js';
-import { SOFTFLOAT_WGSL } from './softfloat.js';
-import { bindingDecl, FAST_SUMS_WGSL, roleAccess, structOf, SUMS_WGSL, WORKGROUP_SIZE } from './wgsl.js';
+import { FASTFLOAT_WGSL } from '../fastfloat.js';
+import { SOFTFLOAT_WGSL } from '../softfloat.js';
+import { bindingDecl, FAST_SUMS_WGSL, roleAccess, structOf, SUMS_WGSL, WORKGROUP_SIZE } from '../wgsl.js';
 
 /** The uniform block, in u32 slots (its WGSL struct is written from this list). */
 export const PARAMS = ['rows', 'dim', 'dim_f32', 'eps', 'groups_x', 'x_hi',
@@ -47,31 +47,31 @@ export const PARAMS = ['rows', 'dim', 'dim_f32', 'eps', 'groups_x', 'x_hi',
 /** The prologue's uniform block. */
 export const PROLOGUE_PARAMS = ['dim', 'w_off', 'weight_offset', 'groups_x'];
 
-/** Storage bits of `dtype` to float32 bits and back, one value (softfloat:
- * any value) and four (the common path: finite values only), named
- * widen${suffix}, narrow${suffix}, widen${suffix}4 and narrow${suffix}4. */
-function conversions(dtype, suffix) {
-  if (dtype === 0) {
-    return `fn widen${suffix}(h: u32) -> u32 { return h; }
-fn narrow${suffix}(v: u32) -> u32 { return v; }
-fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> { return h; }
+// The storage dtypes, a row each by code (src/loader/abi.js): bytes a
+// value, one value's widening to float32 bits and narrowing back
+// (softfloat: any value), and the same for four values (the common path:
+// finite values only), written as widen${suffix}4 and narrow${suffix}4. A
+// new dtype is a row here (and its conversions in ../softfloat.js).
+const STORAGE = [
+  { // float32
+    bytes: 4, widen: (h) => h, narrow: (v) => v,
+    four: (suffix) => `fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> { return h; }
 fn narrow${suffix}4(v: vec4<u32>) -> vec4<u32> { return v; }
-`;
-  }
-  if (dtype === 1) {
-    return `fn widen${suffix}(h: u32) -> u32 { return bf16_to_f32(h); }
-fn narrow${suffix}(v: u32) -> u32 { return f32_to_bf16(v); }
-fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> { return h << vec4<u32>(16u); }
+`,
+  },
+  { // bfloat16
+    bytes: 2, widen: (h) => `bf16_to_f32(${h})`, narrow: (v) => `f32_to_bf16(${v})`,
+    four: (suffix) => `fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> { return h << vec4<u32>(16u); }
 fn narrow${suffix}4(a: vec4<u32>) -> vec4<u32> { return (a + vec4<u32>(0x7fffu) + ((a >> vec4<u32>(16u)) & vec4<u32>(1u))) >> vec4<u32>(16u); }
-`;
-  }
+`,
+  },
   // float16. A subnormal h = f * 2^-24 is (2^-14 + f * 2^-24) - 2^-14: one
   // native subtraction of normal operands whose exact result, a normal
-  // float, is what "correctly rounded" returns (./fastfloat.js says why
+  // float, is what "correctly rounded" returns (../fastfloat.js says why
   // nothing else can change it).
-  return `fn widen${suffix}(h: u32) -> u32 { return f16_to_f32(h); }
-fn narrow${suffix}(v: u32) -> u32 { return f32_to_f16(v); }
-fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> {
+  {
+    bytes: 2, widen: (h) => `f16_to_f32(${h})`, narrow: (v) => `f32_to_f16(${v})`,
+    four: (suffix) => `fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> {
   let sign = (h & vec4<u32>(0x8000u)) << vec4<u32>(16u);
   let e = (h >> vec4<u32>(10u)) & vec4<u32>(0x1fu);
   let f = h & vec4<u32>(0x3ffu);
@@ -95,7 +95,17 @@ fn narrow${suffix}4(a: vec4<u32>) -> vec4<u32> {
   let r = select(sub, normal, aa >= vec4<u32>(0x38800000u));
   return sign | select(r, vec4<u32>(0x7c00u), aa >= vec4<u32>(0x477ff000u));
 }
-`;
+`,
+  },
+];
+
+/** Storage bits of `dtype` to float32 bits and back, one value and four,
+ * named widen${suffix}, narrow${suffix}, widen${suffix}4 and narrow${suffix}4. */
+function conversions(dtype, suffix) {
+  const row = STORAGE[dtype];
+  return `fn widen${suffix}(h: u32) -> u32 { return ${row.widen('h')}; }
+fn narrow${suffix}(v: u32) -> u32 { return ${row.narrow('v')}; }
+${row.four(suffix)}`;
 }
 
 /**
@@ -108,7 +118,7 @@ fn narrow${suffix}4(a: vec4<u32>) -> vec4<u32> {
 export function rmsNormShader(v) {
   const { roles } = v;
   const team = v.team;
-  const wide = v.dtype === 0;
+  const wide = STORAGE[v.dtype].bytes === 4;
   let decls = '';
   for (let i = 0; i < v.bindings.length; i++) decls += bindingDecl(i + 1, v.bindings[i]);
   let access = '';
@@ -117,7 +127,7 @@ export function rmsNormShader(v) {
     access += roleAccess(name, r.binding, b.atomic, isWide, r.pairs, name !== 'x' && name !== 'w', b.words);
   };
   role('x', roles.x, wide);
-  if (v.weight !== null) role('w', roles.weight, v.weight.dtype === 0);
+  if (v.weight !== null) role('w', roles.weight, STORAGE[v.weight.dtype].bytes === 4);
   if (roles.residual !== null) role('r', roles.residual, wide);
   if (roles.out !== null) role('y', roles.out, wide);
   if (roles.rstd !== null) role('s', roles.rstd, true);
@@ -690,8 +700,8 @@ ${v.roles.rstd !== null ? '  if (member == 0u) { s_put(P.s_off + row, f32_mul(s.
 /** The prologue: w' = weight_offset + widen(w), a value an invocation.
  * `dtype`: the weight's. */
 export function prologueShader(dtype) {
-  const raw = dtype === 0 ? 'wb[e]' : '(wb[e >> 1u] >> ((e & 1u) << 4u)) & 0xffffu';
-  const widen = dtype === 0 ? 'h' : dtype === 1 ? 'bf16_to_f32(h)' : 'f16_to_f32(h)';
+  const raw = STORAGE[dtype].bytes === 4 ? 'wb[e]' : '(wb[e >> 1u] >> ((e & 1u) << 4u)) & 0xffffu';
+  const widen = STORAGE[dtype].widen('h');
   return `${SOFTFLOAT_WGSL}
 ${structOf(PROLOGUE_PARAMS)}
 @group(0) @binding(0) var<uniform> P: Params;
