@@ -161,8 +161,11 @@ export type OptionsArg<D extends Dtype, O extends Storage<D> | undefined> =
  * A call checked once by a function's `prepare` (every check the call
  * itself does, with the same errors), to be run any number of times: each
  * run reads the arrays' current values and does only what safety needs,
- * refusing with a `TypeError` (nothing written) an array freed, detached or
- * resized since. It stays on the instance it was prepared on.
+ * refusing with a `TypeError` (nothing written, the message saying which)
+ * an array freed, detached or shrunk since. A view of wasm memory (of a
+ * tensor, or of a bound memory) holds through memory growth: the run makes
+ * it again on the new buffer and returns that one. It stays on the
+ * instance it was prepared on.
  */
 export interface PreparedCall<R> {
   /** Runs the call; returns what the function called with the prepared arguments returns (a new result array each run if it makes one). */

@@ -81,16 +81,16 @@ export function directOf(memory, call, runner) {
   if (call.rows !== 0 && !call.makes) call.plan ??= planCall(memory, call);
   const { plan } = call;
   if (runner !== run || plan === null || plan.staged !== 0 || typeof call.op.returns !== 'string') return null;
-  return new Direct(call.op.kernel, memory.exports, plan.pointers, call.rows, returnValue(call));
+  return new Direct(call.op.kernel, memory.exports, plan.pointers, call.rows, call.records[call.op.returnSlots]);
 }
 
 class Direct {
-  constructor(kernel, exports, pointers, rows, value) {
+  constructor(kernel, exports, pointers, rows, result) {
     this.kernel = kernel;
     this.exports = exports;
     this.pointers = pointers;
     this.rows = rows;
-    this.value = value; // the caller's out: the same array at every run
+    this.result = result; // the caller's out, whose value a run returns (a view of memory made again after growth)
   }
 }
 setPrototypeOf(Direct.prototype, null);
