@@ -311,3 +311,40 @@ test('docs/models.md: Chromium compiles under the policy shown and rejects with 
     demo.server.close();
   }
 });
+
+// docs/c-library.md's wasm64 engine, as a reader follows it: the C file the
+// page shows, built by the page's commands in a fresh folder, run by the
+// page's script in Chromium (Node 20 cannot compile the library's wasm64
+// code), printing what the page says.
+test('docs/c-library.md: the wasm64 engine builds with the commands shown and prints in Chromium what the page shows', async () => {
+  const blocks = fencedBlocks(await readFile(join(repo, 'docs', 'c-library.md'), 'utf8'));
+  const source = blocks.find((b) => b.directive?.kind === 'file' && b.directive.arg === 'engine64.c');
+  const at = blocks.indexOf(source);
+  const [build, script, shown] = blocks.slice(at + 1, at + 4);
+  assert.ok(build.lang === 'sh' && /clang-19 --target=wasm64/.test(build.code) && /-o engine64\.wasm/.test(build.code), 'the build block follows the C file');
+  assert.ok(script.lang === 'js' && shown.lang === 'text', 'then the page script and what it prints');
+  assert.doesNotMatch(source.code, /#include <(stdio|stdlib|string)\.h>/, 'a freestanding engine includes no libc header');
+  const folder = await mkdtemp(join(work, 'wasm64-'));
+  await mkdir(join(folder, 'node_modules'));
+  await symlink(repo, join(folder, 'node_modules', 'rmsnorm-wasm'));
+  await writeFile(join(folder, 'engine64.c'), `${source.code}\n`);
+  await run('bash', ['-e', '-c', build.code], { cwd: folder, env: readerEnv, timeout: 120_000 });
+  const { launchBrowser, startDemoServer } = await import('./helpers/browser.js');
+  const server = await startDemoServer(folder);
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.newPage();
+    await page.route('**/index.html', (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>engine64</title>' }));
+    await page.goto(server.url('/index.html'));
+    const printed = await page.evaluate(`(async () => {
+      const lines = [];
+      const console = { log: (...values) => lines.push(values.join(' ')) };
+      ${script.code}
+      return lines.join('\\n');
+    })()`);
+    assert.equal(sameText(printed), sameText(shown.code));
+  } finally {
+    await browser.close();
+    server.server.close();
+  }
+});
