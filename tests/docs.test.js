@@ -248,11 +248,20 @@ test('the user docs\' code imports nothing the package does not ship', async () 
 
 // What the README says of `make demo`: it installs only what the demo needs,
 // and a port in use gets a sentence saying how to pick another, not a stack trace.
-test('make demo installs only Emscripten and the npm packages; make deps adds the test toolchain', async () => {
+test('make demo installs only what the demo needs, each named by the README; make deps adds the test toolchain', async () => {
   const dryRun = async (target) => (await run('make', ['-n', '-o', 'node_modules/.package-lock.json', '-o', 'build', target], { cwd: repo, env })).stdout;
   const TEST_ONLY = ['chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'mesa-vulkan-drivers', 'libsimde-dev', 'clang-format', 'clang-14', 'libclang-rt-14-dev'];
   const demo = await dryRun('demo');
   assert.match(demo, /missing emscripten/);
+  // The README's sentence on `make demo` names every Debian package it installs.
+  const readme = await readFile(join(repo, 'README.md'), 'utf8');
+  const sentence = /`make demo` installs what the tutorial needs \(([^)]*)\)/.exec(readme.replace(/\s+/g, ' '));
+  assert.ok(sentence, 'README.md says what `make demo` installs');
+  const installs = [...demo.matchAll(/missing="\$missing ([\w.+-]+)"/g)];
+  assert.ok(installs.length >= 4, 'make -n demo lists the packages it installs');
+  for (const [, name] of installs) {
+    assert.match(sentence[1], new RegExp(`\\b${name.replace(/[.+]/g, '\\$&')}\\b`, 'i'), `README.md: make demo installs ${name}`);
+  }
   for (const name of TEST_ONLY) assert.doesNotMatch(demo, new RegExp(`missing ${name}"`), `make demo installs no ${name}`);
   assert.match(demo, /node web\/serve\.js 8080/);
   const deps = await dryRun('deps');
@@ -346,5 +355,25 @@ test('docs/c-library.md: the wasm64 engine builds with the commands shown and pr
   } finally {
     await browser.close();
     server.server.close();
+  }
+});
+
+// A file the docs cite that was renamed or removed leaves a reader looking
+// for it (the CHANGELOG cited src/api/args.js and tests/adversarial.test.js
+// long after both were gone): every repository path written in code in the
+// docs and the CHANGELOG exists, or is one the build or the tests make
+// (git-ignored, as c/ and tests/artifacts/ are).
+test('every repository path the docs and the CHANGELOG cite exists', async () => {
+  const cited = new Set();
+  for (const document of [...documents, 'CHANGELOG.md']) {
+    const text = await readFile(join(repo, document), 'utf8');
+    for (const [, path] of text.matchAll(/`((?:src|tests|docs|web|c)\/[\w./-]*)(?::\d+)?`/g)) cited.add(`${document}: ${path}`);
+  }
+  assert.ok(cited.size > 50, `${cited.size} paths cited`);
+  for (const entry of cited) {
+    const path = entry.slice(entry.indexOf(': ') + 2);
+    if (existsSync(join(repo, path))) continue;
+    const ignored = await run('git', ['check-ignore', '-q', path], { cwd: repo }).then(() => true, () => false);
+    assert.ok(ignored, `${entry} does not exist`);
   }
 });
