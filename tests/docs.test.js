@@ -377,3 +377,52 @@ test('every repository path the docs and the CHANGELOG cite exists', async () =>
     assert.ok(ignored, `${entry} does not exist`);
   }
 });
+
+// docs/api.md lists what createKernels and bindMemory return; the lists
+// once lacked toFloat32 and fromFloat32. Each list is the object's own keys.
+test('docs/api.md: createKernels and bindMemory return the members their signatures list', async () => {
+  const text = await readFile(join(repo, 'docs', 'api.md'), 'utf8');
+  const listed = (fn) => {
+    const block = fencedBlocks(text).find((b) => b.lang === 'ts' && b.code.startsWith(`function ${fn}(`));
+    assert.ok(block, `docs/api.md shows ${fn}'s signature`);
+    const members = /Promise<\{([^}]*)\}>/.exec(block.code);
+    assert.ok(members, `${fn}'s signature lists what it returns`);
+    return members[1].split(',').map((m) => m.trim()).filter((m) => m !== '');
+  };
+  const kernels = await api.createKernels({ backend: 'scalar' });
+  assert.deepEqual(listed('createKernels').sort(), Object.keys(kernels).sort());
+  const memory = new WebAssembly.Memory({ initial: 4 });
+  const bound = await api.bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 65536 } });
+  assert.deepEqual(listed('bindMemory').sort(), Object.keys(bound).sort());
+});
+
+// docs/webgpu.md's page without a bundler: its import map resolves both
+// entry points in Chromium (no WebGPU needed to import), and the webgpu
+// entry imports by its path too, with no failed request or console error.
+test('docs/webgpu.md: a page without a bundler imports rmsnorm-wasm/webgpu through the map shown, or by its path', async () => {
+  const block = fencedBlocks(await readFile(join(repo, 'docs', 'webgpu.md'), 'utf8')).find((b) => b.lang === 'html' && b.code.includes('importmap'));
+  assert.ok(block, 'docs/webgpu.md shows the page');
+  const folder = await mkdtemp(join(work, 'importmap-'));
+  await mkdir(join(folder, 'node_modules'));
+  await symlink(repo, join(folder, 'node_modules', 'rmsnorm-wasm'));
+  await writeFile(join(folder, 'index.html'), `<!doctype html>\n<title>no bundler</title>\n<link rel="icon" href="data:,">\n${block.code}\n`);
+  const { launchBrowser, openCheckedPage, startDemoServer } = await import('./helpers/browser.js');
+  const server = await startDemoServer(`${folder}/`);
+  const browser = await launchBrowser();
+  try {
+    const { page, problems } = await openCheckedPage(browser, server.url('/index.html'));
+    const kinds = await page.evaluate(async () => {
+      const webgpu = await import('rmsnorm-wasm/webgpu');
+      const main = await import('rmsnorm-wasm');
+      const byPath = await import('./node_modules/rmsnorm-wasm/src/webgpu/index.js');
+      await main.init();
+      return [typeof webgpu.createGpuKernels, typeof webgpu.createArrayKernels, Array.from(main.rmsNorm(Float32Array.of(3, 4), null, { dim: 2 })), byPath.createGpuKernels === webgpu.createGpuKernels];
+    });
+    const { rmsNorm } = await import('../src/reference/index.js');
+    assert.deepEqual(kinds, ['function', 'function', Array.from(rmsNorm(Float32Array.of(3, 4), null, { dim: 2 })), true]);
+    assert.deepEqual(problems, []);
+  } finally {
+    await browser.close();
+    server.server.close();
+  }
+});
