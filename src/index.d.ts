@@ -118,8 +118,26 @@ export type RmsNormOptions<D extends Dtype = 'float32', O extends Storage<D> | u
      * projection. `x` holds `ceil(x.length / rowStride)` rows, the last of
      * which may end right after its `dim` values; only the rows' values are
      * read or written, never the ones between them. Not with `shape`.
+     * With `heads`, the values from one token's start to the next's (by
+     * default a token's span, `(heads - 1) * headStride + dim`).
      */
     rowStride?: number;
+    /**
+     * Rows a token holds (`rmsNorm` and `addRmsNorm`; a positive integer,
+     * default 1): every head of q (or k) of every token in one call. Row
+     * `(t, h)` starts at `t * rowStride + h * headStride`; the rows are
+     * taken in that order, so `rstd` holds `tokens * heads` values, token
+     * `t`'s head `h` at `t * heads + h`. The bits are those of one call per
+     * head. Not with `shape`.
+     */
+    heads?: number;
+    /**
+     * With `heads`: values from one head's start to the next's within a
+     * token (an integer `>= dim`, default `dim`). With two tokens or more,
+     * a token's heads must end before the next token starts:
+     * `(heads - 1) * headStride + dim <= rowStride`.
+     */
+    headStride?: number;
     /**
      * The weight's dtype, any of the three whatever the storage dtype (a
      * float32 model with bfloat16 weights, say): the same bits as with the

@@ -237,3 +237,28 @@ export function writeRows(record, bits, rows, dim, stride) {
   const bytes = DTYPE[record.dtype].bytes;
   for (let r = 0; r < rows; r++) copyInto(whole, storageView(record.dtype, bufferOf(bits), byteOffsetOf(bits) + r * dim * bytes, dim), r * stride);
 }
+
+/** readRows for a call whose tokens hold several heads (options.heads):
+ * rows (t, h), at t·stride + h·headStride, packed in that order. */
+export function readHeadRows(record, call) {
+  const { tokens, heads, dim, stride, headStride } = call;
+  const copy = record.dtype === 'float32' ? new Float32Array(tokens * heads * dim) : new Uint16Array(tokens * heads * dim);
+  for (let t = 0; t < tokens; t++) {
+    for (let h = 0; h < heads; h++) copyInto(copy, viewOf(record, t * stride + h * headStride, dim), (t * heads + h) * dim);
+  }
+  return copy;
+}
+
+/** writeRows for a call whose tokens hold several heads: the packed rows
+ * (t, h) of `bits` over theirs, the values between them left as they are. */
+export function writeHeadRows(record, bits, call) {
+  const { tokens, heads, dim, stride, headStride } = call;
+  const whole = viewOf(record, 0, record.length);
+  const bytes = DTYPE[record.dtype].bytes;
+  for (let t = 0; t < tokens; t++) {
+    for (let h = 0; h < heads; h++) {
+      const r = t * heads + h;
+      copyInto(whole, storageView(record.dtype, bufferOf(bits), byteOffsetOf(bits) + r * dim * bytes, dim), t * stride + h * headStride);
+    }
+  }
+}
