@@ -123,7 +123,7 @@ export type RmsNormOptions<D extends Dtype = 'float32', O extends Storage<D> | u
      */
     rowStride?: number;
     /**
-     * Rows a token holds (`rmsNorm` and `addRmsNorm`; a positive integer,
+     * Rows a token holds (`rmsNorm`, `addRmsNorm`, `layerNorm`; a positive integer,
      * default 1): every head of q (or k) of every token in one call. Row
      * `(t, h)` starts at `t * rowStride + h * headStride`; the rows are
      * taken in that order, so `rstd` holds `tokens * heads` values, token
@@ -279,6 +279,10 @@ export interface LayerNormOptions<O extends Storage<'float32'> | undefined = Sto
   eps?: number;
   /** Receives the result and is returned; may be `x` itself. */
   out?: O;
+  /** Rows a token holds, as in {@link RmsNormOptions.heads}: `mean` and `rstd` then hold `tokens * heads` values. */
+  heads?: number;
+  /** With `heads`: values from one head's start to the next's, as in {@link RmsNormOptions.headStride}. */
+  headStride?: number;
   /** Receives each row's mean (`rows` values), for {@link layerNormBackward}. */
   mean?: Storage<'float32'>;
   /** Receives each row's `1/sqrt(var + eps)` (`rows` values), for {@link layerNormBackward}. */

@@ -230,7 +230,7 @@ const ROWS = [
   ['layerNorm', 'weight is a freed tensor', (ctx) => [x(), ctx.freed(4), null], TypeError, /weight is a freed tensor/],
   ['layerNorm', "x is another instance's tensor", (ctx) => [ctx.foreign.x, w(), null], TypeError, /x is a tensor of another instance's memory/, ['wasm']],
   ['layerNorm', 'eps negative', () => [x(), w(), null, { eps: -1 }], RangeError, /options\.eps must be a finite float32 >= 0/],
-  ['layerNorm', 'unknown option', () => [x(), w(), null, { epsilon: 1 }], TypeError, /unknown option 'epsilon' \(allowed: eps, dim, shape, axis, rowStride, out, mean, rstd\)/],
+  ['layerNorm', 'unknown option', () => [x(), w(), null, { epsilon: 1 }], TypeError, /unknown option 'epsilon' \(allowed: eps, dim, shape, axis, rowStride, heads, headStride, out, mean, rstd\)/],
   ['layerNorm', 'rstd too short', () => [x(), w(), null, { mean: f32s(2), rstd: f32(1) }], RangeError, /options\.rstd\.length \(1\) must equal the number of rows \(2\)/],
   ['layerNorm', 'mean a Float64Array', () => [x(), w(), null, { mean: new Float64Array(2) }], TypeError, /options\.mean must be a Float32Array/],
   ['layerNorm', 'mean is detached', () => [x(), w(), null, { mean: detached(2), rstd: f32s(2) }], TypeError, /options\.mean is a view of a detached ArrayBuffer/],

@@ -172,6 +172,47 @@ test('heads on tensors, into another out, fused with a residual, in bfloat16, on
   }
 });
 
+test('layerNorm with heads: out, mean and rstd are the per-head calls\' bits, copied and on tensors', () => {
+  const rand = prng(7);
+  const [tokens, heads, dim, headStride, rowStride] = [6, 4, 64, 80, 400];
+  const length = (tokens - 1) * rowStride + (heads - 1) * headStride + dim;
+  const x = normalArray(rand, length, 2);
+  const w = uniformArray(rand, dim, 0.5, 1.5);
+  const b = normalArray(rand, dim, 0.1);
+  // The per-head calls, from the reference: y into zeros, mean and rstd head-major, interleaved to t·heads + h.
+  const want = new Float32Array(length);
+  const wantMean = new Float32Array(tokens * heads);
+  const wantRstd = new Float32Array(tokens * heads);
+  for (let h = 0; h < heads; h++) {
+    const span = (a) => a.subarray(h * headStride, h * headStride + (tokens - 1) * rowStride + dim);
+    const [mean, rstd] = [new Float32Array(tokens), new Float32Array(tokens)];
+    reference.layerNorm(span(x), w, b, { rowStride, out: span(want), mean, rstd });
+    for (let t = 0; t < tokens; t++) {
+      wantMean[t * heads + h] = mean[t];
+      wantRstd[t * heads + h] = rstd[t];
+    }
+  }
+  for (const impl of impls) {
+    const [mean, rstd] = [new Float32Array(tokens * heads), new Float32Array(tokens * heads)];
+    const y = impl.layerNorm(x, w, b, { rowStride, heads, headStride, mean, rstd });
+    assert.deepEqual(bytes(y), bytes(want), `${impl.name}: out`);
+    assert.deepEqual(bytes(mean), bytes(wantMean), `${impl.name}: mean`);
+    assert.deepEqual(bytes(rstd), bytes(wantRstd), `${impl.name}: rstd`);
+    if (impl.alloc !== undefined) {
+      const [tx, ty] = [impl.alloc(length), impl.alloc(length)];
+      tx.array.set(x);
+      impl.layerNorm(tx, w, b, { rowStride, heads, headStride, out: ty });
+      assert.deepEqual(bytes(ty.array), bytes(want), `${impl.name}: tensors`);
+      tx.free();
+      ty.free();
+    }
+  }
+  // The backward passes take no heads.
+  for (const impl of impls) {
+    assert.throws(() => impl.rmsNormBackward(x, x, null, { dim, heads }), { name: 'TypeError', message: /^rmsNormBackward: unknown option 'heads'/ });
+  }
+});
+
 test('wrong heads and head strides are refused by every implementation, with the same error, nothing written', () => {
   const x = new Float32Array(2 * 64).fill(1);
   const w = new Float32Array(8).fill(1);

@@ -53,7 +53,10 @@ export const addRmsNorm = define('addRmsNorm', {
 
 export const layerNorm = define('layerNorm', {
   params: ['x', 'weight', 'bias'],
-  options: { eps: 1e-5, dim: undefined, shape: undefined, axis: -1, rowStride: undefined, out: undefined, mean: undefined, rstd: undefined },
+  options: {
+    eps: 1e-5, dim: undefined, shape: undefined, axis: -1, rowStride: undefined, heads: undefined, headStride: undefined,
+    out: undefined, mean: undefined, rstd: undefined,
+  },
   arrays: {
     x: { param: 0, per: ROW, dir: IN },
     weight: { param: 1, per: ONCE, dir: IN, nullable: true },
