@@ -217,6 +217,10 @@ test('heads: one C call for q and one for k give the 24 per-head calls\' bits, t
       join(packageDir, 'c', library), '-sSINGLE_FILE=1', '-sENVIRONMENT=node', '-o', out], { env });
     const c = JSON.parse((await run(process.execPath, [out], { maxBuffer: 2 ** 26 })).stdout);
     assert.deepEqual(Object.fromEntries(c.statuses.map((k) => [k.case, k.status])), STATUSES, `${backend}: statuses`);
+    // The aliasing rule head by head, placement by placement, against heads.c's byte model.
+    const { placements, refused, wrong } = c.overlapGrid;
+    assert.ok(placements > 10000 && refused > 2000 && placements - refused > 2000, `${backend}: ${placements} placements, ${refused} refused`);
+    assert.equal(wrong, 0, `${backend}: placements with another status than the byte model's`);
     assert.deepEqual(c.heads, c.perHead, `${backend}: one call each = the per-head calls, v and every byte between included`);
     const interleaved = (first, count) => {
       const r = [];

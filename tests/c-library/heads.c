@@ -8,7 +8,8 @@
  * for k; both, and their rstd, are printed as hexadecimal bit patterns,
  * with the input, for the test to compare with each other and with the JS
  * API. Then heads with gaps between them fused with a residual, against
- * per-head calls; then the statuses of wrong arguments.
+ * per-head calls; the statuses of wrong arguments; and the aliasing rule on
+ * a grid of placements against a byte model.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +44,68 @@ static void print_floats(const char* name, const float* a, size_t n, int last) {
     printf("%s\"%08x\"", i == 0 ? "" : ",", (unsigned) u);
   }
   printf("]%s\n", last ? "" : ",");
+}
+
+/* Whether value i of a buffer is in a row of a heads layout starting at `at`. */
+static int in_rows(long i, long at, long tokens, long heads, long dim, long hs, long rs) {
+  for (long t = 0; t < tokens; t++) {
+    for (long h = 0; h < heads; h++) {
+      const long start = at + t * rs + h * hs;
+      if (i >= start && i < start + dim) return 1;
+    }
+  }
+  return 0;
+}
+
+/* The aliasing rule on heads against a model that compares values: y (and
+ * then rstd) at every offset around x, over a grid of layouts; prepare must
+ * refuse exactly the placements where they share a value with x's rows (y
+ * == x in place being allowed). Prints the counts. */
+static void overlap_grid(void) {
+  static float buf[1024];
+  long placements = 0, refused = 0, wrong = 0;
+  const long base = 400;
+  for (long dim = 1; dim <= 3; dim++) {
+    for (long heads = 2; heads <= 3; heads++) {
+      for (long hs = dim; hs <= dim + 3; hs++) {
+        const long extent = (heads - 1) * hs + dim;
+        for (long rs = extent; rs <= extent + 3; rs++) {
+          for (long tokens = 2; tokens <= 3; tokens++) {
+            for (long shift = -2 * rs - 2; shift <= 2 * rs + 2; shift++) {
+              int overlap = 0;
+              for (long i = 0; i < 1024 && shift != 0; i++) {
+                overlap |= in_rows(i, base, tokens, heads, dim, hs, rs) &&
+                           in_rows(i, base + shift, tokens, heads, dim, hs, rs);
+              }
+              rmsnorm_wasm_call call;
+              const rmsnorm_wasm_status status = rmsnorm_wasm_prepare_rmsnorm_heads(
+                  &call, buf + base, NULL, NULL, buf + base + shift, NULL, (size_t) tokens,
+                  (size_t) heads, (size_t) dim, (size_t) hs, (size_t) rs, 1e-6f,
+                  RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f);
+              placements++;
+              refused += status != RMSNORM_WASM_OK;
+              wrong += status != (overlap ? RMSNORM_WASM_ERROR_OVERLAP : RMSNORM_WASM_OK);
+              /* rstd, tokens * heads values, at the same offset (y apart from x). */
+              const long n = tokens * heads;
+              int rstd_overlap = 0;
+              for (long i = base + shift; i < base + shift + n; i++) {
+                rstd_overlap |= in_rows(i, base, tokens, heads, dim, hs, rs);
+              }
+              const rmsnorm_wasm_status with_rstd = rmsnorm_wasm_prepare_rmsnorm_heads(
+                  &call, buf + base, NULL, NULL, buf + base, buf + base + shift, (size_t) tokens,
+                  (size_t) heads, (size_t) dim, (size_t) hs, (size_t) rs, 1e-6f,
+                  RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f);
+              placements++;
+              refused += with_rstd != RMSNORM_WASM_OK;
+              wrong += with_rstd != (rstd_overlap ? RMSNORM_WASM_ERROR_OVERLAP : RMSNORM_WASM_OK);
+            }
+          }
+        }
+      }
+    }
+  }
+  printf("\"overlapGrid\":{\"placements\":%ld,\"refused\":%ld,\"wrong\":%ld},\n", placements,
+         refused, wrong);
 }
 
 static int check(const char* what, rmsnorm_wasm_status status) {
@@ -150,6 +213,7 @@ int main(void) {
          F32);
   STATUS("residual is x", &bad, buf, buf, w, buf + 2 * RS, NULL, 2, 2, D, D, RS, eps, F32);
   printf("{\"case\":\"end\",\"status\":0}],\n");
+  overlap_grid();
   print_floats("input", input, N, 0);
   print_floats("perHead", per_head, N, 0);
   print_floats("heads", heads, N, 0);
