@@ -118,8 +118,26 @@ export type RmsNormOptions<D extends Dtype = 'float32', O extends Storage<D> | u
      * projection. `x` holds `ceil(x.length / rowStride)` rows, the last of
      * which may end right after its `dim` values; only the rows' values are
      * read or written, never the ones between them. Not with `shape`.
+     * With `heads`, the values from one token's start to the next's (by
+     * default a token's span, `(heads - 1) * headStride + dim`).
      */
     rowStride?: number;
+    /**
+     * Rows a token holds (`rmsNorm`, `addRmsNorm`, `layerNorm`; a positive integer,
+     * default 1): every head of q (or k) of every token in one call. Row
+     * `(t, h)` starts at `t * rowStride + h * headStride`; the rows are
+     * taken in that order, so `rstd` holds `tokens * heads` values, token
+     * `t`'s head `h` at `t * heads + h`. The bits are those of one call per
+     * head. Not with `shape`.
+     */
+    heads?: number;
+    /**
+     * With `heads`: values from one head's start to the next's within a
+     * token (an integer `>= dim`, default `dim`). With two tokens or more,
+     * a token's heads must end before the next token starts:
+     * `(heads - 1) * headStride + dim <= rowStride`.
+     */
+    headStride?: number;
     /**
      * The weight's dtype, any of the three whatever the storage dtype (a
      * float32 model with bfloat16 weights, say): the same bits as with the
@@ -161,8 +179,11 @@ export type OptionsArg<D extends Dtype, O extends Storage<D> | undefined> =
  * A call checked once by a function's `prepare` (every check the call
  * itself does, with the same errors), to be run any number of times: each
  * run reads the arrays' current values and does only what safety needs,
- * refusing with a `TypeError` (nothing written) an array freed, detached or
- * resized since. It stays on the instance it was prepared on.
+ * refusing with a `TypeError` (nothing written, the message saying which)
+ * an array freed, detached or shrunk since. A view of wasm memory (of a
+ * tensor, or of a bound memory) holds through memory growth: the run makes
+ * it again on the new buffer and returns that one. It stays on the
+ * instance it was prepared on.
  */
 export interface PreparedCall<R> {
   /** Runs the call; returns what the function called with the prepared arguments returns (a new result array each run if it makes one). */
@@ -258,6 +279,10 @@ export interface LayerNormOptions<O extends Storage<'float32'> | undefined = Sto
   eps?: number;
   /** Receives the result and is returned; may be `x` itself. */
   out?: O;
+  /** Rows a token holds, as in {@link RmsNormOptions.heads}: `mean` and `rstd` then hold `tokens * heads` values. */
+  heads?: number;
+  /** With `heads`: values from one head's start to the next's, as in {@link RmsNormOptions.headStride}. */
+  headStride?: number;
   /** Receives each row's mean (`rows` values), for {@link layerNormBackward}. */
   mean?: Storage<'float32'>;
   /** Receives each row's `1/sqrt(var + eps)` (`rows` values), for {@link layerNormBackward}. */

@@ -118,7 +118,7 @@ const ROWS = [
   ['rmsNorm', 'eps is a BigInt', () => [x(), w(), { eps: 1n }], TypeError, /options\.eps must be a number, got bigint/],
   ['rmsNorm', 'eps is null', () => [x(), w(), { eps: null }], TypeError, /options\.eps must be a number, got null/],
   // options
-  ['rmsNorm', 'unknown option', () => [x(), w(), { epsilon: 1e-5 }], TypeError, /unknown option 'epsilon' \(allowed: eps, dim, out, dtype, weightDtype, castMode, weightOffset, shape, axis, rowStride, rstd\)/],
+  ['rmsNorm', 'unknown option', () => [x(), w(), { epsilon: 1e-5 }], TypeError, /unknown option 'epsilon' \(allowed: eps, dim, out, dtype, weightDtype, castMode, weightOffset, shape, axis, rowStride, heads, headStride, rstd\)/],
   // rowStride
   ['rmsNorm', 'rowStride below dim', () => [x(), w(), { rowStride: 2 }], RangeError, /options\.rowStride must be an integer >= dim \(4\), the values from one row's start to the next's; got 2/],
   ['rmsNorm', 'rowStride fractional', () => [x(), w(), { rowStride: 4.5 }], RangeError, /options\.rowStride must be an integer >= dim \(4\)/],
@@ -127,6 +127,11 @@ const ROWS = [
   ['rmsNorm', 'rowStride with shape', () => [x(), null, { shape: [2, 4], rowStride: 4 }], TypeError, /give options\.rowStride or options\.shape, not both/],
   ['rmsNorm', 'x ends inside a strided row', () => [f32(9), w(), { rowStride: 6 }], RangeError, /x\.length \(9\) ends inside a row: rows start every 6 values \(options\.rowStride\) and hold 4 \(dim\)/],
   ['rmsNorm', 'x shorter than one strided row', () => [f32(3), w(), { rowStride: 6 }], RangeError, /x\.length \(3\) ends inside a row/],
+  // heads and headStride (tests/heads.test.js: every case, the overlap rule on them)
+  ['rmsNorm', 'heads zero', () => [x(), w(), { heads: 0 }], RangeError, /options\.heads must be a positive integer, the rows each token holds; got 0/],
+  ['rmsNorm', 'heads a string', () => [x(), w(), { heads: '2' }], TypeError, /options\.heads must be a number, got string "2"/],
+  ['rmsNorm', 'headStride below dim', () => [x(), w(), { heads: 2, headStride: 3 }], RangeError, /options\.headStride must be an integer >= dim \(4\)/],
+  ['addRmsNorm', 'headStride without heads', () => [x(), x(), w(), { headStride: 4 }], TypeError, /options\.headStride needs options\.heads/],
   ['rmsNorm', 'misspelled option', () => [x(), w(), { Eps: 1e-5 }], TypeError, /unknown option 'Eps'/],
   ['rmsNorm', 'options is a number', () => [x(), w(), 1e-5], TypeError, /options must be an object, got number/],
   ['rmsNorm', 'options is null', () => [x(), w(), null], TypeError, /options must be an object, got null/],
@@ -225,7 +230,7 @@ const ROWS = [
   ['layerNorm', 'weight is a freed tensor', (ctx) => [x(), ctx.freed(4), null], TypeError, /weight is a freed tensor/],
   ['layerNorm', "x is another instance's tensor", (ctx) => [ctx.foreign.x, w(), null], TypeError, /x is a tensor of another instance's memory/, ['wasm']],
   ['layerNorm', 'eps negative', () => [x(), w(), null, { eps: -1 }], RangeError, /options\.eps must be a finite float32 >= 0/],
-  ['layerNorm', 'unknown option', () => [x(), w(), null, { epsilon: 1 }], TypeError, /unknown option 'epsilon' \(allowed: eps, dim, shape, axis, rowStride, out, mean, rstd\)/],
+  ['layerNorm', 'unknown option', () => [x(), w(), null, { epsilon: 1 }], TypeError, /unknown option 'epsilon' \(allowed: eps, dim, shape, axis, rowStride, heads, headStride, out, mean, rstd\)/],
   ['layerNorm', 'rstd too short', () => [x(), w(), null, { mean: f32s(2), rstd: f32(1) }], RangeError, /options\.rstd\.length \(1\) must equal the number of rows \(2\)/],
   ['layerNorm', 'mean a Float64Array', () => [x(), w(), null, { mean: new Float64Array(2) }], TypeError, /options\.mean must be a Float32Array/],
   ['layerNorm', 'mean is detached', () => [x(), w(), null, { mean: detached(2), rstd: f32s(2) }], TypeError, /options\.mean is a view of a detached ArrayBuffer/],

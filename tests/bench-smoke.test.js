@@ -19,7 +19,7 @@ import { layerNorm64, rmsNorm64 } from './helpers/oracle.js';
 // Rows computed by our kernel source must match the reference's bits: what
 // each one computes, through the JS reference.
 const F32_ROWS = ['reference', 'scalar-zero-copy', 'scalar-copying', 'simd-zero-copy', 'simd-copying', 'simd-allocating', 'simd-prepared',
-  'simd-strided', 'simd-export', 'native'];
+  'simd-strided', 'simd-export', 'native', 'user-new-array-out', 'simd-qk-norm-heads', 'simd-qk-norm-per-head'];
 function referenceOf(id, shape, expected) {
   const { x, w, eps } = shape;
   if (F32_ROWS.includes(id)) return referenceRmsNorm(x, w, { eps });
@@ -81,9 +81,18 @@ test('the runner times every row and prints its table and targets', async () => 
   }
   const table = shapeTable(results[0]);
   for (const row of ROWS) assert.ok(table.includes(`| ${row.name} |`), `table lacks ${row.name}`);
-  // 1×896 is a shape of targets 1, 2 (twice), 3, 7 (four times), 8 and 5.
-  assert.deepEqual(targets.map((t) => t.what.split('.')[0]), ['1', '2', '2', '3', '7', '7', '7', '7', '8', '5']);
+  // 1×896 is a shape of targets 1, 2 (twice), 3, 7 (twice: against the caller's own new array, and naive JS), 8 and 5.
+  assert.deepEqual(targets.map((t) => t.what.split('.')[0]), ['1', '2', '2', '3', '7', '7', '8', '5']);
   for (const t of targets) assert.ok(Number.isFinite(t.value) && typeof t.met === 'boolean', t.what);
+});
+
+test('Qwen3\'s prefill QK-norm shape (168×128: 7 tokens of 24 heads) has its target: one call each against 24 per-head calls', async () => {
+  const rows = ROWS.filter((row) => row.id.startsWith('simd-qk-norm'));
+  assert.equal(rows.length, 2);
+  const { targets } = await runBench({ shapes: ['168x128'], rows, rounds: 2, sampleSeconds: 0.001 });
+  assert.equal(targets.length, 1);
+  assert.match(targets[0].what, /^9\. 168×128: Qwen3 prefill QK-norm/);
+  assert.ok(Number.isFinite(targets[0].value), targets[0].what);
 });
 
 test('the bench page times every portable row in every browser engine, each checked against the oracle first', async () => {

@@ -29,6 +29,7 @@ const env = { ...process.env, NODE_PATH: '/usr/share/nodejs' }; // Debian's emcc
 const LIBRARIES = { simd: 'librmsnorm_wasm_simd.a', scalar: 'librmsnorm_wasm_scalar.a' };
 const LIBRARIES_64 = { simd: 'librmsnorm_wasm_simd64.a', scalar: 'librmsnorm_wasm_scalar64.a' };
 const freestanding64 = join(repo, 'tests', 'c-library', 'freestanding64.c');
+const headsProgram = join(repo, 'tests', 'c-library', 'heads.c');
 
 let work;
 let packageDir; // the tarball, extracted
@@ -191,6 +192,61 @@ test('QK-norm over the q and k heads inside one fused QKV buffer: the packed row
         assertSameBitsAs(dtype, arrayOf(c[`${part}Out`], dtype), expected, `${backend} QK-norm ${dtype}: ${part}`);
       }
     }
+  }
+});
+
+// rmsnorm_wasm_prepare_rmsnorm_heads (tests/c-library/heads.c): one call for
+// the q heads and one for the k heads give the bits of the 24 per-head
+// prepared calls, which the JS API's heads calls (SIMD, scalar) and the
+// reference give too; heads with gaps fused with a residual; every status.
+test('heads: one C call for q and one for k give the 24 per-head calls\' bits, the JS API\'s and the reference\'s; each wrong argument its status', async () => {
+  const reference = await import('../src/reference/index.js');
+  const bits = (a) => Array.from(new Uint32Array(a.buffer, a.byteOffset, a.length), (u) => u.toString(16).padStart(8, '0'));
+  const [TOKENS, Q, K, D] = [7, 16, 8, 128];
+  const WIDTH = (Q + 2 * K) * D;
+  const STATUSES = {
+    'null call': 1, 'unknown dtype': 4, 'heads 0': 2, 'dim 0': 2, 'head_stride below dim': 7, 'heads past the next token': 7,
+    'one token: row_stride unused': 0, 'token span overflows': 2, 'eps negative': 3, 'no tokens, no arrays': 0, 'y NULL': 1,
+    'in place': 0, "y in the gaps between x's heads": 0, 'y one value after x': 5, "y over x's second head": 5,
+    'rstd in a gap between heads': 0, 'rstd across a head': 5, 'residual is x': 5, end: 0,
+  };
+  const kernels = { simd: await api.createKernels({ backend: 'simd' }), scalar: await api.createKernels({ backend: 'scalar' }), reference };
+  for (const [backend, library] of Object.entries(LIBRARIES)) {
+    const out = join(work, `heads-${backend}.cjs`);
+    await run('emcc', ['-O2', ...(backend === 'simd' ? ['-msimd128'] : []), '-Wall', '-Wextra', '-Werror', '-I', join(packageDir, 'c'), headsProgram,
+      join(packageDir, 'c', library), '-sSINGLE_FILE=1', '-sENVIRONMENT=node', '-o', out], { env });
+    const c = JSON.parse((await run(process.execPath, [out], { maxBuffer: 2 ** 26 })).stdout);
+    assert.deepEqual(Object.fromEntries(c.statuses.map((k) => [k.case, k.status])), STATUSES, `${backend}: statuses`);
+    // The aliasing rule head by head, placement by placement, against heads.c's byte model.
+    const { placements, refused, wrong } = c.overlapGrid;
+    assert.ok(placements > 10000 && refused > 2000 && placements - refused > 2000, `${backend}: ${placements} placements, ${refused} refused`);
+    assert.equal(wrong, 0, `${backend}: placements with another status than the byte model's`);
+    assert.deepEqual(c.heads, c.perHead, `${backend}: one call each = the per-head calls, v and every byte between included`);
+    const interleaved = (first, count) => {
+      const r = [];
+      for (let t = 0; t < TOKENS; t++) for (let h = 0; h < count; h++) r.push(c.perHeadRstd[(first + h) * TOKENS + t]);
+      return r;
+    };
+    assert.deepEqual(c.qRstd, interleaved(0, Q), `${backend}: q's rstd, t * heads + h`);
+    assert.deepEqual(c.kRstd, interleaved(Q, K), `${backend}: k's rstd`);
+    assert.notDeepEqual(c.heads, c.input, `${backend}: the call wrote`);
+    const qNorm = Float32Array.from({ length: D }, (_, i) => 0.5 + (i % 8) / 8);
+    const kNorm = Float32Array.from({ length: D }, (_, i) => 1.5 - (i % 4) / 4);
+    const w = Float32Array.from({ length: 8 }, (_, i) => 0.75 + i / 16);
+    for (const [name, k] of Object.entries(kernels)) {
+      const qkv = f32Of(c.input);
+      k.rmsNorm(qkv, qNorm, { eps: 1e-6, rowStride: WIDTH, heads: Q, out: qkv });
+      const kView = qkv.subarray(Q * D);
+      k.rmsNorm(kView, kNorm, { eps: 1e-6, rowStride: WIDTH, heads: K, out: kView });
+      assert.deepEqual(bits(qkv), c.heads, `${backend} C library = ${name}: QK-norm`);
+      const residual = f32Of(c.gapsResidualIn);
+      const y = f32Of(c.gapsY).fill(-7);
+      k.addRmsNorm(f32Of(c.gapsX), residual, w, { eps: 1e-6, rowStride: 40, heads: 3, headStride: 11, out: y });
+      assert.deepEqual(bits(y), c.gapsY, `${backend} C library = ${name}: heads with gaps, y`);
+      assert.deepEqual(bits(residual), c.gapsResidual, `${backend} C library = ${name}: heads with gaps, residual`);
+    }
+    assert.deepEqual(c.gapsY, c.gapsPerHeadY, `${backend}: heads with gaps = per head, y`);
+    assert.deepEqual(c.gapsResidual, c.gapsPerHeadResidual, `${backend}: heads with gaps = per head, residual`);
   }
 });
 

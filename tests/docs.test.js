@@ -248,11 +248,20 @@ test('the user docs\' code imports nothing the package does not ship', async () 
 
 // What the README says of `make demo`: it installs only what the demo needs,
 // and a port in use gets a sentence saying how to pick another, not a stack trace.
-test('make demo installs only Emscripten and the npm packages; make deps adds the test toolchain', async () => {
+test('make demo installs only what the demo needs, each named by the README; make deps adds the test toolchain', async () => {
   const dryRun = async (target) => (await run('make', ['-n', '-o', 'node_modules/.package-lock.json', '-o', 'build', target], { cwd: repo, env })).stdout;
   const TEST_ONLY = ['chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'mesa-vulkan-drivers', 'libsimde-dev', 'clang-format', 'clang-14', 'libclang-rt-14-dev'];
   const demo = await dryRun('demo');
   assert.match(demo, /missing emscripten/);
+  // The README's sentence on `make demo` names every Debian package it installs.
+  const readme = await readFile(join(repo, 'README.md'), 'utf8');
+  const sentence = /`make demo` installs what the tutorial needs \(([^)]*)\)/.exec(readme.replace(/\s+/g, ' '));
+  assert.ok(sentence, 'README.md says what `make demo` installs');
+  const installs = [...demo.matchAll(/missing="\$missing ([\w.+-]+)"/g)];
+  assert.ok(installs.length >= 4, 'make -n demo lists the packages it installs');
+  for (const [, name] of installs) {
+    assert.match(sentence[1], new RegExp(`\\b${name.replace(/[.+]/g, '\\$&')}\\b`, 'i'), `README.md: make demo installs ${name}`);
+  }
   for (const name of TEST_ONLY) assert.doesNotMatch(demo, new RegExp(`missing ${name}"`), `make demo installs no ${name}`);
   assert.match(demo, /node web\/serve\.js 8080/);
   const deps = await dryRun('deps');
@@ -310,4 +319,121 @@ test('docs/models.md: Chromium compiles under the policy shown and rejects with 
     await browser.close();
     demo.server.close();
   }
+});
+
+// docs/c-library.md's wasm64 engine, as a reader follows it: the C file the
+// page shows, built by the page's commands in a fresh folder, run by the
+// page's script in Chromium (Node 20 cannot compile the library's wasm64
+// code), printing what the page says.
+test('docs/c-library.md: the wasm64 engine builds with the commands shown and prints in Chromium what the page shows', async () => {
+  const blocks = fencedBlocks(await readFile(join(repo, 'docs', 'c-library.md'), 'utf8'));
+  const source = blocks.find((b) => b.directive?.kind === 'file' && b.directive.arg === 'engine64.c');
+  const at = blocks.indexOf(source);
+  const [build, script, shown] = blocks.slice(at + 1, at + 4);
+  assert.ok(build.lang === 'sh' && /clang-19 --target=wasm64/.test(build.code) && /-o engine64\.wasm/.test(build.code), 'the build block follows the C file');
+  assert.ok(script.lang === 'js' && shown.lang === 'text', 'then the page script and what it prints');
+  assert.doesNotMatch(source.code, /#include <(stdio|stdlib|string)\.h>/, 'a freestanding engine includes no libc header');
+  const folder = await mkdtemp(join(work, 'wasm64-'));
+  await mkdir(join(folder, 'node_modules'));
+  await symlink(repo, join(folder, 'node_modules', 'rmsnorm-wasm'));
+  await writeFile(join(folder, 'engine64.c'), `${source.code}\n`);
+  await run('bash', ['-e', '-c', build.code], { cwd: folder, env: readerEnv, timeout: 120_000 });
+  const { launchBrowser, startDemoServer } = await import('./helpers/browser.js');
+  const server = await startDemoServer(folder);
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.newPage();
+    await page.route('**/index.html', (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>engine64</title>' }));
+    await page.goto(server.url('/index.html'));
+    const printed = await page.evaluate(`(async () => {
+      const lines = [];
+      const console = { log: (...values) => lines.push(values.join(' ')) };
+      ${script.code}
+      return lines.join('\\n');
+    })()`);
+    assert.equal(sameText(printed), sameText(shown.code));
+  } finally {
+    await browser.close();
+    server.server.close();
+  }
+});
+
+// A file the docs cite that was renamed or removed leaves a reader looking
+// for it (the CHANGELOG cited src/api/args.js and tests/adversarial.test.js
+// long after both were gone): every repository path written in code in the
+// docs and the CHANGELOG exists, or is one the build or the tests make
+// (git-ignored, as c/ and tests/artifacts/ are).
+test('every repository path the docs and the CHANGELOG cite exists', async () => {
+  const cited = new Set();
+  for (const document of [...documents, 'CHANGELOG.md']) {
+    const text = await readFile(join(repo, document), 'utf8');
+    for (const [, path] of text.matchAll(/`((?:src|tests|docs|web|c)\/[\w./-]*)(?::\d+)?`/g)) cited.add(`${document}: ${path}`);
+  }
+  assert.ok(cited.size > 50, `${cited.size} paths cited`);
+  for (const entry of cited) {
+    const path = entry.slice(entry.indexOf(': ') + 2);
+    if (existsSync(join(repo, path))) continue;
+    const ignored = await run('git', ['check-ignore', '-q', path], { cwd: repo }).then(() => true, () => false);
+    assert.ok(ignored, `${entry} does not exist`);
+  }
+});
+
+// docs/api.md lists what createKernels and bindMemory return; the lists
+// once lacked toFloat32 and fromFloat32. Each list is the object's own keys.
+test('docs/api.md: createKernels and bindMemory return the members their signatures list', async () => {
+  const text = await readFile(join(repo, 'docs', 'api.md'), 'utf8');
+  const listed = (fn) => {
+    const block = fencedBlocks(text).find((b) => b.lang === 'ts' && b.code.startsWith(`function ${fn}(`));
+    assert.ok(block, `docs/api.md shows ${fn}'s signature`);
+    const members = /Promise<\{([^}]*)\}>/.exec(block.code);
+    assert.ok(members, `${fn}'s signature lists what it returns`);
+    return members[1].split(',').map((m) => m.trim()).filter((m) => m !== '');
+  };
+  const kernels = await api.createKernels({ backend: 'scalar' });
+  assert.deepEqual(listed('createKernels').sort(), Object.keys(kernels).sort());
+  const memory = new WebAssembly.Memory({ initial: 4 });
+  const bound = await api.bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 65536 } });
+  assert.deepEqual(listed('bindMemory').sort(), Object.keys(bound).sort());
+});
+
+// docs/webgpu.md's page without a bundler: its import map resolves both
+// entry points in Chromium (no WebGPU needed to import), and the webgpu
+// entry imports by its path too, with no failed request or console error.
+test('docs/webgpu.md: a page without a bundler imports rmsnorm-wasm/webgpu through the map shown, or by its path', async () => {
+  const block = fencedBlocks(await readFile(join(repo, 'docs', 'webgpu.md'), 'utf8')).find((b) => b.lang === 'html' && b.code.includes('importmap'));
+  assert.ok(block, 'docs/webgpu.md shows the page');
+  const folder = await mkdtemp(join(work, 'importmap-'));
+  await mkdir(join(folder, 'node_modules'));
+  await symlink(repo, join(folder, 'node_modules', 'rmsnorm-wasm'));
+  await writeFile(join(folder, 'index.html'), `<!doctype html>\n<title>no bundler</title>\n<link rel="icon" href="data:,">\n${block.code}\n`);
+  const { launchBrowser, openCheckedPage, startDemoServer } = await import('./helpers/browser.js');
+  const server = await startDemoServer(`${folder}/`);
+  const browser = await launchBrowser();
+  try {
+    const { page, problems } = await openCheckedPage(browser, server.url('/index.html'));
+    const kinds = await page.evaluate(async () => {
+      const webgpu = await import('rmsnorm-wasm/webgpu');
+      const main = await import('rmsnorm-wasm');
+      const byPath = await import('./node_modules/rmsnorm-wasm/src/webgpu/index.js');
+      await main.init();
+      return [typeof webgpu.createGpuKernels, typeof webgpu.createArrayKernels, Array.from(main.rmsNorm(Float32Array.of(3, 4), null, { dim: 2 })), byPath.createGpuKernels === webgpu.createGpuKernels];
+    });
+    const { rmsNorm } = await import('../src/reference/index.js');
+    assert.deepEqual(kinds, ['function', 'function', Array.from(rmsNorm(Float32Array.of(3, 4), null, { dim: 2 })), true]);
+    assert.deepEqual(problems, []);
+  } finally {
+    await browser.close();
+    server.server.close();
+  }
+});
+
+// CONTRIBUTING.md's table of suites has one row per file: a suite added
+// without a row (prepared-calls, row-stride and five more once) is a suite
+// a newcomer does not know to run.
+test('CONTRIBUTING.md names every test suite in its table, and only suites that exist', async () => {
+  const text = await readFile(join(repo, 'CONTRIBUTING.md'), 'utf8');
+  const rows = [...text.matchAll(/^\| `([\w-]+)` \| /gm)].map(([, name]) => name);
+  const suites = (await readdir(join(repo, 'tests'))).filter((f) => f.endsWith('.test.js')).map((f) => f.slice(0, -'.test.js'.length));
+  for (const suite of suites) assert.ok(rows.includes(suite), `CONTRIBUTING.md has no row for tests/${suite}.test.js`);
+  for (const name of rows) assert.ok(suites.includes(name), `CONTRIBUTING.md has a row for ${name}, which is no tests/*.test.js`);
 });

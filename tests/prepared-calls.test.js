@@ -2,8 +2,9 @@
 // again and again, reading the arrays' current values, on every kind of
 // instance (the default one, createKernels, bindMemory) and the reference.
 // A run gives the bits of the call itself; a mistake is refused by prepare()
-// exactly as by the call; an array freed, detached or resized since prepare()
-// is refused at run() with nothing written.
+// exactly as by the call; views of wasm memory hold through its growth, as
+// tensors do; an array freed, detached or shrunk since prepare() is refused
+// at run(), saying which, with nothing written.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as api from '../src/index.js';
@@ -117,8 +118,12 @@ test('prepare() refuses what the call refuses, with the same error, and writes n
   }
 });
 
-test('run() refuses an array freed, detached or resized since prepare(), naming it, and writes nothing', async () => {
-  // A freed tensor.
+const FREED = (name, what) => new RegExp(`^rmsNorm: ${name} was freed since the call was prepared \\(${what} freed\\); prepare the call again$`);
+const DETACHED = (name) => new RegExp(`^rmsNorm: ${name} was detached since the call was prepared \\(its ArrayBuffer was transferred\\); prepare the call again$`);
+const SHRUNK = (name) => new RegExp(`^rmsNorm: ${name} was shrunk since the call was prepared \\(its resizable ArrayBuffer now ends before the view does\\); prepare the call again$`);
+
+test('run() refuses an array freed, detached or shrunk since prepare(), saying which, and writes nothing', async () => {
+  // A freed tensor, and a view of one.
   const x = api.alloc(rows * dim);
   fill(x.array);
   const out = api.alloc(rows * dim);
@@ -128,8 +133,18 @@ test('run() refuses an array freed, detached or resized since prepare(), naming 
   prepared.run();
   const before = out.array.slice();
   w.free();
-  assert.throws(() => prepared.run(), { name: 'TypeError', message: /^rmsNorm: weight was freed, detached or resized since the call was prepared; prepare the call again$/ });
+  assert.throws(() => prepared.run(), { name: 'TypeError', message: FREED('weight', 'a tensor') });
   assert.deepEqual(out.array, before);
+  for (const impl of [api, reference]) {
+    const held = api.alloc(dim);
+    held.array.fill(1);
+    const viaView = impl.rmsNorm.prepare(x.array, held.array.subarray(0, dim), { out: out.array });
+    viaView.run();
+    const kept = out.array.slice();
+    held.free();
+    assert.throws(() => viaView.run(), { name: 'TypeError', message: FREED('weight', 'a view of a tensor') });
+    assert.deepEqual(out.array, kept, 'out written after a refused run');
+  }
   // A detached view, and a view of a shrunk resizable buffer.
   for (const impl of [api, reference]) {
     const xs = normalArray(rand, rows * dim, 1);
@@ -137,20 +152,81 @@ test('run() refuses an array freed, detached or resized since prepare(), naming 
     const wv = uniformArray(rand, dim, 0.5, 1.5);
     const p = impl.rmsNorm.prepare(xs, wv, { out: ys });
     structuredClone(xs.buffer, { transfer: [xs.buffer] });
-    assert.throws(() => p.run(), { name: 'TypeError', message: /^rmsNorm: x was freed, detached or resized/ });
+    assert.throws(() => p.run(), { name: 'TypeError', message: DETACHED('x') });
     assert.ok(ys.every((v) => v === 3), 'out written after a refused run');
-    const resizable = new ArrayBuffer(4 * rows * dim, { maxByteLength: 4 * rows * dim });
-    const rx = new Float32Array(resizable);
+    const resizable = new ArrayBuffer(4 * rows * dim, { maxByteLength: 8 * rows * dim });
+    const rx = new Float32Array(resizable); // length-tracking
     rx.set(normalArray(rand, rows * dim, 1));
     const q = impl.rmsNorm.prepare(rx, wv, { out: ys });
+    const want = reference.rmsNorm(rx.slice(), wv);
     q.run();
+    resizable.resize(8 * rows * dim); // grown: the call still reads the rows it measured
+    ys.fill(3);
+    assertSameBits(q.run(), want, 'after the resizable buffer grew');
     resizable.resize(4 * dim);
     const kept = ys.slice();
-    assert.throws(() => q.run(), { name: 'TypeError', message: /^rmsNorm: x was freed, detached or resized/ });
+    assert.throws(() => q.run(), { name: 'TypeError', message: SHRUNK('x') });
     assert.deepEqual(ys, kept);
+    resizable.resize(0); // shrunk to nothing is still not detached
+    assert.throws(() => q.run(), { name: 'TypeError', message: SHRUNK('x') });
+    const ry = new Float32Array(new ArrayBuffer(4 * rows * dim, { maxByteLength: 4 * rows * dim }));
+    const r = impl.rmsNorm.prepare(normalArray(rand, rows * dim, 1), wv, { out: ry });
+    structuredClone(ry.buffer, { transfer: [ry.buffer] }); // a resizable buffer detached
+    assert.throws(() => r.run(), { name: 'TypeError', message: DETACHED('options.out') });
   }
   x.free();
   out.free();
+});
+
+test('a prepared call on views of wasm memory holds through 100 growths, with the reference\'s bits, as on tensors', async () => {
+  const kernels = await api.createKernels({ backend: 'scalar' });
+  const n = 2 * dim;
+  for (const [label, k, impl] of [['default instance (SIMD)', api, api], ['createKernels (scalar)', kernels, kernels], ['the reference, on views of tensors', api, reference]]) {
+    const xt = k.alloc(4 * n);
+    const wt = k.alloc(2 * dim);
+    const ot = k.alloc(4 * n);
+    const sub = (t, from, length) => t.array.subarray(from, from + length);
+    // Slices of tensors: the rows in the middle of x, the second half of w, out at an offset.
+    const prepared = impl.rmsNorm.prepare(sub(xt, n, n), sub(wt, dim, dim), { eps: 1e-5, out: sub(ot, 2 * n, n) });
+    const rstdT = k.alloc(8);
+    const withRstd = impl.rmsNorm.prepare(sub(xt, n, n), null, { dim, rstd: sub(rstdT, 1, 2), out: sub(ot, 0, n) });
+    const grown = [];
+    for (let g = 0; g <= 100; g++) {
+      fill(sub(xt, n, n));
+      sub(wt, dim, dim).set(uniformArray(rand, dim, 0.5, 1.5));
+      const want = reference.rmsNorm(sub(xt, n, n).slice(), sub(wt, dim, dim).slice(), { eps: 1e-5 });
+      const got = prepared.run();
+      assertSameBits(got, want, `${label}: after ${g} growths`);
+      assert.equal(got.byteOffset, ot.byteOffset + 8 * n, `${label}: the run returns a view of out's bytes`);
+      assertSameBits(sub(ot, 2 * n, n), want, `${label}: out's bytes after ${g} growths`);
+      const rstd = new Float32Array(2);
+      reference.rmsNorm(sub(xt, n, n).slice(), null, { dim, rstd });
+      withRstd.run();
+      assertSameBits(sub(rstdT, 1, 2), rstd, `${label}: rstd after ${g} growths`);
+      const old = got;
+      // Tensors until the memory grows (the allocator first fills what earlier tests freed).
+      for (let i = 0; old.length !== 0; i++) {
+        assert.ok(i < 1000, `${label}: growth ${g + 1}: the memory never grew`);
+        grown.push(k.alloc(65536));
+      }
+    }
+    for (const t of [xt, wt, ot, rstdT, ...grown]) t.free();
+  }
+  // A bound memory, not shared, grown by the engine.
+  const memory = new WebAssembly.Memory({ initial: 4, maximum: 200 });
+  const bound = await api.bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 65536 } });
+  const at = { x: 2 * 65536, w: 2 * 65536 + 4 * n + 16, out: 3 * 65536 };
+  const view = (name, length) => new Float32Array(memory.buffer, at[name], length);
+  const boundCall = bound.rmsNorm.prepare(view('x', n), view('w', dim), { out: view('out', n) });
+  for (let g = 0; g <= 100; g++) {
+    fill(view('x', n));
+    view('w', dim).set(uniformArray(rand, dim, 0.5, 1.5));
+    const want = reference.rmsNorm(view('x', n).slice(), view('w', dim).slice());
+    const got = boundCall.run();
+    assertSameBits(got, want, `bindMemory: after ${g} growths`);
+    assert.ok(got.buffer === memory.buffer && got.byteOffset === at.out, 'bindMemory: the run returns a view of out on the current buffer');
+    memory.grow(1);
+  }
 });
 
 test('a prepared call keeps running on its instance: after the memory grows, and after init() switches the default backend', async () => {

@@ -63,3 +63,20 @@ test('the ./webgpu types compile under tsc --strict, and each misuse is a type e
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+// An interface whose comment lists the wasm API's functions it has lists
+// them all (ArrayKernels' once named rmsNorm and addRmsNorm, not layerNorm).
+test('each ./webgpu interface\'s comment names exactly the norms it has', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const dts = await readFile(fileURLToPath(new URL('../src/webgpu/index.d.ts', import.meta.url)), 'utf8');
+  const NORMS = ['rmsNorm', 'addRmsNorm', 'layerNorm', 'rmsNormBackward', 'layerNormBackward'];
+  let checked = 0;
+  for (const [, comment, name, body] of dts.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*export interface (\w+)[^{]*\{([\s\S]*?)\n\}/g)) {
+    const named = NORMS.filter((n) => new RegExp(`\\b${n}\\b`).test(comment));
+    if (named.length === 0) continue;
+    const members = NORMS.filter((n) => new RegExp(`^\\s+${n}\\s*[<(:]`, 'm').test(body));
+    assert.deepEqual(named, members, `${name}: its comment names ${named.join(', ')}; it has ${members.join(', ')}`);
+    checked++;
+  }
+  assert.ok(checked >= 1, 'ArrayKernels\' comment is checked');
+});

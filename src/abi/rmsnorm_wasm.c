@@ -28,7 +28,9 @@ const char* rmsnorm_wasm_status_string(rmsnorm_wasm_status status) {
              "allowed)";
     case RMSNORM_WASM_ERROR_RANGE:
       return "an array runs past the end of the address space (pointer + size overflows)";
-    case RMSNORM_WASM_ERROR_STRIDE: return "row_stride must be >= dim";
+    case RMSNORM_WASM_ERROR_STRIDE:
+      return "row_stride and head_stride must be >= dim, and a token's heads end before the next "
+             "token";
   }
   return "unknown status";
 }
@@ -241,7 +243,18 @@ static void set_shape(rmsnorm_wasm_call* call, int op, size_t rows, size_t dim, 
   call->dim = dim;
   /* One row has no next row: its stride never reaches the kernels, as in JS. */
   call->row_stride = rows <= 1 ? dim : row_stride;
+  call->heads = 1;
+  call->head_stride = dim;
   call->eps = eps;
+}
+
+/* RMSNorm's options: dtypes and cast mode known, weight_offset finite. */
+static bool rms_options_known(const void* weight, rmsnorm_wasm_dtype dtype,
+                              rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode,
+                              float weight_offset) {
+  return known_dtype(dtype) && (weight == NULL || known_dtype(weight_dtype)) &&
+         (cast_mode == RMSNORM_WASM_CAST_GEMMA || cast_mode == RMSNORM_WASM_CAST_LLAMA) &&
+         weight_offset >= -FLT_MAX && weight_offset <= FLT_MAX;
 }
 
 /* The checks of both RMSNorm prepares: the full one (y required), or rstd alone
@@ -252,9 +265,7 @@ static rmsnorm_wasm_status check_rmsnorm(const void* x, void* residual, const vo
                                          rmsnorm_wasm_dtype weight_dtype,
                                          rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
                                          bool stats_only) {
-  if (!known_dtype(dtype) || (weight != NULL && !known_dtype(weight_dtype)) ||
-      (cast_mode != RMSNORM_WASM_CAST_GEMMA && cast_mode != RMSNORM_WASM_CAST_LLAMA) ||
-      !(weight_offset >= -FLT_MAX && weight_offset <= FLT_MAX)) {
+  if (!rms_options_known(weight, dtype, weight_dtype, cast_mode, weight_offset)) {
     return RMSNORM_WASM_ERROR_OPTION;
   }
   const size_t size = element_bytes(dtype);
@@ -276,6 +287,22 @@ static rmsnorm_wasm_status check_rmsnorm(const void* x, void* residual, const vo
   return check_spans(spans, 5);
 }
 
+/* An RMSNorm call's arrays and terms (its shape: set_shape). */
+static void set_rms_arrays(rmsnorm_wasm_call* call, const void* x, void* residual,
+                           const void* weight, void* y, float* rstd, rmsnorm_wasm_dtype dtype,
+                           rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode,
+                           float weight_offset) {
+  call->arrays[RMS_X] = x;
+  call->arrays[RMS_RESIDUAL] = residual;
+  call->arrays[RMS_WEIGHT] = weight;
+  call->arrays[RMS_Y] = y;
+  call->arrays[RMS_RSTD] = rstd;
+  call->dtype = (int) dtype;
+  call->weight_dtype = (int) weight_dtype;
+  call->cast_mode = (int) cast_mode;
+  call->weight_offset = weight_offset;
+}
+
 /* Both RMSNorm preparations: the arguments checked, then the call filled. */
 static rmsnorm_wasm_status prepare_rms(rmsnorm_wasm_call* call, const void* x, void* residual,
                                        const void* weight, void* y, float* rstd, size_t rows,
@@ -291,15 +318,8 @@ static rmsnorm_wasm_status prepare_rms(rmsnorm_wasm_call* call, const void* x, v
                     cast_mode, weight_offset, stats_only);
   if (status == RMSNORM_WASM_OK) {
     set_shape(call, OP_RMSNORM, rows, dim, row_stride, eps);
-    call->arrays[RMS_X] = x;
-    call->arrays[RMS_RESIDUAL] = residual;
-    call->arrays[RMS_WEIGHT] = weight;
-    call->arrays[RMS_Y] = y;
-    call->arrays[RMS_RSTD] = rstd;
-    call->dtype = (int) dtype;
-    call->weight_dtype = (int) weight_dtype;
-    call->cast_mode = (int) cast_mode;
-    call->weight_offset = weight_offset;
+    set_rms_arrays(call, x, residual, weight, y, rstd, dtype, weight_dtype, cast_mode,
+                   weight_offset);
   }
   return prepared(call, status);
 }
@@ -318,6 +338,147 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_rstd(rmsnorm_wasm_call* call, c
                                                       rmsnorm_wasm_dtype dtype) {
   return prepare_rms(call, x, NULL, NULL, NULL, rstd, rows, dim, row_stride, eps, dtype,
                      RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, true);
+}
+
+/* ---- heads: tokens of several rows ----------------------------------------
+ * Row (t, h) of x, residual and y at element t * row_stride + h *
+ * head_stride. The overlap rule is checked head by head: head h of a
+ * per-row array is a strided array of its own, tokens rows row_stride
+ * apart, which the one-head rule (extents_overlap) compares. */
+
+/* Head h of a per-row array (`whole`, its tokens rows of a token's span). */
+static struct span head_of(const struct span* whole, size_t h, size_t dim, size_t head_stride) {
+  struct span s = *whole;
+  s.at = (const unsigned char*) whole->at + h * head_stride * whole->size;
+  s.per_row = dim;
+  return s;
+}
+
+/* Whether two spans, each inside an array whose size and range were checked, share a byte. */
+static bool spans_meet(const struct span* a, const struct span* b) {
+  size_t bytes_a, bytes_b;
+  (void) bytes_of(a, &bytes_a);
+  (void) bytes_of(b, &bytes_b);
+  const struct extent ea = extent_of(a, bytes_a), eb = extent_of(b, bytes_b);
+  return extents_overlap(&ea, &eb);
+}
+
+/* The aliasing rules on a heads call's arrays (RMS_* slots; x, residual and
+ * y per-row, `whole` their whole spans): y may be x itself, head for head. */
+static rmsnorm_wasm_status check_heads_overlap(const struct span* whole, size_t heads, size_t dim,
+                                               size_t head_stride) {
+  static const bool per_row[5] = {[RMS_X] = true, [RMS_RESIDUAL] = true, [RMS_Y] = true};
+  for (int i = 0; i < 5; i++) {
+    for (int j = i + 1; j < 5; j++) {
+      if (whole[i].at == NULL || whole[j].at == NULL || !(whole[i].output || whole[j].output)) {
+        continue;
+      }
+      const size_t heads_i = per_row[i] ? heads : 1, heads_j = per_row[j] ? heads : 1;
+      for (size_t hi = 0; hi < heads_i; hi++) {
+        const struct span a = per_row[i] ? head_of(&whole[i], hi, dim, head_stride) : whole[i];
+        for (size_t hj = 0; hj < heads_j; hj++) {
+          const struct span b = per_row[j] ? head_of(&whole[j], hj, dim, head_stride) : whole[j];
+          if (!spans_meet(&a, &b)) {
+            continue;
+          }
+          const bool in_place = whole[i].may_equal == j && whole[i].at == whole[j].at && hi == hj;
+          if (!in_place) {
+            return RMSNORM_WASM_ERROR_OVERLAP;
+          }
+        }
+      }
+    }
+  }
+  return RMSNORM_WASM_OK;
+}
+
+/* The checks of rmsnorm_wasm_prepare_rmsnorm_heads, in the header's order;
+ * `token_span`: a token's values, (heads - 1) * head_stride + dim. */
+static rmsnorm_wasm_status check_rmsnorm_heads(const void* x, void* residual, const void* weight,
+                                               void* y, float* rstd, size_t tokens, size_t heads,
+                                               size_t dim, size_t head_stride, size_t row_stride,
+                                               float eps, rmsnorm_wasm_dtype dtype,
+                                               rmsnorm_wasm_dtype weight_dtype,
+                                               rmsnorm_wasm_cast_mode cast_mode,
+                                               float weight_offset, size_t* token_span) {
+  if (!rms_options_known(weight, dtype, weight_dtype, cast_mode, weight_offset)) {
+    return RMSNORM_WASM_ERROR_OPTION;
+  }
+  if (dim == 0 || heads == 0) {
+    return RMSNORM_WASM_ERROR_DIM;
+  }
+  if (row_stride < dim || head_stride < dim) {
+    return RMSNORM_WASM_ERROR_STRIDE;
+  }
+  const size_t size = element_bytes(dtype);
+  const struct span token = {NULL, heads, dim, head_stride, size, false, -1};
+  size_t token_bytes;
+  if (!bytes_of(&token, &token_bytes)) {
+    return RMSNORM_WASM_ERROR_DIM;
+  }
+  *token_span = token_bytes / size;
+  if (tokens > 1 && *token_span > row_stride) {
+    return RMSNORM_WASM_ERROR_STRIDE; /* a token's heads would run into the next token's */
+  }
+  const struct span all = {NULL, tokens, *token_span, row_stride, size, false, -1};
+  size_t all_bytes;
+  if (!bytes_of(&all, &all_bytes)) {
+    return RMSNORM_WASM_ERROR_DIM;
+  }
+  if (!valid_eps(eps)) {
+    return RMSNORM_WASM_ERROR_EPS;
+  }
+  if (tokens == 0) {
+    return RMSNORM_WASM_OK;
+  }
+  if (x == NULL || y == NULL) {
+    return RMSNORM_WASM_ERROR_NULL;
+  }
+  if (heads > SIZE_MAX / tokens) {
+    return RMSNORM_WASM_ERROR_DIM; /* rstd's tokens * heads values */
+  }
+  const size_t weight_size = weight != NULL ? element_bytes(weight_dtype) : 1;
+  struct span whole[] = {
+      [RMS_X] = {x, tokens, *token_span, row_stride, size, false, RMS_Y},
+      [RMS_RESIDUAL] = {residual, tokens, *token_span, row_stride, size, false, -1},
+      [RMS_WEIGHT] = {weight, 1, dim, dim, weight_size, false, -1},
+      [RMS_Y] = {y, tokens, *token_span, row_stride, size, false, RMS_X},
+      [RMS_RSTD] = {rstd, tokens * heads, 1, 1, sizeof(float), false, -1},
+  };
+  /* Sizes and ranges of the whole arrays (no output, so no overlap check there). */
+  const rmsnorm_wasm_status status = check_spans(whole, 5);
+  if (status != RMSNORM_WASM_OK) {
+    return status;
+  }
+  whole[RMS_RESIDUAL].output = whole[RMS_Y].output = whole[RMS_RSTD].output = true;
+  return check_heads_overlap(whole, heads, dim, head_stride);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_heads(
+    rmsnorm_wasm_call* call, const void* x, void* residual, const void* weight, void* y,
+    float* rstd, size_t tokens, size_t heads, size_t dim, size_t head_stride, size_t row_stride,
+    float eps, rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
+    rmsnorm_wasm_cast_mode cast_mode, float weight_offset) {
+  if (call == NULL) {
+    return RMSNORM_WASM_ERROR_NULL;
+  }
+  size_t token_span = 0;
+  const rmsnorm_wasm_status status =
+      check_rmsnorm_heads(x, residual, weight, y, rstd, tokens, heads, dim, head_stride, row_stride,
+                          eps, dtype, weight_dtype, cast_mode, weight_offset, &token_span);
+  if (status != RMSNORM_WASM_OK) {
+    return prepared(call, status);
+  }
+  if (tokens <= 1 || row_stride == heads * head_stride) {
+    /* Heads evenly spaced across tokens too: plain rows head_stride apart, in the same order. */
+    set_shape(call, OP_RMSNORM, tokens * heads, dim, head_stride, eps);
+  } else {
+    set_shape(call, OP_RMSNORM, tokens, dim, row_stride, eps);
+    call->heads = heads;
+    call->head_stride = head_stride;
+  }
+  set_rms_arrays(call, x, residual, weight, y, rstd, dtype, weight_dtype, cast_mode, weight_offset);
+  return RMSNORM_WASM_OK;
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_f32(rmsnorm_wasm_call* call, const float* x,
@@ -436,12 +597,28 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_backward_f32(
 
 /* One runner per operation, so that a one-shot entry point links only its
  * own kernel (wasm-ld drops the functions nothing calls). */
+/* `p` moved on by `bytes`, NULL staying NULL (an array not given). */
+static const void* moved(const void* p, size_t bytes) {
+  return p == NULL ? NULL : (const unsigned char*) p + bytes;
+}
+
+/* With heads (rmsnorm_wasm_prepare_rmsnorm_heads), call->rows is the number
+ * of tokens, and the kernel runs once a token on its heads, rows
+ * head_stride apart: the rows in the order (t, h), each computed alone, so
+ * the bits are those of one call per head; rstd's index is t * heads + h. */
 static void run_rmsnorm(const rmsnorm_wasm_call* call) {
   const void* const* a = call->arrays;
-  UKERNEL(rmsnorm)
-  (a[RMS_X], OUT(void, RMS_RESIDUAL), a[RMS_WEIGHT], OUT(void, RMS_Y), OUT(float, RMS_RSTD),
-   call->rows, call->dim, call->row_stride, call->eps, call->dtype, call->weight_dtype,
-   call->cast_mode, call->weight_offset);
+  const size_t token_bytes = call->row_stride * dtype_size(call->dtype);
+  for (size_t t = 0, n = call->heads == 1 ? 1 : call->rows; t < n; t++) {
+    const size_t at = t * token_bytes;
+    float* rstd = OUT(float, RMS_RSTD);
+    UKERNEL(rmsnorm)
+    (moved(a[RMS_X], at), (void*) (uintptr_t) moved(a[RMS_RESIDUAL], at), a[RMS_WEIGHT],
+     (void*) (uintptr_t) moved(a[RMS_Y], at), rstd == NULL ? NULL : rstd + t * call->heads,
+     call->heads == 1 ? call->rows : call->heads, call->dim,
+     call->heads == 1 ? call->row_stride : call->head_stride, call->eps, call->dtype,
+     call->weight_dtype, call->cast_mode, call->weight_offset);
+  }
 }
 
 static void run_layernorm(const rmsnorm_wasm_call* call) {

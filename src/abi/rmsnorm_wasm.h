@@ -124,7 +124,7 @@ typedef enum rmsnorm_wasm_status {
   RMSNORM_WASM_ERROR_OPTION = 4,  /* unknown dtype or cast mode; weight_offset not finite */
   RMSNORM_WASM_ERROR_OVERLAP = 5, /* arrays overlap against the aliasing rules */
   RMSNORM_WASM_ERROR_RANGE = 6,   /* an array's pointer + size runs past the address space */
-  RMSNORM_WASM_ERROR_STRIDE = 7,  /* row_stride below dim */
+  RMSNORM_WASM_ERROR_STRIDE = 7,  /* a stride below dim; heads past the next token */
 } rmsnorm_wasm_status;
 
 /* A short English description of a status ("ok", "dim must be >= 1 ...");
@@ -212,7 +212,7 @@ rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const f
 typedef struct rmsnorm_wasm_call {
   int op;
   const void* arrays[8];
-  size_t rows, dim, row_stride;
+  size_t rows, dim, row_stride, heads, head_stride;
   float eps, weight_offset;
   int dtype, weight_dtype, cast_mode;
 } rmsnorm_wasm_call;
@@ -233,6 +233,27 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_rstd(rmsnorm_wasm_call* call, c
                                                       float* rstd, size_t rows, size_t dim,
                                                       size_t row_stride, float eps,
                                                       rmsnorm_wasm_dtype dtype);
+
+/*
+ * rmsnorm_wasm_prepare_rmsnorm over `tokens` tokens of `heads` rows each
+ * (QK-norm: every head of q, or of k, of every token of a fused QKV buffer
+ * in one call): row (t, h) of x, residual and y starts at element
+ * t * row_stride + h * head_stride, and rstd (NULL, or tokens * heads
+ * floats) holds row (t, h)'s at t * heads + h. Each row is normalized
+ * alone: the bits of one rmsnorm_wasm_prepare_rmsnorm call per head, on
+ * x + h * head_stride with rows = tokens and the same row_stride. Checks,
+ * in the order above: heads == 0 is ERROR_DIM beside dim == 0;
+ * head_stride < dim, and with tokens >= 2 a token's span
+ * (heads - 1) * head_stride + dim beyond row_stride (its heads would run
+ * into the next token's), are ERROR_STRIDE; the arrays span
+ * (tokens - 1) * row_stride + that span. The aliasing rules apply to the
+ * rows themselves, head by head.
+ */
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_heads(
+    rmsnorm_wasm_call* call, const void* x, void* residual, const void* weight, void* y,
+    float* rstd, size_t tokens, size_t heads, size_t dim, size_t head_stride, size_t row_stride,
+    float eps, rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
+    rmsnorm_wasm_cast_mode cast_mode, float weight_offset);
 
 rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_f32(rmsnorm_wasm_call* call, const float* x,
                                                        const float* weight, const float* bias,

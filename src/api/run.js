@@ -53,6 +53,7 @@ class Plan {
     this.rowIn = null;
     this.rowOut = null;
     this.onceOut = null;
+    this.token = null; // with heads: the pointers of one token's kernel call (runKernel)
   }
 }
 setPrototypeOf(Plan.prototype, null);
@@ -81,17 +82,17 @@ export function runLocked(memory, call) {
 export function directOf(memory, call, runner) {
   if (call.rows !== 0 && !call.makes) call.plan ??= planCall(memory, call);
   const { plan } = call;
-  if (runner !== run || plan === null || plan.staged !== 0 || typeof call.op.returns !== 'string') return null;
-  return new Direct(call.op.kernel, memory.exports, plan.pointers, call.rows, returnValue(call));
+  if (runner !== run || plan === null || plan.staged !== 0 || typeof call.op.returns !== 'string' || call.heads > 1) return null;
+  return new Direct(call.op.kernel, memory.exports, plan.pointers, call.rows, call.records[call.op.returnSlots]);
 }
 
 class Direct {
-  constructor(kernel, exports, pointers, rows, value) {
+  constructor(kernel, exports, pointers, rows, result) {
     this.kernel = kernel;
     this.exports = exports;
     this.pointers = pointers;
     this.rows = rows;
-    this.value = value; // the caller's out: the same array at every run
+    this.result = result; // the caller's out, whose value a run returns (a view of memory made again after growth)
   }
 }
 setPrototypeOf(Direct.prototype, null);
@@ -105,16 +106,43 @@ export function run(memory, call) {
     plan = planCall(memory, call);
     call.plan = plan;
   }
-  if (plan.staged === 0) call.op.kernel(memory.exports, call, plan.pointers, call.rows);
+  if (plan.staged === 0) runKernel(memory.exports, call, plan, plan.pointers, call.tokens);
   else stageAndRun(memory, call, plan);
   return returnValue(call);
 }
 
-/** The values of a slot's array that n rows of the call span: rows a stride apart, a statistic a row, or dim. */
-const spanOf = (call, slot, n) => (slot.per === ROW ? rowSpan(n, call.dim, call.stride) : slot.per === STAT ? n : call.dim);
+/**
+ * The kernel on `n` tokens of the call from `pointers`. Without heads a
+ * token is a row, and the kernel takes them all at once. With heads, the
+ * kernel is called once a token, on its heads as rows headStride apart:
+ * the rows in the call's order (t·heads + h, a statistic's index), each
+ * computed as alone, so the bits are those of a call per head.
+ */
+function runKernel(exports, call, plan, pointers, n) {
+  const { kernel, keys } = call.op;
+  if (call.heads === 1) {
+    kernel(exports, call, pointers, n);
+    return;
+  }
+  const { step, size } = plan;
+  plan.token ??= { ...pointers };
+  const { token } = plan;
+  for (let t = 0; t < n; t++) {
+    for (let i = 0; i < keys.length; i++) {
+      const at = pointers[keys[i]];
+      token[keys[i]] = at === 0 ? 0 : at + t * step[i] * size[i];
+    }
+    kernel(exports, call, token, call.heads);
+  }
+}
+
+/** The values of a slot's array that n tokens of the call span: tokens a stride apart, each its heads
+ * headStride apart (../ops/options.js, rowSpan), a statistic a row, or dim. */
+const spanOf = (call, slot, n) => (slot.per === ROW ? rowSpan(n, rowSpan(call.heads, call.dim, call.headStride), call.stride)
+  : slot.per === STAT ? n * call.heads : call.dim);
 
 function planCall(memory, call) {
-  const { op: { slots, keys, pointers: blank }, rows, dim, stride, records, fn } = call;
+  const { op: { slots, keys, pointers: blank }, tokens, dim, stride, records, fn } = call;
   const plan = new Plan(slots.length, blank);
   const { at, step, size, offset, pointers } = plan;
   const shares = filled(slots.length, false); // an output staged beside its staged input shares that staging
@@ -123,7 +151,7 @@ function planCall(memory, call) {
   for (let i = 0; i < slots.length; i++) {
     const { per, dir, scratch, over } = slots[i];
     const r = records[i];
-    step[i] = per === ROW ? stride : per === STAT ? 1 : 0;
+    step[i] = per === ROW ? stride : per === STAT ? call.heads : 0; // values a token
     size[i] = r === null ? 4 : DTYPE[r.dtype].bytes;
     at[i] = r === null || dir === 0 ? (r === null && scratch ? STAGED : 0) : r.memory === memory ? r.start : STAGED;
     pointers[keys[i]] = at[i];
@@ -137,19 +165,20 @@ function planCall(memory, call) {
   if (plan.staged === 0) return plan; // the zero-copy call: every array where it lies
   // Staging holds a chunk's span of each array, its rows and the gaps
   // between them, never a whole stride after the last row: a chunk is at
-  // most CHUNK_BYTES, or one row of dim values, however far apart rows are.
+  // most CHUNK_BYTES, or one token's rows, however far apart tokens are.
   const stagingBytes = (n) => {
     let bytes = onceBytes;
     for (let i = 0; i < slots.length; i++) if (at[i] === STAGED && !shares[i] && step[i] !== 0) bytes += align16(spanOf(call, slots[i], n) * size[i]);
     return bytes;
   };
-  let chunkRows = call.mayAlias || perRowBytes === 0 ? rows : min(rows, floor(CHUNK_BYTES / perRowBytes) || 1);
+  // Chunks of whole tokens (rows, without heads).
+  let chunkRows = call.mayAlias || perRowBytes === 0 ? tokens : min(tokens, floor(CHUNK_BYTES / perRowBytes) || 1);
   if (perRowBytes > 0) {
     // What the memory can stage at once (a lent region is finite): the most rows whose spans fit.
     let fit = memory.capacity < stagingBytes(1) ? 0 : min(chunkRows, floor((memory.capacity - stagingBytes(1)) / perRowBytes) + 1);
     while (fit > 1 && stagingBytes(fit) > memory.capacity) fit--;
     if (fit < 1) {
-      throw new RangeError(`${fn}: needs ${stagingBytes(rows)} bytes of staging in options.scratch besides the kernels' ${STACK_BYTES}-byte stack; lend a larger region (one row at a time needs ${stagingBytes(1)})`);
+      throw new RangeError(`${fn}: needs ${stagingBytes(tokens)} bytes of staging in options.scratch besides the kernels' ${STACK_BYTES}-byte stack; lend a larger region (one row at a time needs ${stagingBytes(1)})`);
     }
     chunkRows = fit;
   }
@@ -183,7 +212,7 @@ const add = (list, item) => {
 
 /** The staged call: inputs copied in, the kernel run chunk by chunk, outputs copied out. */
 function stageAndRun(memory, call, plan) {
-  const { op: { slots, keys, kernel }, rows, records, fn } = call;
+  const { op: { slots, keys }, tokens, records, fn } = call;
   const { at, step, size, offset, pointers, chunkRows, total, onceIn, rowIn, rowOut, onceOut } = plan;
   // The last allocation of the call: views of memory are taken only after it.
   const base = memory.staging(fn, total);
@@ -195,8 +224,8 @@ function stageAndRun(memory, call, plan) {
     for (let i = 0; i < slots.length; i++) plan.outViews[i] = null;
   }
   for (let k = 0; k < onceIn.length; k++) copyIn(heap, records[onceIn[k]], 0, call.dim, base + offset[onceIn[k]]);
-  for (let row = 0; row < rows; row += chunkRows) {
-    const n = min(chunkRows, rows - row);
+  for (let row = 0; row < tokens; row += chunkRows) {
+    const n = min(chunkRows, tokens - row);
     if (row !== 0 || plan.pointersAt !== base) {
       for (let i = 0; i < slots.length; i++) pointers[keys[i]] = offset[i] >= 0 ? base + offset[i] : at[i] === 0 ? 0 : at[i] + row * step[i] * size[i];
     }
@@ -205,11 +234,11 @@ function stageAndRun(memory, call, plan) {
       const i = rowIn[k];
       copyIn(heap, records[i], row * step[i], spanOf(call, slots[i], n), base + offset[i]);
     }
-    kernel(memory.exports, call, pointers, n);
+    runKernel(memory.exports, call, plan, pointers, n);
     // Outputs in slot order: where shared memory lets two of them alias, the last one written wins, as in the reference.
     for (let k = 0; k < rowOut.length; k++) {
       const i = rowOut[k];
-      if (slots[i].per !== ROW || call.stride === call.dim) copyOut(plan, i, records[i], row * step[i], spanOf(call, slots[i], n), base + offset[i], n === chunkRows);
+      if (slots[i].per !== ROW || (call.stride === call.dim && call.heads === 1)) copyOut(plan, i, records[i], row * step[i], spanOf(call, slots[i], n), base + offset[i], n === chunkRows);
       else copyRowsOut(plan, call, i, row, n, base + offset[i]);
     }
   }
@@ -240,18 +269,22 @@ function copyOut(plan, i, record, from, n, at, full) {
   copyTo(record, view, from);
 }
 
-/** The rows of a chunk of n rows (from `row`) of a per-row output with a
- * row stride, copied out one by one from byte `at`: the values between
- * the rows are the caller's, never written. A full chunk's row views are kept. */
+/** The rows of a chunk of n tokens (from `row`) of a per-row output with a
+ * row stride (or heads), copied out one by one from byte `at`: the values
+ * between the rows are the caller's, never written. A full chunk's row views are kept. */
 function copyRowsOut(plan, call, i, row, n, at) {
-  const { dim, stride } = call;
+  const { dim, stride, heads, headStride } = call;
   const record = call.records[i];
   const bytes = plan.size[i];
   let views = n === plan.chunkRows ? plan.outViews[i] : null;
   if (views === null) {
-    views = new List(n);
-    for (let r = 0; r < n; r++) views[r] = storageView(record.dtype, plan.heap.buffer, at + r * stride * bytes, dim);
+    views = new List(n * heads);
+    for (let r = 0; r < n; r++) {
+      for (let h = 0; h < heads; h++) views[r * heads + h] = storageView(record.dtype, plan.heap.buffer, at + (r * stride + h * headStride) * bytes, dim);
+    }
     if (n === plan.chunkRows) plan.outViews[i] = views;
   }
-  for (let r = 0; r < n; r++) copyTo(record, views[r], (row + r) * stride);
+  for (let r = 0; r < n; r++) {
+    for (let h = 0; h < heads; h++) copyTo(record, views[r * heads + h], (row + r) * stride + h * headStride);
+  }
 }

@@ -110,6 +110,19 @@ export function isUnreachable(view) {
   }
 }
 
+const detachedOf = getterOr(ArrayBuffer.prototype, 'detached', null);
+const maxByteLengthOf = getterOr(ArrayBuffer.prototype, 'maxByteLength', null);
+
+/** Whether a buffer (not shared: those cannot be) was detached, told from
+ * one shrunk to nothing where the engine has no `detached` getter: a
+ * detached resizable buffer's maximum reads 0 too. */
+export function isDetached(buffer) {
+  if (isSharedBuffer(buffer)) return false;
+  if (detachedOf !== null) return detachedOf(buffer);
+  if (arrayBufferByteLength(buffer) !== 0) return false;
+  return maxByteLengthOf === null || maxByteLengthOf(buffer) === 0;
+}
+
 /** Whether a buffer can neither grow nor shrink: a view of it changes
  * length only when it is detached. */
 export function isFixedLength(buffer) {

@@ -6,7 +6,7 @@
 
 import { DTYPE, DTYPES } from '../loader/abi.js';
 import {
-  bufferOf, byteOffsetOf, copyInto, Float16Array, Float32Array, isArray, isFixedLength, isSharedBuffer, isUnreachable, isView, kindOf,
+  bufferOf, byteOffsetOf, copyInto, Float16Array, Float32Array, isArray, isDetached, isFixedLength, isSharedBuffer, isUnreachable, isView, kindOf,
   lengthOf, ownView, TypeError, Uint16Array,
 } from '../loader/intrinsics.js';
 import { ArrayRecord, isTensor, recordOf, tensorView } from '../loader/tensor.js';
@@ -147,6 +147,41 @@ function viewHolds(record) {
   return true;
 }
 
+/** What a prepared call's record (src/ops/prepared.js) can have become: */
+export const HOLDS = 0, FREED = 1, DETACHED = 2, SHRUNK = 3;
+
+/**
+ * What became of a prepared call's view that stillHolds no longer finds as
+ * measured. A view of wasm memory, an instance's (claimed, or inside a
+ * tensor of another instance) or a bound one, is the bytes at its address
+ * whatever buffer the memory has now, as a tensor is: a memory that grew
+ * detached its old buffer, and the view is made again on the new one (the
+ * run returns that one). A length-tracking view whose buffer grew is read at
+ * its measured length. Otherwise the bytes are gone: a view of a tensor
+ * since freed, a buffer detached, or one shrunk below the view's end. Only
+ * a prepared call's records are followed: a repeated unprepared call
+ * (src/ops/resolve.js, LastCall) measures a changed view anew.
+ */
+export function followView(record) {
+  const { within } = record;
+  if (within !== null && !within.live) return FREED;
+  const memory = record.memory ?? (within === null ? null : within.memory);
+  if (memory !== null) {
+    const buffer = memory.buffer();
+    const { dtype, start, length } = record;
+    record.buffer = buffer;
+    record.value = record.kind === 'Float16Array' ? new Float16Array(buffer, start, length) : storageView(dtype, buffer, start, length);
+    record.shadow = ownView(storageView(dtype, buffer, start, length));
+    return HOLDS;
+  }
+  const length = lengthOf(record.value);
+  if (length > record.length) {
+    record.shadow = ownView(storageView(record.dtype, record.buffer, record.start, record.length));
+    return HOLDS;
+  }
+  return isDetached(record.buffer) ? DETACHED : SHRUNK;
+}
+
 /** Values [from, from + n) of a record as a view in its storage type, at
  * its measured range: a length-tracking view of a shared buffer another
  * thread grew since is read at the length it was checked at, and a
@@ -203,4 +238,29 @@ export function writeRows(record, bits, rows, dim, stride) {
   }
   const bytes = DTYPE[record.dtype].bytes;
   for (let r = 0; r < rows; r++) copyInto(whole, storageView(record.dtype, bufferOf(bits), byteOffsetOf(bits) + r * dim * bytes, dim), r * stride);
+}
+
+/** readRows for a call whose tokens hold several heads (options.heads):
+ * rows (t, h), at t·stride + h·headStride, packed in that order. */
+export function readHeadRows(record, call) {
+  const { tokens, heads, dim, stride, headStride } = call;
+  const copy = record.dtype === 'float32' ? new Float32Array(tokens * heads * dim) : new Uint16Array(tokens * heads * dim);
+  for (let t = 0; t < tokens; t++) {
+    for (let h = 0; h < heads; h++) copyInto(copy, viewOf(record, t * stride + h * headStride, dim), (t * heads + h) * dim);
+  }
+  return copy;
+}
+
+/** writeRows for a call whose tokens hold several heads: the packed rows
+ * (t, h) of `bits` over theirs, the values between them left as they are. */
+export function writeHeadRows(record, bits, call) {
+  const { tokens, heads, dim, stride, headStride } = call;
+  const whole = viewOf(record, 0, record.length);
+  const bytes = DTYPE[record.dtype].bytes;
+  for (let t = 0; t < tokens; t++) {
+    for (let h = 0; h < heads; h++) {
+      const r = t * heads + h;
+      copyInto(whole, storageView(record.dtype, bufferOf(bits), byteOffsetOf(bits) + r * dim * bytes, dim), t * stride + h * headStride);
+    }
+  }
 }

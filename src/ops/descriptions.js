@@ -16,7 +16,9 @@
 //   arrays are rows of one value, no dim, eps or row stride.
 // - kernel(exports, call, pointers, rows): pointers by slot name, 0 for an
 //   array not given (the kernels' "absent"; no array is ever at address 0);
-//   `call.stride` is the row stride in values (src/abi/exports.c).
+//   `call.kernelStride` is the stride in values of the `rows` rows it is
+//   given (src/abi/exports.c): the row stride, or with options.heads the
+//   head stride, one kernel call a token (src/api/run.js, runKernel).
 
 import { DTYPE } from '../loader/abi.js';
 import { define, IN, INOUT, NONE, ONCE, OUT, ROW, STAT } from './resolve.js';
@@ -32,12 +34,12 @@ const rmsNormArrays = (fused) => ({
 });
 const RMSNORM_OPTIONS = {
   eps: 1e-6, dim: undefined, out: undefined, dtype: 'float32', weightDtype: undefined, castMode: 'llama',
-  weightOffset: 0, shape: undefined, axis: -1, rowStride: undefined, rstd: undefined,
+  weightOffset: 0, shape: undefined, axis: -1, rowStride: undefined, heads: undefined, headStride: undefined, rstd: undefined,
 };
 // rmsNorm has no residual slot: its pointers have no `residual` to read
 // (one read there would find Object.prototype's).
 const rmsNormKernel = (fused) => (e, c, p, n) => e.rmsnorm(p.x, fused ? p.residual : 0, p.weight, p.out, p.rstd, n,
-  c.dim, c.stride, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset);
+  c.dim, c.kernelStride, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset);
 
 export const rmsNorm = define('rmsNorm', {
   params: ['x', 'weight'], options: RMSNORM_OPTIONS, arrays: rmsNormArrays(false), returns: 'out',
@@ -51,7 +53,10 @@ export const addRmsNorm = define('addRmsNorm', {
 
 export const layerNorm = define('layerNorm', {
   params: ['x', 'weight', 'bias'],
-  options: { eps: 1e-5, dim: undefined, shape: undefined, axis: -1, rowStride: undefined, out: undefined, mean: undefined, rstd: undefined },
+  options: {
+    eps: 1e-5, dim: undefined, shape: undefined, axis: -1, rowStride: undefined, heads: undefined, headStride: undefined,
+    out: undefined, mean: undefined, rstd: undefined,
+  },
   arrays: {
     x: { param: 0, per: ROW, dir: IN },
     weight: { param: 1, per: ONCE, dir: IN, nullable: true },
@@ -62,7 +67,7 @@ export const layerNorm = define('layerNorm', {
   },
   returns: 'out',
   exports: ['layernorm_f32'],
-  kernel: (e, c, p, n) => e.layernorm_f32(p.x, p.weight, p.bias, p.out, p.mean, p.rstd, n, c.dim, c.stride, c.eps),
+  kernel: (e, c, p, n) => e.layernorm_f32(p.x, p.weight, p.bias, p.out, p.mean, p.rstd, n, c.dim, c.kernelStride, c.eps),
 });
 
 // The backward passes: statistics not given are recomputed chunk by chunk
@@ -87,8 +92,8 @@ export const rmsNormBackward = define('rmsNormBackward', {
   returns: ['dx', 'dweight'],
   exports: ['rmsnorm', 'rmsnorm_backward_f32'],
   kernel(e, c, p, n) {
-    if (c.given('rstd') === null) e.rmsnorm(p.x, 0, 0, 0, p.rstd, n, c.dim, c.stride, c.eps, F32, F32, 0, 0);
-    e.rmsnorm_backward_f32(p.dy, p.x, p.weight, p.rstd, p.dx, p.dweight, n, c.dim, c.stride);
+    if (c.given('rstd') === null) e.rmsnorm(p.x, 0, 0, 0, p.rstd, n, c.dim, c.kernelStride, c.eps, F32, F32, 0, 0);
+    e.rmsnorm_backward_f32(p.dy, p.x, p.weight, p.rstd, p.dx, p.dweight, n, c.dim, c.kernelStride);
   },
 });
 
@@ -102,8 +107,8 @@ export const layerNormBackward = define('layerNormBackward', {
   returns: ['dx', 'dweight', 'dbias'],
   exports: ['layernorm_f32', 'layernorm_backward_f32'],
   kernel(e, c, p, n) {
-    if (c.given('rstd') === null) e.layernorm_f32(p.x, 0, 0, 0, p.mean, p.rstd, n, c.dim, c.stride, c.eps);
-    e.layernorm_backward_f32(p.dy, p.x, p.weight, p.mean, p.rstd, p.dx, p.dweight, p.dbias, n, c.dim, c.stride);
+    if (c.given('rstd') === null) e.layernorm_f32(p.x, 0, 0, 0, p.mean, p.rstd, n, c.dim, c.kernelStride, c.eps);
+    e.layernorm_backward_f32(p.dy, p.x, p.weight, p.mean, p.rstd, p.dx, p.dweight, p.dbias, n, c.dim, c.kernelStride);
   },
 });
 

@@ -221,10 +221,34 @@ export function resolveDim(fn, opts, shape, length, weight, bias) {
   return rowLength;
 }
 
-/** options.rowStride: the values from one row's start to the next's, at least dim; dim when not given. */
-export function resolveStride(fn, opts, shape, dim) {
-  const stride = opts.rowStride;
+/** options.heads: how many rows each token (each rowStride) holds; 1 when not given. */
+export function headsOption(fn, opts, shape) {
+  const { heads } = opts;
+  if (heads === undefined) return 1;
+  if (shape !== undefined) throw new TypeError(`${fn}: give options.heads or options.shape, not both`);
+  if (typeof heads !== 'number') throw new TypeError(`${fn}: options.heads must be a number, got ${describe(heads)}`);
+  if (!isSafeInteger(heads) || heads < 1) throw new RangeError(`${fn}: options.heads must be a positive integer, the rows each token holds; got ${heads}`);
+  return heads;
+}
+
+/** options.headStride: the values from one head's start to the next's within a token, at least dim; dim when not given. */
+export function headStrideOption(fn, opts, dim) {
+  const stride = opts.headStride;
   if (stride === undefined) return dim;
+  if (opts.heads === undefined) throw new TypeError(`${fn}: options.headStride needs options.heads`);
+  if (typeof stride !== 'number') throw new TypeError(`${fn}: options.headStride must be a number, got ${describe(stride)}`);
+  if (!isSafeInteger(stride) || stride < dim) {
+    throw new RangeError(`${fn}: options.headStride must be an integer >= dim (${dim}), the values from one head's start to the next's within a token; got ${stride}`);
+  }
+  return stride;
+}
+
+/** options.rowStride: the values from one row's (with heads, one token's)
+ * start to the next's, at least dim; when not given, `extent`, a token's
+ * values from its first head's start to its last's end (dim without heads). */
+export function resolveStride(fn, opts, shape, dim, extent = dim) {
+  const stride = opts.rowStride;
+  if (stride === undefined) return extent;
   if (shape !== undefined) throw new TypeError(`${fn}: give options.rowStride or options.shape, not both`);
   if (typeof stride !== 'number') throw new TypeError(`${fn}: options.rowStride must be a number, got ${describe(stride)}`);
   if (!isSafeInteger(stride) || stride < dim) {
@@ -247,7 +271,8 @@ export const rowSpan = (rows, dim, stride) => (rows === 0 ? 0 : (rows - 1) * str
  * the array whose length dim is ('weight' or 'bias'), whose fault a length
  * that does not divide more likely is; '' when the call gave dim.
  */
-export function rowsOf(fn, length, dim, stride, dimFrom) {
+export function rowsOf(fn, length, dim, stride, dimFrom, extent = dim) {
+  if (extent !== dim) return tokensOf(fn, length, stride, extent);
   if (stride === dim) {
     if (length % dim === 0) return length / dim;
     if (dimFrom === '') throw new RangeError(`${fn}: x.length (${length}) must be a multiple of dim (${dim})`);
@@ -258,4 +283,20 @@ export function rowsOf(fn, length, dim, stride, dimFrom) {
     throw new RangeError(`${fn}: x.length (${length}) ends inside a row: rows start every ${stride} values (options.rowStride) and hold ${dim} (dim), so x.length must lie in [(rows - 1) * ${stride} + ${dim}, rows * ${stride}]`);
   }
   return rows;
+}
+
+/**
+ * The tokens of x when each holds several heads (options.heads): as rowsOf's
+ * strided rows, each token `extent` values long, (heads - 1) * headStride +
+ * dim; two or more tokens must not overlap (extent <= stride).
+ */
+function tokensOf(fn, length, stride, extent) {
+  const tokens = ceil(length / stride);
+  if (tokens > 1 && extent > stride) {
+    throw new RangeError(`${fn}: options.rowStride (${stride}) must be at least (heads - 1) * headStride + dim (${extent}) for x of ${tokens} tokens: a token's heads would run into the next token's`);
+  }
+  if (tokens > 0 && (tokens - 1) * stride + extent > length) {
+    throw new RangeError(`${fn}: x.length (${length}) ends inside a token: tokens start every ${stride} values (options.rowStride) and their heads span ${extent} ((heads - 1) * headStride + dim), so x.length must lie in [(tokens - 1) * ${stride} + ${extent}, tokens * ${stride}]`);
+  }
+  return tokens;
 }

@@ -1,12 +1,15 @@
 // A prepared call: a function's call checked once (resolveOnce, ./resolve.js)
 // and then run any number of times, as XNNPACK's create/setup/run and
 // WebGPU's bind groups make repetition explicit. A run asks only what can
-// have changed since: that every array is still what was measured (a tensor
-// not freed, a view neither detached nor resized). Everything else about a
-// call (types, sizes, options, overlaps) cannot change.
+// have changed since: that every array still holds the bytes that were
+// measured. A tensor, or a view of wasm memory, holds its address through
+// memory growth (the view is made again on the new buffer: ./arrays.js,
+// followView); a tensor freed (or the tensor a view lies in), a buffer
+// detached, or one shrunk below the view's end is refused, saying which.
+// Everything else about a call (types, sizes, options, overlaps) cannot change.
 
 import { defineProperty, List, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
-import { stillHolds } from './arrays.js';
+import { DETACHED, FREED, followView, HOLDS, stillHolds } from './arrays.js';
 
 export class PreparedCall {
   #call;
@@ -41,14 +44,23 @@ export class PreparedCall {
       const record = held[k];
       // A tensor's record says at once (stillHolds asks it first too; inline, for SpiderMonkey).
       if (record.buffer === null ? !record.live : !stillHolds(record)) {
-        const call = this.#call;
-        throw new TypeError(`${call.fn}: ${call.op.slots[this.#slots[k]].name} was freed, detached or resized since the call was prepared; prepare the call again`);
+        const state = record.buffer === null ? FREED : followView(record);
+        if (state !== HOLDS) throw this.#refusal(k, state);
       }
     }
     const direct = this.#direct;
     if (direct === null) return this.#runner(this.#call);
     direct.kernel(direct.exports, this.#call, direct.pointers, direct.rows);
-    return direct.value;
+    return direct.result.value;
+  }
+
+  #refusal(k, state) {
+    const call = this.#call;
+    const name = call.op.slots[this.#slots[k]].name;
+    const what = state === FREED ? `was freed since the call was prepared (${this.#held[k].buffer === null ? 'a tensor' : 'a view of a tensor'} freed)`
+      : state === DETACHED ? 'was detached since the call was prepared (its ArrayBuffer was transferred)'
+        : 'was shrunk since the call was prepared (its resizable ArrayBuffer now ends before the view does)';
+    return new TypeError(`${call.fn}: ${name} ${what}; prepare the call again`);
   }
 }
 setPrototypeOf(PreparedCall.prototype, null);

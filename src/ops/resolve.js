@@ -9,7 +9,8 @@ import { defineProperty, freeze, isView, keys, kindOf, List, ownWeakMap, RangeEr
 import { tensorHolding } from '../loader/memory.js';
 import { measure, newOutput, renewOutput, stillHolds, weightDtypeOf } from './arrays.js';
 import {
-  castModeOption, dtypeOption, float32Option, lastRead, missing, oneOf, optionReader, readShape, resolveDim, resolveStride, rowsOf, template,
+  castModeOption, dtypeOption, float32Option, headsOption, headStrideOption, lastRead, missing, oneOf, optionReader, readShape, resolveDim,
+  resolveStride, rowsOf, template,
 } from './options.js';
 import { checkOverlaps } from './overlap.js';
 
@@ -53,7 +54,7 @@ export function define(name, spec) {
     exports: spec.exports, kernel: spec.kernel, readOptions: optionReader(spec.options),
     pointers: template(names, 0), given: template(names, null), pairs, remembered: new Remembered(),
     together: spec.together === undefined ? null : [index[spec.together[0]], index[spec.together[1]]],
-    hasDtype: 'dtype' in spec.options, hasCastMode: 'castMode' in spec.options, elementwise: spec.elementwise === true,
+    hasDtype: 'dtype' in spec.options, hasCastMode: 'castMode' in spec.options, hasHeads: 'heads' in spec.options, elementwise: spec.elementwise === true,
     x: index.x, weight: index.weight ?? -1, bias: index.bias ?? -1, weightAt: spec.arrays.weight?.param ?? -1,
     paramSlots, optionSlots, results, signature: `${signature}options?)`,
     returnSlots: typeof spec.returns === 'string' ? index[spec.returns] : spec.returns.map((key) => index[key]),
@@ -137,7 +138,11 @@ class Call {
     this.op = op;
     this.rows = 0;
     this.dim = 0;
-    this.stride = 0; // values from one row's start to the next's, in the per-row arrays
+    this.stride = 0; // values from one row's start to the next's, in the per-row arrays (with heads: one token's to the next's)
+    this.heads = 1; // rows a token holds (options.heads), headStride apart: rows (t, h) in that order, t·heads + h
+    this.headStride = 0;
+    this.tokens = 0; // rows / heads
+    this.kernelStride = 0; // the stride of the rows one kernel call is given: stride, or with heads, headStride
     this.length = 0; // x.length: the length of every per-row array
     this.eps = 0;
     this.dtype = 'float32';
@@ -263,6 +268,7 @@ function check(op, fn, memory, opts, values) {
     call.dim = 1;
     call.stride = 1;
     call.rows = length;
+    call.tokens = length;
   } else {
     call.eps = float32Option(fn, 'options.eps', opts.eps, defaults.eps, true);
     if (op.hasCastMode) {
@@ -273,9 +279,22 @@ function check(op, fn, memory, opts, values) {
       }
     }
     call.dim = resolveDim(fn, opts, shape, length, weight, op.bias < 0 ? undefined : records[op.bias]);
-    call.stride = resolveStride(fn, opts, shape, call.dim);
+    if (op.hasHeads) {
+      call.heads = headsOption(fn, opts, shape);
+      call.headStride = headStrideOption(fn, opts, call.dim);
+    }
+    const extent = (call.heads - 1) * call.headStride + call.dim; // a token's values, first head's start to last head's end
+    call.stride = resolveStride(fn, opts, shape, call.dim, extent);
     const dimFrom = opts.dim !== undefined || shape !== undefined ? '' : weight !== null ? 'weight' : 'bias';
-    call.rows = rowsOf(fn, length, call.dim, call.stride, dimFrom);
+    call.tokens = rowsOf(fn, length, call.dim, call.stride, dimFrom, extent);
+    call.rows = call.tokens * call.heads;
+    // Heads that are evenly spaced across tokens too (one token, or a
+    // stride of heads · headStride) are plain rows headStride apart: the same rows, in the same order.
+    if (call.heads > 1 && (call.tokens <= 1 || call.stride === call.heads * call.headStride)) {
+      call.stride = call.headStride;
+      call.tokens = call.rows;
+      call.heads = 1;
+    }
   }
   call.dtypeCode = DTYPE[dtype].code;
   call.weightDtypeCode = DTYPE[call.weightDtype ?? 'float32'].code;
@@ -297,18 +316,19 @@ function check(op, fn, memory, opts, values) {
   if (together !== null && (records[together[0]] === null) !== (records[together[1]] === null)) {
     throw new TypeError(`${fn}: ${slots[together[0]].name} and ${slots[together[1]].name} must be given together`);
   }
-  call.mayAlias = checkOverlaps(fn, op, records, call.stride, call.dim);
+  call.mayAlias = checkOverlaps(fn, op, records, call.stride, call.dim, null, call.heads, call.headStride);
   if (memory === undefined) {
     // (The WebGPU array form asks stillHolds again after the GPU computed: a view's tensor freed meanwhile is caught.)
     for (let i = 0; i < records.length; i++) if (records[i] !== null) records[i].within = tensorHolding(fn, slots[i].name, records[i]);
   } else {
     for (let i = 0; i < records.length; i++) if (records[i] !== null) memory.adopt(fn, slots[i].name, records[i]);
     // Views of one shared memory through several buffer objects: now known to be one memory.
-    if (call.mayAlias) call.mayAlias = checkOverlaps(fn, op, records, call.stride, call.dim);
+    if (call.mayAlias) call.mayAlias = checkOverlaps(fn, op, records, call.stride, call.dim, null, call.heads, call.headStride);
   }
   // One row has no next row: its stride, which may be any safe integer,
   // never reaches the kernels' 32-bit parameter or the staging.
   if (call.rows <= 1) call.stride = call.dim;
+  call.kernelStride = call.heads > 1 ? call.headStride : call.stride;
   const { results } = op;
   for (let k = 0; k < results.length; k++) {
     const i = results[k];

@@ -7,7 +7,7 @@
 // left as they are.
 
 import { defineProperty, hasOwn } from '../loader/intrinsics.js';
-import { readIn, readRows, writeOut, writeRows } from '../ops/arrays.js';
+import { readHeadRows, readIn, readRows, writeHeadRows, writeOut, writeRows } from '../ops/arrays.js';
 import { PreparedCall } from '../ops/prepared.js';
 import { makeResults, resolve, resolveOnce, returnValue } from '../ops/resolve.js';
 
@@ -22,15 +22,17 @@ export function referenceFunction(op, compute) {
     for (let i = 0; i < slots.length; i++) {
       // (A result made at an earlier run is made anew, from zeros: not read.)
       if (records[i] === null || records[i].owned || !slots[i].reads) continue;
-      inputs[slots[i].key] = slots[i].row ? readRows(records[i], rows, dim, stride) : readIn(records[i]);
+      if (!slots[i].row) inputs[slots[i].key] = readIn(records[i]);
+      else inputs[slots[i].key] = call.heads === 1 ? readRows(records[i], rows, dim, stride) : readHeadRows(records[i], call);
     }
     const results = compute(call, inputs);
     makeResults(call);
     for (let i = 0; i < slots.length; i++) {
       const bits = hasOwn(results, slots[i].key) ? results[slots[i].key] : null;
       if (!slots[i].writes || records[i] === null || bits == null) continue;
-      if (slots[i].row) writeRows(records[i], bits, rows, dim, stride);
-      else writeOut(records[i], bits);
+      if (!slots[i].row) writeOut(records[i], bits);
+      else if (call.heads === 1) writeRows(records[i], bits, rows, dim, stride);
+      else writeHeadRows(records[i], bits, call);
     }
     return returnValue(call);
   }

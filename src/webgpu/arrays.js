@@ -10,7 +10,10 @@
 // last one: its GPU buffers, its read-back buffer and its prepared call,
 // so a loop of like calls creates nothing on the GPU after the first.
 import { DTYPE } from '../loader/abi.js';
-import { bufferOf, byteLengthOf, ceil, copyInto, defineProperty, Error, Float32Array, freeze, lengthOf, List, max, promiseThen, setPrototypeOf, TypeError, Uint16Array, Uint8Array } from '../loader/intrinsics.js';
+import {
+  bufferOf, byteLengthOf, ceil, copyInto, defineProperty, Error, Float32Array, freeze, lengthOf, List, max, promiseThen, RangeError, setPrototypeOf, TypeError,
+  Uint16Array, Uint8Array,
+} from '../loader/intrinsics.js';
 import { readIn, readRows, stillHolds, writeOut, writeRows } from '../ops/arrays.js';
 import { makeResults, resolve, returnValue } from '../ops/resolve.js';
 import {
@@ -132,6 +135,8 @@ export function createArrayKernels(kernels) {
   async function run(call) {
     const { fn, op } = call;
     if (lost !== null) throw lostError(fn);
+    // (Heads the resolver could not make plain rows: their staging is not written for the GPU yet.)
+    if (call.heads > 1) throw new RangeError(`${fn}: options.heads with tokens other than heads * headStride apart is not supported on the GPU yet; call once per head, or use the wasm kernels`);
     // Every array read now, before the first await.
     const inputs = new List(op.slots.length);
     for (let i = 0; i < op.slots.length; i++) {

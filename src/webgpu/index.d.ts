@@ -100,7 +100,7 @@ export interface GpuKernelsOptions {
   invocationsPerRow?: 'auto' | 1 | 4 | 16 | 64;
 }
 
-/** The wasm API's rmsNorm and addRmsNorm (same arguments, options, results and errors) on the GPU, as promises. */
+/** The wasm API's rmsNorm, addRmsNorm and layerNorm (same arguments, options, results and errors) on the GPU, as promises. */
 export interface ArrayKernels {
   rmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
     x: Storage<D>, weight: NoInfer<WeightOf<D>> | null, ...options: OptionsArg<D, O>): Promise<NormResult<D, O>>;

@@ -7,11 +7,12 @@ const ORT_IDS = ['ort-rmsnormalization', 'ort-simplifiedlayernorm'];
 /** The faster ORT model in this round: the peer at its best. */
 const fasterOrt = (times) => Math.min(...ORT_IDS.map((id) => times[id]).filter((t) => t !== undefined));
 
-/** The allocating call's time against what it cannot avoid: the copying call plus making its result. */
-export const ALLOCATING_OVER_PARTS = ['simd-allocating', (t) => t['simd-copying'] + t['new-array']];
-
-/** The same against what any call making a new result pays: the copying
- * call plus a new array with each of its values written once. */
+/** The allocating call against the copying call plus a new array with
+ * each of its values written once, timed apart: what any call making a new
+ * result pays (a diagnostic; the bound is target 7's, in one call). The
+ * bound against `new Float32Array(n)` alone is withdrawn: that array is
+ * never written, and an engine gives a large one its memory only when it
+ * is (docs/benchmarks.md). */
 export const ALLOCATING_OVER_WRITTEN = ['simd-allocating', (t) => t['simd-copying'] + t['new-array-written']];
 
 export function evaluateTargets(results) {
@@ -55,17 +56,10 @@ export function evaluateTargets(results) {
       const v = ratio('simd-layernorm', 'simd-zero-copy');
       add(`6. ${label}: rmsNorm × faster than layerNorm`, v, '≥ 1.2', v >= 1.2);
     }
-    if (['1x128', '1x896', '32x1024'].includes(key) && has('simd-allocating', 'simd-copying', 'new-array')) {
-      const v = ratio(...ALLOCATING_OVER_PARTS);
-      add(`7. ${label}: allocating call ÷ (copying call + new Float32Array alone)`, v, '≤ 1.15', v <= 1.15);
-    }
-    if (['1x128', '1x896', '32x1024'].includes(key) && has('simd-allocating', 'simd-copying', 'new-array-written')) {
-      const v = ratio(...ALLOCATING_OVER_WRITTEN);
-      add(`7. ${label}: allocating call ÷ (copying call + a new array with its values written)`, v, '≤ 1.15', v <= 1.15);
-    }
-    if (['1x128', '1x896', '32x1024'].includes(key) && has('simd-allocating', 'new-array-then-copying')) {
-      const v = ratio('simd-allocating', 'new-array-then-copying');
-      add(`7. ${label}: allocating call ÷ (new Float32Array, then the copying call, in one call)`, v, '≤ 1.15', v <= 1.15);
+    // The allocating call against the same result made by the caller, as a user writes it.
+    if (['1x128', '1x896', '32x1024'].includes(key) && has('simd-allocating', 'user-new-array-out')) {
+      const v = ratio('simd-allocating', 'user-new-array-out');
+      add(`7. ${label}: y = rmsNorm(x, w) ÷ (y = new Float32Array(n); rmsNorm(x, w, { out: y }))`, v, '≤ 1.15', v <= 1.15);
     }
     // Like for like: the naive loops making their result too.
     if (key === '1x896' && has('simd-allocating', 'naive-js-allocating')) {
@@ -79,6 +73,10 @@ export function evaluateTargets(results) {
     if (key === '16x128' && has('simd-strided', 'simd-zero-copy')) {
       const v = ratio('simd-strided', 'simd-zero-copy');
       add(`8. ${label}: rows at a stride ÷ the same rows packed (QK-norm)`, v, '≤ 1.2', v <= 1.2);
+    }
+    if (key === '168x128' && has('simd-qk-norm-heads', 'simd-qk-norm-per-head')) {
+      const v = ratio('simd-qk-norm-per-head', 'simd-qk-norm-heads');
+      add(`9. ${label}: Qwen3 prefill QK-norm (7 tokens, 16 q + 8 k heads of 128): one call each (heads) × faster than 24 per-head calls`, v, '≥ 5', v >= 5);
     }
     if (key === '1x896' && has('simd-copying', 'simd-zero-copy')) {
       const v = ratio('simd-copying', 'simd-zero-copy');

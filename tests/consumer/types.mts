@@ -139,6 +139,12 @@ layerNorm(x, w, null, { rowStride: 8 });
 rmsNormBackward(x, x, w, { rowStride: 8 });
 // @ts-expect-error: rowStride is a number of values
 rmsNorm(x, w, { rowStride: '8' });
+const qHeads: Float32Array = rmsNorm(qkv, new Float32Array(128), { rowStride: 4096, heads: 16, headStride: 128, out: qkv });
+layerNorm(x, w, null, { heads: 2, headStride: 4 });
+// @ts-expect-error: heads is a number of rows
+rmsNorm(x, w, { heads: '2' });
+// @ts-expect-error: the backward passes take no heads
+rmsNormBackward(x, x, w, { heads: 2 });
 const prepared: PreparedCall<Float32Array> = rmsNorm.prepare(x, w, { eps: 1e-5, out: y });
 const ran: Float32Array = prepared.run();
 const preparedTensor: Tensor<'float32'> = rmsNorm.prepare(tx, w, { out: tx }).run();

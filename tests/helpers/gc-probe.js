@@ -30,6 +30,13 @@ const widened = new Float32Array(dim);
 const strided = new Float32Array(15 * 256 + 128).map((_, i) => Math.sin(i));
 const stridedOut = new Float32Array(strided.length);
 const qNorm = w.subarray(0, 128);
+// QK-norm at prefill with heads: 3 tokens of 4 heads of 128, tokens 1024 apart.
+const heads = { rowStride: 1024, heads: 4, headStride: 128 };
+const qkv = new Float32Array(2 * 1024 + 512).map((_, i) => Math.sin(i));
+const qkvOut = new Float32Array(qkv.length);
+const [tqkv, tqkvOut, tqNorm] = [alloc(qkv.length), alloc(qkv.length), alloc(128)];
+tqkv.array.set(qkv);
+tqNorm.array.set(qNorm);
 const memory = new WebAssembly.Memory({ initial: 4 });
 const bound = await bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 65536 } });
 const [bx, bw, by] = [2, 2.25, 2.5].map((at) => new Float32Array(memory.buffer, at * 65536, dim).fill(1.5));
@@ -44,6 +51,9 @@ const shapes = {
   'copying: rmsNorm(x, w, { eps, out })': () => ((o) => () => rmsNorm(x, w, o))({ eps: 1e-5, out }),
   'copying: addRmsNorm(x, residual, w, { eps, out })': () => ((o) => () => addRmsNorm(x, residual, w, o))({ eps: 1e-5, out }),
   'copying, strided: rmsNorm(qkv, qNorm, { rowStride, out })': () => ((o) => () => rmsNorm(strided, qNorm, o))({ rowStride: 256, out: stridedOut }),
+  'copying, heads: rmsNorm(qkv, qNorm, { rowStride, heads, headStride, out })': () => ((o) => () => rmsNorm(qkv, qNorm, o))({ ...heads, out: qkvOut }),
+  'zero-copy, heads: rmsNorm(tqkv, tqNorm, { rowStride, heads, headStride, out })': () => ((o) => () => rmsNorm(tqkv, tqNorm, o))({ ...heads, out: tqkvOut }),
+  'prepared, heads, zero-copy': () => ((p) => () => p.run())(rmsNorm.prepare(tqkv, tqNorm, { ...heads, out: tqkvOut })),
   'zero-copy: rmsNorm(tx, tw, { out: ty })': () => ((o) => () => rmsNorm(tx, tw, o))({ out: ty }),
   'zero-copy: rmsNorm(tx, tw, { eps, out: ty })': () => ((o) => () => rmsNorm(tx, tw, o))({ eps: 1e-6, out: ty }),
   'zero-copy: addRmsNorm(tx, tr, tw, { eps, out: ty })': () => ((o) => () => addRmsNorm(tx, tr, tw, o))({ eps: 1e-6, out: ty }),

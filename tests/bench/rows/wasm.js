@@ -127,6 +127,25 @@ export const newArrayThenCopying = {
   },
 };
 
+// What the allocating call is bounded by (target 7): the same result made
+// by the caller, `y = new Float32Array(n); rmsNorm(x, w, { out: y })`, as
+// a user writes it (a new options object, a new out each call).
+export const userNewArrayOut = {
+  id: 'user-new-array-out',
+  name: 'y = new Float32Array(n); rmsNorm(x, w, { eps, out: y }) (the caller makes the result)',
+  async setup({ x, w, eps }) {
+    let y;
+    return {
+      call: () => {
+        y = new Float32Array(x.length);
+        rmsNorm(x, w, { eps, out: y });
+      },
+      output: () => y,
+      prepare: () => init({ backend: 'simd' }),
+    };
+  },
+};
+
 // An engine's decode loop: the call prepared once, run every token.
 export const simdPrepared = {
   id: 'simd-prepared',
