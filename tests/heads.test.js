@@ -237,10 +237,15 @@ test('wrong heads and head strides are refused by every implementation, with the
       assert.ok(out.every((v) => v === 3), `${impl.name}: ${JSON.stringify(options)}: written`);
     }
   }
-  // The defaults: headStride dim, rowStride a token's span (its heads packed, tokens packed).
+  // The defaults: headStride dim, rowStride a token's span (its heads packed, tokens packed): plain rows of dim.
+  const packed = normalArray(prng(4), 3 * 24, 1);
+  const strided = normalArray(prng(5), 2 * 20, 1);
   for (const impl of impls) {
-    const y = impl.rmsNorm(normalArray(prng(4), 3 * 24, 1), w, { heads: 3 });
-    assert.equal(y.length, 72);
+    assert.deepEqual(bytes(impl.rmsNorm(packed, w, { heads: 3 })), bytes(reference.rmsNorm(packed, w)), `${impl.name}: heads alone`);
+    // headStride's default with a rowStride: two heads of 8 back to back, tokens 20 apart (4 values of gap).
+    const want = new Float32Array(strided.length);
+    for (let t = 0; t < 2; t++) want.set(reference.rmsNorm(strided.subarray(t * 20, t * 20 + 16), w), t * 20);
+    assert.deepEqual(bytes(impl.rmsNorm(strided, w, { heads: 2, rowStride: 20 })), bytes(want), `${impl.name}: headStride's default`);
   }
 });
 
