@@ -426,14 +426,3 @@ test('docs/webgpu.md: a page without a bundler imports rmsnorm-wasm/webgpu throu
     server.server.close();
   }
 });
-
-// CONTRIBUTING.md's table of suites has one row per file: a suite added
-// without a row (prepared-calls, row-stride and five more once) is a suite
-// a newcomer does not know to run.
-test('CONTRIBUTING.md names every test suite in its table, and only suites that exist', async () => {
-  const text = await readFile(join(repo, 'CONTRIBUTING.md'), 'utf8');
-  const rows = [...text.matchAll(/^\| `([\w-]+)` \| /gm)].map(([, name]) => name);
-  const suites = (await readdir(join(repo, 'tests'))).filter((f) => f.endsWith('.test.js')).map((f) => f.slice(0, -'.test.js'.length));
-  for (const suite of suites) assert.ok(rows.includes(suite), `CONTRIBUTING.md has no row for tests/${suite}.test.js`);
-  for (const name of rows) assert.ok(suites.includes(name), `CONTRIBUTING.md has a row for ${name}, which is no tests/*.test.js`);
-});
