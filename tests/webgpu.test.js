@@ -255,6 +255,8 @@ const DEVICE_MISTAKES = {
   'rows negative': 'RangeError: rmsNorm: params.rows must be a non-negative integer, got -1',
   'rowStride below dim': 'RangeError: rmsNorm: params.rowStride must be at least params.dim (16), got 15',
   'rowStride a string': 'TypeError: rmsNorm: params.rowStride must be a number, got string "16"',
+  'heads on the device form': "RangeError: rmsNorm: params.heads and params.headStride are the array form's; the device form's rows are params.rowStride apart: record a call per head",
+  'layerNorm headStride on the device form': "RangeError: layerNorm: params.heads and params.headStride are the array form's; the device form's rows are params.rowStride apart: record a call per head",
   'rows at rowStride past the buffer': 'RangeError: rmsNorm: buffers.x needs 376 bytes from offset 0, but the buffer has 256',
   'out rows interleaved with x, overlapping': 'RangeError: rmsNorm: buffers.out must be buffers.x itself or not overlap buffers.x',
   'dim zero': 'RangeError: rmsNorm: params.dim must be a positive integer, got 0',

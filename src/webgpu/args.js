@@ -137,6 +137,10 @@ export function readCall(fn, given, options) {
   const { op } = FORMS[fn];
   const buffers = readers[fn][0](fn, given, 'buffers');
   const params = readers[fn][1](fn, options, 'params');
+  // (The array form takes heads; a device-form call is rows one stride apart, and a call per head records them.)
+  if (op.hasHeads && (params.heads !== undefined || params.headStride !== undefined)) {
+    throw new RangeError(`${fn}: params.heads and params.headStride are the array form's; the device form's rows are params.rowStride apart: record a call per head`);
+  }
   const call = new GpuCall(fn);
   const rows = countParam(fn, 'params.rows', params.rows, 0);
   const dim = countParam(fn, 'params.dim', params.dim, 1);

@@ -11,10 +11,10 @@
 // so a loop of like calls creates nothing on the GPU after the first.
 import { DTYPE } from '../loader/abi.js';
 import {
-  bufferOf, byteLengthOf, ceil, copyInto, defineProperty, Error, Float32Array, freeze, lengthOf, List, max, promiseThen, RangeError, setPrototypeOf, TypeError,
+  bufferOf, byteLengthOf, ceil, copyInto, defineProperty, Error, Float32Array, freeze, lengthOf, List, max, promiseThen, setPrototypeOf, TypeError,
   Uint16Array, Uint8Array,
 } from '../loader/intrinsics.js';
-import { readIn, readRows, stillHolds, writeOut, writeRows } from '../ops/arrays.js';
+import { readHeadRows, readIn, readRows, stillHolds, writeHeadRows, writeOut, writeRows } from '../ops/arrays.js';
 import { makeResults, resolve, returnValue } from '../ops/resolve.js';
 import {
   copyBufferToBuffer, createBuffer, createCommandEncoder, destroyBuffer, finish, getMappedRange, lostOf, mapAsync, queueOf, submit, unmap, writeBuffer,
@@ -23,6 +23,12 @@ import { COPY_DST, COPY_SRC, MAP_MODE_READ, MAP_READ, sequence, STORAGE } from '
 import { FORM_NAMES, FORMS } from './programs/index.js';
 
 const words = (bytes) => max(4, ceil(bytes / 4) * 4);
+
+// A per-row array's rows are staged packed, in the call's row order (with
+// heads, row (t, h) at t·heads + h, as its statistics are): the GPU call
+// is then plain rows of dim, and has the bits of a call per head.
+const readRowsOf = (record, call) => (call.heads > 1 ? readHeadRows(record, call) : readRows(record, call.rows, call.dim, call.stride));
+const writeRowsOf = (record, bits, call) => (call.heads > 1 ? writeHeadRows(record, bits, call) : writeRows(record, bits, call.rows, call.dim, call.stride));
 
 /** Calls' staging kept for reuse; the least recently used free one goes first. */
 const KEPT = 8;
@@ -135,14 +141,12 @@ export function createArrayKernels(kernels) {
   async function run(call) {
     const { fn, op } = call;
     if (lost !== null) throw lostError(fn);
-    // (Heads the resolver could not make plain rows: their staging is not written for the GPU yet.)
-    if (call.heads > 1) throw new RangeError(`${fn}: options.heads with tokens other than heads * headStride apart is not supported on the GPU yet; call once per head, or use the wasm kernels`);
     // Every array read now, before the first await.
     const inputs = new List(op.slots.length);
     for (let i = 0; i < op.slots.length; i++) {
       const record = call.records[i];
       if (record === null || !op.slots[i].reads) inputs[i] = null;
-      else inputs[i] = op.slots[i].row ? readRows(record, call.rows, call.dim, call.stride) : readIn(record);
+      else inputs[i] = op.slots[i].row ? readRowsOf(record, call) : readIn(record);
     }
     const staging = await stagingFor(call);
     staging.used = ++clock;
@@ -188,7 +192,7 @@ export function createArrayKernels(kernels) {
         const { key, at, bytes: size, slot } = parts[i];
         const wide = (key !== 'out' && key !== 'residual') || elementBytes === 4;
         const bits = wide ? new Float32Array(bufferOf(bytes), at, size / 4) : new Uint16Array(bufferOf(bytes), at, size / 2);
-        if (op.slots[slot].row) writeRows(call.records[slot], bits, call.rows, call.dim, call.stride);
+        if (op.slots[slot].row) writeRowsOf(call.records[slot], bits, call);
         else writeOut(call.records[slot], bits);
       }
       return returnValue(call);

@@ -18,7 +18,8 @@ const rowsOf = (length, dim, stride = dim) => (length === 0 ? 0 : Math.ceil(leng
 export function makeCall(what, fn, x, residual, weight, options = {}) {
   const dtype = options.dtype ?? 'float32';
   const dim = options.dim ?? weight?.length ?? x.length;
-  const rows = rowsOf(x.length, dim, options.rowStride);
+  // (With heads, a statistic holds a value for every head of every token.)
+  const rows = rowsOf(x.length, dim, options.rowStride) * (options.heads ?? 1);
   const inPlace = options.out === x;
   const sent = { ...options, out: inPlace ? 'x' : undefined, rstd: rows };
   const rstd = new Float32Array(rows);
@@ -216,6 +217,23 @@ export function gpuCalls() {
     const x = portableNormal(rand, length, 2);
     calls.push(makeLayerNormCall(`strided layerNorm rows=${rows} dim=${dim} rowStride=${stride} x.length=${length}`, x, portableNormal(rand, dim, 1), null,
       { dim, rowStride: stride }));
+  }
+  // Every head of every token in one call (QK-norm in a fused QKV buffer):
+  // q's heads packed within a token, k's with gaps between heads, 16-bit
+  // too, in place; the reference computes the calls per head.
+  for (const dtype of ['float32', 'bfloat16']) {
+    const [tokens, heads, kvHeads, headDim] = [3, 4, 2, 32];
+    const width = (heads + 2 * kvHeads) * headDim;
+    const rand = prng(seed++);
+    const qkv = data(rand, tokens * width, dtype, 2);
+    const w = data(rand, headDim, dtype, 1);
+    const q = qkv.subarray(0, (tokens - 1) * width + heads * headDim);
+    const options = { dtype, dim: headDim, rowStride: width, heads, headStride: headDim, eps: 1e-6 };
+    calls.push(makeCall(`${dtype} heads: q of ${tokens} tokens × ${heads} heads`, 'rmsNorm', q, undefined, w, options));
+    const k = qkv.slice(heads * headDim, heads * headDim + (tokens - 1) * width + (kvHeads - 1) * 2 * headDim + headDim);
+    calls.push(makeCall(`${dtype} heads: ${kvHeads} heads ${2 * headDim} apart, in place`, 'rmsNorm', k, undefined, w,
+      { ...options, heads: kvHeads, headStride: 2 * headDim, out: k }));
+    calls.push(makeCall(`${dtype} heads: addRmsNorm`, 'addRmsNorm', q, data(rand, q.length, dtype, 1), w, options));
   }
   // LayerNorm: long and many rows, in place, a large common offset,
   // constant rows (E2 = 0: the rescue path), huge, tiny and special rows.

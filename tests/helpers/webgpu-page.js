@@ -176,6 +176,8 @@ export async function deviceMistakes() {
     'rows negative': (e) => kernels.rmsNorm(e, good, { rows: -1, dim: 16 }),
     'rowStride below dim': (e) => kernels.rmsNorm(e, good, { ...params, rowStride: 15 }),
     'rowStride a string': (e) => kernels.rmsNorm(e, good, { ...params, rowStride: '16' }),
+    'heads on the device form': (e) => kernels.rmsNorm(e, good, { rows: 2, dim: 16, rowStride: 64, heads: 2, headStride: 16 }),
+    'layerNorm headStride on the device form': (e) => kernels.layerNorm(e, { x, out }, { ...params, headStride: 16 }),
     'rows at rowStride past the buffer': (e) => kernels.rmsNorm(e, { x, rstd }, { rows: 4, dim: 16, rowStride: 26 }),
     'out rows interleaved with x, overlapping': (e) => kernels.rmsNorm(e, { x: residual, out: { buffer: residual, offset: 32 } }, { rows: 2, dim: 16, rowStride: 20 }),
     'dim zero': (e) => kernels.rmsNorm(e, good, { rows: 4, dim: 0 }),
