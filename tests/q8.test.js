@@ -113,3 +113,309 @@ test('quantize and dequantize refuse wrong arguments by name', () => {
   assert.throws(() => dequantize(new Int8Array(34), { dtype: 'q8_0' }), { name: 'TypeError', message: /^dequantize: bytes must be a Uint8Array/ });
   assert.throws(() => dequantize(new Uint8Array(34), { dtype: 'q8_0', out: 1 }), { name: 'TypeError', message: /^dequantize: unknown option 'out'/ });
 });
+
+// ---- fused outputs ------------------------------------------------------------
+
+const { implementations } = await import('./helpers/implementations.js');
+const { prng, normalArray } = await import('./helpers/random.js');
+const reference = await import('../src/reference/index.js');
+const IMPLS = await implementations();
+const FORMATS = { q8_0: { n: 32, bytes: 34 }, q8_1: { n: 32, bytes: 36 }, q8_K: { n: 256, bytes: 292 } };
+
+/** The float32 values a storage-dtype output holds. */
+const widened = (out, dtype) => (dtype === 'float32' ? out : reference.toFloat32(out, { dtype }));
+const copy = (a) => (a === null ? null : a.slice());
+
+/** The first index where two byte arrays differ, or -1. */
+function firstDifference(a, b) {
+  if (a.length !== b.length) return -2;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return i;
+  return -1;
+}
+
+/**
+ * impl's fused call (options.outDtype = format) against the reference
+ * quantizer applied to impl's own storage-dtype output of the same call
+ * (fresh copies of the residual for each). Returns the fused bytes.
+ */
+function checkFused(impl, { fn, x, residual = null, weight = null, options = {} }, format, context) {
+  const plainResidual = copy(residual);
+  const plainArgs = fn === 'addRmsNorm' ? [x, plainResidual, weight] : [x, weight];
+  const plain = impl[fn](...plainArgs, options);
+  const dtype = options.dtype ?? 'float32';
+  const stride = options.rowStride;
+  let values = widened(plain, dtype);
+  const dim = options.dim ?? weight.length;
+  if (stride !== undefined && stride !== dim) {
+    // The fused rows are packed: the plain call's rows, gathered.
+    const rows = Math.ceil(x.length / stride);
+    const packed = new Float32Array(rows * dim);
+    for (let r = 0; r < rows; r++) packed.set(values.subarray(r * stride, r * stride + dim), r * dim);
+    values = packed;
+  }
+  const want = reference.quantize(values, { dtype: format });
+  const fusedResidual = copy(residual);
+  const fusedArgs = fn === 'addRmsNorm' ? [x, fusedResidual, weight] : [x, weight];
+  const got = impl[fn](...fusedArgs, { ...options, outDtype: format });
+  const at = firstDifference(got, want);
+  if (at !== -1) {
+    const block = Math.floor(at / FORMATS[format].bytes);
+    assert.fail(`${impl.name} ${fn} ${format} ${context}: first differing byte ${at} (block ${block}): ${got[at]} vs ${want[at]}`);
+  }
+  if (residual !== null) assert.deepEqual(fusedResidual, plainResidual, `${impl.name} ${context}: the residual as the plain call updates it`);
+  return got;
+}
+
+const DTYPES = ['float32', 'bfloat16', 'float16'];
+const as16 = (values, dtype) => (dtype === 'float32' ? values : reference.fromFloat32(values, { dtype }));
+
+/** Random rows of dim: each row its own scale, 2^-20 to 2^20. */
+function randomRows(rand, rows, dim) {
+  const x = normalArray(rand, rows * dim);
+  for (let r = 0; r < rows; r++) {
+    const scale = 2 ** Math.round(rand() * 40 - 20);
+    for (let i = r * dim; i < (r + 1) * dim; i++) x[i] = Math.fround(x[i] * scale);
+  }
+  return x;
+}
+
+// The weight modes: none, float32, bfloat16, float16 weights, Gemma's offset with either cast mode.
+const WEIGHT_MODES = [
+  { name: 'no weight', weight: () => null, options: {} },
+  { name: 'float32 weight', weight: (rand, dim) => normalArray(rand, dim), options: {} },
+  { name: 'bfloat16 weight', weight: (rand, dim) => reference.fromFloat32(normalArray(rand, dim), { dtype: 'bfloat16' }), options: { weightDtype: 'bfloat16' } },
+  { name: 'float16 weight', weight: (rand, dim) => reference.fromFloat32(normalArray(rand, dim), { dtype: 'float16' }), options: { weightDtype: 'float16' } },
+  { name: 'gemma offset', weight: (rand, dim) => normalArray(rand, dim, 0.1), options: { weightOffset: 1, castMode: 'gemma' } },
+  { name: 'llama offset', weight: (rand, dim) => normalArray(rand, dim, 0.1), options: { weightOffset: 1, castMode: 'llama' } },
+];
+
+test('a million random rows: SIMD and scalar fused blocks are the reference quantizer on their own float32 output', () => {
+  const [simd, scalar] = IMPLS;
+  let rowsChecked = 0;
+  const plan = [['q8_0', 32, 450_000], ['q8_1', 32, 450_000], ['q8_K', 256, 100_000]];
+  for (const [format, dim, total] of plan) {
+    const batch = format === 'q8_K' ? 5_000 : 50_000;
+    for (let done = 0, k = 0; done < total; done += batch, k++) {
+      const seed = 1000 + k + dim;
+      const rand = prng(seed);
+      const mode = WEIGHT_MODES[k % WEIGHT_MODES.length];
+      const x = randomRows(rand, batch, dim);
+      const weight = mode.weight(rand, dim);
+      const call = { fn: 'rmsNorm', x, weight, options: { ...mode.options, dim } };
+      checkFused(simd, call, format, `seed ${seed}, ${mode.name}, ${batch} rows of ${dim}`);
+      rowsChecked += batch;
+      if (k % 4 === 0) checkFused(scalar, call, format, `seed ${seed}, ${mode.name}`);
+    }
+  }
+  assert.ok(rowsChecked >= 1_000_000);
+});
+
+test('every implementation, every weight mode, storage dtype, residual and row stride', () => {
+  for (const format of Object.keys(FORMATS)) {
+    const dim = FORMATS[format].n * 3;
+    for (const dtype of DTYPES) {
+      for (const [m, mode] of WEIGHT_MODES.entries()) {
+        for (const fused of [false, true]) {
+          for (const stride of [undefined, dim + 5]) {
+            const seed = 77 + m + (fused ? 10 : 0) + (stride === undefined ? 0 : 100) + dim;
+            const rand = prng(seed);
+            const rows = 5;
+            const length = stride === undefined ? rows * dim : (rows - 1) * stride + dim;
+            const x = as16(randomRows(rand, 1, length), dtype);
+            const residual = fused ? as16(normalArray(rand, length), dtype) : null;
+            let weight = mode.weight(rand, dim);
+            if (weight !== null && dtype !== 'float32' && weight instanceof Float32Array && mode.options.weightDtype === undefined) weight = as16(weight, dtype);
+            const options = { ...mode.options, dtype, dim, ...(stride === undefined ? {} : { rowStride: stride }) };
+            if (weight !== null && weight instanceof Uint16Array && options.weightDtype === undefined) options.weightDtype = dtype;
+            const call = { fn: fused ? 'addRmsNorm' : 'rmsNorm', x, residual, weight, options };
+            for (const impl of IMPLS) checkFused(impl, call, format, `seed ${seed}, ${dtype}, ${mode.name}, stride ${stride}`);
+          }
+        }
+      }
+    }
+  }
+});
+
+/** Rows x = ±2^k with eps = 0 have inv = 2^-k: y = ±weight exactly, so the weight sets the block values. */
+function signedPowerRows(rand, rows, dim, k) {
+  const x = new Float32Array(rows * dim);
+  for (let i = 0; i < x.length; i++) x[i] = (rand() < 0.5 ? -1 : 1) * 2 ** k;
+  return x;
+}
+
+test('ties: x·id on k + 0.5 (roundf away from zero; q8_K to even), ±amax, zero blocks, subnormal and huge blocks', () => {
+  const rand = prng(4242);
+  for (const format of Object.keys(FORMATS)) {
+    const n = FORMATS[format].n;
+    // Blocks as the weight: amax 127·2^e makes d (or 1/iscale) 2^e exactly, so
+    // (j + 0.5)·2^e lands on a tie; +m and -m both present; a zero block; a
+    // block of subnormals (1/d overflows); one of huge values; one whose values overflow to Inf.
+    const blocks = [];
+    for (let e = -3; e <= 3; e++) {
+      const b = new Float32Array(n);
+      for (let j = 0; j < n; j++) b[j] = ((j % 127) - 63 + 0.5) * 2 ** e;
+      b[3] = 127 * 2 ** e;
+      b[7] = -127 * 2 ** e; // ±amax
+      blocks.push(b);
+    }
+    blocks.push(new Float32Array(n)); // zeros
+    blocks.push(Float32Array.from({ length: n }, (_, j) => (j % 3 - 1) * 2 ** -140)); // subnormal
+    blocks.push(Float32Array.from({ length: n }, (_, j) => (j - n / 2) * 1e36)); // huge
+    blocks.push(Float32Array.from({ length: n }, (_, j) => (j === 5 ? 3e38 : j))); // 3e38 · 2 = Inf below
+    const weight = new Float32Array(blocks.length * n);
+    blocks.forEach((b, i) => weight.set(b, i * n));
+    const dim = weight.length;
+    for (const k of [0, -5, 9]) {
+      const x = signedPowerRows(rand, 4, dim, k);
+      if (k === 9) x.fill(2 ** 10, 0, 8); // a row that is not ±2^k: inv no longer a power of two; a first Inf
+      for (const impl of IMPLS) {
+        const plain = impl.rmsNorm(x, weight, { eps: 0 });
+        if (k !== 9) {
+          for (let i = 0; i < dim; i++) assert.equal(Math.abs(plain[i]), Math.abs(weight[i]), `${impl.name}: y = ±w at ${i}`);
+        }
+        checkFused(impl, { fn: 'rmsNorm', x, weight, options: { eps: 0 } }, format, `ties, 2^${k}`);
+      }
+    }
+  }
+});
+
+test('non-finite rows and weights: NaN, Inf and rescued rows quantize as the reference says', () => {
+  for (const format of Object.keys(FORMATS)) {
+    const n = FORMATS[format].n;
+    const dim = 2 * n;
+    const rand = prng(99);
+    const cases = [];
+    const x = randomRows(rand, 6, dim);
+    x[3] = NaN; // row 0 all NaN
+    x[dim + 4] = Infinity; // row 1: NaN at 4, ±0 elsewhere
+    for (let i = 2 * dim; i < 3 * dim; i++) x[i] = Math.fround(x[i] * 1e-40); // subnormal row (rescued)
+    for (let i = 3 * dim; i < 4 * dim; i++) x[i] = Math.fround(x[i] * 1e37); // huge row (rescued)
+    x.fill(0, 4 * dim, 5 * dim); // zero row
+    cases.push({ x, weight: normalArray(rand, dim) });
+    const nanWeight = normalArray(rand, dim);
+    nanWeight[n + 1] = NaN; // the scalar writer's rows
+    nanWeight[2] = Infinity;
+    cases.push({ x: randomRows(rand, 3, dim), weight: nanWeight });
+    for (const [c, { x: xs, weight }] of cases.entries()) {
+      for (const impl of IMPLS) {
+        for (const dtype of DTYPES) {
+          checkFused(impl, { fn: 'rmsNorm', x: as16(xs, dtype), weight, options: { dtype } }, format, `case ${c}, ${dtype}`);
+        }
+      }
+    }
+  }
+});
+
+test('rstd, a given out, prepared and repeated calls, and tensors give the same blocks', async () => {
+  const rand = prng(5);
+  const dim = 512;
+  const rows = 9;
+  const x = randomRows(rand, rows, dim);
+  const weight = normalArray(rand, dim);
+  for (const format of Object.keys(FORMATS)) {
+    const want = reference.quantize(reference.rmsNorm(x, weight), { dtype: format });
+    const wantRstd = new Float32Array(rows);
+    reference.rmsNorm(x, weight, { rstd: wantRstd });
+    for (const impl of IMPLS) {
+      const out = new Uint8Array(want.length).fill(0xa5);
+      const rstd = new Float32Array(rows);
+      const result = impl.rmsNorm(x, weight, { outDtype: format, out, rstd });
+      assert.equal(result, out, `${impl.name}: returns the given out`);
+      assert.deepEqual(out, want, `${impl.name} ${format}: given out`);
+      assert.deepEqual(rstd, wantRstd, `${impl.name} ${format}: rstd`);
+      const prepared = impl.rmsNorm.prepare(x, weight, { outDtype: format });
+      assert.deepEqual(prepared.run(), want, `${impl.name} ${format}: prepared`);
+      const again = prepared.run();
+      assert.deepEqual(again, want, `${impl.name} ${format}: prepared, run again`);
+      const options = { outDtype: format };
+      for (let i = 0; i < 3; i++) assert.deepEqual(impl.rmsNorm(x, weight, options), want, `${impl.name} ${format}: repeated call ${i}`);
+      // x changed between two remembered calls: the new bits.
+      const x2 = x.slice();
+      const first = impl.rmsNorm(x2, weight, options);
+      x2[0] = 1e6;
+      assert.deepEqual(impl.rmsNorm(x2, weight, options), reference.quantize(reference.rmsNorm(x2, weight), { dtype: format }), `${impl.name}: remembered call, new x`);
+      assert.deepEqual(first, want);
+      if (impl.alloc === undefined) continue;
+      // Tensors: x and the weight in wasm memory, out a Uint8Array view of a tensor's bytes (zero-copy).
+      const tx = impl.alloc(x.length);
+      const tw = impl.alloc(dim);
+      const tout = impl.alloc(Math.ceil(want.length / 4));
+      tx.array.set(x);
+      tw.array.set(weight);
+      const view = new Uint8Array(tout.array.buffer, tout.byteOffset, want.length);
+      impl.rmsNorm(tx, tw, { outDtype: format, out: view });
+      assert.deepEqual(new Uint8Array(tout.array.buffer, tout.byteOffset, want.length), want, `${impl.name} ${format}: tensors`);
+      tx.free();
+      tw.free();
+      tout.free();
+    }
+  }
+});
+
+test('bindMemory: an engine\'s own memory, the blocks written where it says and nowhere else', async () => {
+  const { bindMemory } = await import('../src/index.js');
+  for (const backend of ['simd', 'scalar']) {
+    const memory = new WebAssembly.Memory({ initial: 8 });
+    const bytes = new Uint8Array(memory.buffer);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 131 + 7) & 0xff;
+    const bound = await bindMemory(memory, { scratch: { byteOffset: 0x1000, byteLength: 0x4000 }, backend });
+    const rand = prng(6);
+    const dim = 256;
+    const rows = 3;
+    const x = randomRows(rand, rows, dim);
+    const weight = normalArray(rand, dim);
+    new Float32Array(memory.buffer, 0x10000, x.length).set(x);
+    new Float32Array(memory.buffer, 0x20000, dim).set(weight);
+    const before = new Uint8Array(memory.buffer).slice();
+    for (const format of Object.keys(FORMATS)) {
+      const want = reference.quantize(reference.rmsNorm(x, weight), { dtype: format });
+      const out = new Uint8Array(memory.buffer, 0x30003, want.length); // unaligned, as ggml's rows may be
+      bound.rmsNorm(new Float32Array(memory.buffer, 0x10000, x.length), new Float32Array(memory.buffer, 0x20000, dim), { outDtype: format, out });
+      assert.deepEqual(out, want, `${backend} ${format}`);
+      const after = new Uint8Array(memory.buffer);
+      for (let i = 0; i < after.length; i++) {
+        if ((i >= 0x1000 && i < 0x5000) || (i >= 0x30003 && i < 0x30003 + want.length)) continue;
+        if (after[i] !== before[i]) assert.fail(`${backend} ${format}: byte ${i} written outside out and the scratch`);
+      }
+      out.set(before.subarray(0x30003, 0x30003 + want.length));
+    }
+  }
+});
+
+test('mistakes are refused by name before anything is written', () => {
+  const dim = 48; // not a multiple of 32
+  const x = new Float32Array(2 * dim).fill(1);
+  for (const impl of IMPLS) {
+    const residual = new Float32Array(2 * dim).fill(2);
+    const out = new Uint8Array(64).fill(9);
+    assert.throws(() => impl.rmsNorm(x, new Float32Array(dim), { outDtype: 'q8_0' }),
+      { name: 'RangeError', message: "rmsNorm: options.outDtype 'q8_0' needs dim (48) to be a multiple of 32, its block size" });
+    assert.throws(() => impl.addRmsNorm(x, residual, null, { dim, outDtype: 'q8_1', out }),
+      { name: 'RangeError', message: /^addRmsNorm: options\.outDtype 'q8_1' needs dim \(48\)/ });
+    assert.ok(residual.every((v) => v === 2), `${impl.name}: the residual is not written`);
+    assert.ok(out.every((v) => v === 9), `${impl.name}: out is not written`);
+    assert.throws(() => impl.rmsNorm(new Float32Array(256), null, { dim: 128, outDtype: 'q8_K' }), { name: 'RangeError', message: /multiple of 256/ });
+    const x64 = new Float32Array(64).fill(1);
+    assert.throws(() => impl.rmsNorm(x64, null, { dim: 32, outDtype: 'q8_0', out: new Uint8Array(67) }),
+      { name: 'RangeError', message: /^rmsNorm: options\.out\.length \(67\) must equal rows × \(dim \/ 32\) × 34 bytes, 2 rows of q8_0 blocks \(68\)/ });
+    assert.throws(() => impl.rmsNorm(x64, null, { dim: 32, outDtype: 'q8_0', out: new Float32Array(17) }),
+      { name: 'TypeError', message: /^rmsNorm: options\.out must be a Uint8Array \(the bytes of ggml q8_0 blocks\)/ });
+    assert.throws(() => impl.rmsNorm(x64, null, { dim: 32, outDtype: 'q4_0' }), { name: 'TypeError', message: /^rmsNorm: options\.outDtype must be 'float32' or 'q8_0' or 'q8_1' or 'q8_K'/ });
+    assert.throws(() => impl.rmsNorm(x64, null, { dim: 32, dtype: 'float32', outDtype: 'bfloat16' }), { name: 'TypeError', message: /^rmsNorm: options\.outDtype must be/ });
+    // The one overlap rule, in bytes: blocks over x, even exactly over it, are refused.
+    const buffer = new ArrayBuffer(1024);
+    const xv = new Float32Array(buffer, 0, 64);
+    xv.fill(1);
+    const snapshot = new Uint8Array(buffer).slice();
+    assert.throws(() => impl.rmsNorm(xv, null, { dim: 32, outDtype: 'q8_0', out: new Uint8Array(buffer, 200, 68) }),
+      { name: 'RangeError', message: 'rmsNorm: options.out must not overlap x' });
+    assert.throws(() => impl.rmsNorm(xv, null, { dim: 32, outDtype: 'q8_0', out: new Uint8Array(buffer, 0, 68) }),
+      { name: 'RangeError', message: 'rmsNorm: options.out must not overlap x' });
+    assert.deepEqual(new Uint8Array(buffer), snapshot, `${impl.name}: nothing written`);
+    // Beside x in the same buffer is fine; and outDtype naming the storage dtype is the plain call.
+    const beside = new Uint8Array(buffer, 256, 68);
+    impl.rmsNorm(xv, null, { dim: 32, outDtype: 'q8_0', out: beside });
+    assert.deepEqual(beside, reference.quantize(reference.rmsNorm(xv, null, { dim: 32 }), { dtype: 'q8_0' }));
+    assert.deepEqual(impl.rmsNorm(x64, null, { dim: 32, outDtype: 'float32' }), reference.rmsNorm(x64, null, { dim: 32 }));
+  }
+});

@@ -4,11 +4,11 @@
 // and out after each chunk. A call with nothing to stage calls the kernel
 // at once: that is the zero-copy call on tensors.
 
-import { DTYPE } from '../loader/abi.js';
+import { ELEMENT_BYTES } from '../loader/abi.js';
 import { ceil, copyInto, floor, List, min, RangeError, setPrototypeOf } from '../loader/intrinsics.js';
 import { STACK_BYTES } from '../loader/memory.js';
 import { storageView, viewOf } from '../ops/arrays.js';
-import { IN, makeResults, OUT, returnValue, ROW, STAT } from '../ops/resolve.js';
+import { BLOCKS, IN, makeResults, OUT, returnValue, ROW, STAT } from '../ops/resolve.js';
 
 // Arrays outside wasm memory move through it in chunks of whole rows of about
 // this size: a huge input does not grow the memory (which never shrinks) to
@@ -109,8 +109,12 @@ export function run(memory, call) {
   return returnValue(call);
 }
 
-/** The values of a slot's array that n rows of the call span: rows a stride apart, a statistic a row, or dim. */
-const spanOf = (call, slot, n) => (slot.per === ROW ? (n - 1) * call.stride + call.dim : slot.per === STAT ? n : call.dim);
+/** The values of a slot's array that n rows of the call span: rows a
+ * stride apart, a statistic a row, packed rows of blocks, or dim. */
+function spanOf(call, slot, n) {
+  if (slot.per === ROW) return (n - 1) * call.stride + call.dim;
+  return slot.per === STAT ? n : slot.per === BLOCKS ? n * call.blockRowBytes : call.dim;
+}
 
 function planCall(memory, call) {
   const { op: { slots, keys, pointers: blank }, rows, dim, stride, records, fn } = call;
@@ -122,8 +126,8 @@ function planCall(memory, call) {
   for (let i = 0; i < slots.length; i++) {
     const { per, dir, scratch, over } = slots[i];
     const r = records[i];
-    step[i] = per === ROW ? stride : per === STAT ? 1 : 0;
-    size[i] = r === null ? 4 : DTYPE[r.dtype].bytes;
+    step[i] = per === ROW ? stride : per === STAT ? 1 : per === BLOCKS ? call.blockRowBytes : 0;
+    size[i] = r === null ? 4 : ELEMENT_BYTES[r.dtype];
     at[i] = r === null || dir === 0 ? (r === null && scratch ? STAGED : 0) : r.memory === memory ? r.start : STAGED;
     pointers[keys[i]] = at[i];
     shares[i] = at[i] === STAGED && over >= 0 && at[over] === STAGED && records[over] !== null;

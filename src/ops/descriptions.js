@@ -11,7 +11,9 @@
 //   the function has options.dtype), 'weight' or 'float32'; `over`, the
 //   input an output may sit exactly over; `result`, made by the call when
 //   not given (`made`: only beside that parameter); `scratch`, a statistic
-//   that is the kernel's working space when not given (recomputed).
+//   that is the kernel's working space when not given (recomputed);
+//   `blocks`, an output options.outDtype may make ggml blocks (a row of
+//   blocks, BLOCKS in ./resolve.js), with `c.outFormatCode` not 0 then.
 // - elementwise: a function of each value alone (the converters): its
 //   arrays are rows of one value, no dim, eps or row stride.
 // - kernel(exports, call, pointers, rows): pointers by slot name, 0 for an
@@ -27,26 +29,35 @@ const rmsNormArrays = (fused) => ({
   x: { param: 0, per: ROW, dir: IN },
   weight: { param: fused ? 2 : 1, per: ONCE, dir: IN, dtype: 'weight', nullable: true },
   ...(fused ? { residual: { param: 1, per: ROW, dir: INOUT } } : {}),
-  out: { per: ROW, dir: OUT, over: 'x', result: true },
+  out: { per: ROW, dir: OUT, over: 'x', result: true, blocks: true },
   rstd: { per: STAT, dir: OUT, dtype: 'float32' },
 });
 const RMSNORM_OPTIONS = {
   eps: 1e-6, dim: undefined, out: undefined, dtype: 'float32', weightDtype: undefined, castMode: 'llama',
-  weightOffset: 0, shape: undefined, axis: -1, rowStride: undefined, rstd: undefined,
+  weightOffset: 0, shape: undefined, axis: -1, rowStride: undefined, rstd: undefined, outDtype: undefined,
 };
 // rmsNorm has no residual slot: its pointers have no `residual` to read
-// (one read there would find Object.prototype's).
-const rmsNormKernel = (fused) => (e, c, p, n) => e.rmsnorm(p.x, fused ? p.residual : 0, p.weight, p.out, p.rstd, n,
-  c.dim, c.stride, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset);
+// (one read there would find Object.prototype's). A blocked out
+// (options.outDtype a block format) is rmsnorm_q8's, which quantizes each
+// row as it is normalized.
+const rmsNormKernel = (fused) => (e, c, p, n) => {
+  if (c.outFormatCode === 0) {
+    e.rmsnorm(p.x, fused ? p.residual : 0, p.weight, p.out, p.rstd, n,
+      c.dim, c.stride, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset);
+  } else {
+    e.rmsnorm_q8(p.x, fused ? p.residual : 0, p.weight, p.out, p.rstd, n,
+      c.dim, c.stride, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset, c.outFormatCode);
+  }
+};
 
 export const rmsNorm = define('rmsNorm', {
   params: ['x', 'weight'], options: RMSNORM_OPTIONS, arrays: rmsNormArrays(false), returns: 'out',
-  exports: ['rmsnorm'], kernel: rmsNormKernel(false),
+  exports: ['rmsnorm', 'rmsnorm_q8'], kernel: rmsNormKernel(false),
 });
 
 export const addRmsNorm = define('addRmsNorm', {
   params: ['x', 'residual', 'weight'], options: RMSNORM_OPTIONS, arrays: rmsNormArrays(true), returns: 'out',
-  exports: ['rmsnorm'], kernel: rmsNormKernel(true),
+  exports: ['rmsnorm', 'rmsnorm_q8'], kernel: rmsNormKernel(true),
 });
 
 export const layerNorm = define('layerNorm', {

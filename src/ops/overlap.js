@@ -4,7 +4,7 @@
 // its rows only: with a row stride, the values between rows are not its,
 // so rows of two arrays may interleave in one buffer.
 
-import { DTYPE } from '../loader/abi.js';
+import { ELEMENT_BYTES } from '../loader/abi.js';
 import { ceil, floor, max, min, RangeError } from '../loader/intrinsics.js';
 import { isShared } from './arrays.js';
 
@@ -46,7 +46,7 @@ function relation(a, b, rowA, rowB, stride, dim) {
   if (a.start === b.start && a.end === b.end && rowA === rowB) return SAME;
   if (!(a.start < b.end && b.start < a.end)) return APART;
   if (stride === dim || (!rowA && !rowB)) return OVERLAP;
-  const bytes = DTYPE[rowA ? a.dtype : b.dtype].bytes;
+  const bytes = ELEMENT_BYTES[rowA ? a.dtype : b.dtype];
   const meet = rowA ? rowsMeet(a, b, stride * bytes, dim * bytes, rowB) : rowsMeet(b, a, stride * bytes, dim * bytes, false);
   return meet ? OVERLAP : APART;
 }

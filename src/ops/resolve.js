@@ -4,7 +4,7 @@
 // order and before anything is written. The wasm API and the reference
 // both resolve here, so both throw the same error for the same mistake.
 
-import { CAST_MODE, DTYPE } from '../loader/abi.js';
+import { BLOCK_FORMAT, CAST_MODE, DTYPE } from '../loader/abi.js';
 import { defineProperty, freeze, isView, keys, kindOf, List, ownWeakMap, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { tensorHolding } from '../loader/memory.js';
 import { measure, newOutput, renewOutput, stillHolds, weightDtypeOf } from './arrays.js';
@@ -14,10 +14,26 @@ import {
 import { checkOverlaps } from './overlap.js';
 
 export const ROW = 0, STAT = 1, ONCE = 2; // values a row: dim, one, or dim for the whole call
+// A row of ggml blocks: a per-row output whose rows are (dim / block) blocks
+// of bytes, packed one after another whatever the row stride (ggml's src1
+// layout). An output that may take a block format (`blocks` in its
+// description, chosen by options.outDtype) has this `per` in the blocked
+// form of its description (define).
+export const BLOCKS = 3;
 export const NONE = 0, IN = 1, OUT = 2, INOUT = 3;
 
-/** A description made ready for calls: its slots numbered and resolved. */
+/** A description made ready for calls: its slots numbered and resolved.
+ * With an output that may be blocks, its blocked form too (`blocked`):
+ * the same description with that output a row of blocks, over nothing
+ * (blocks are never written in place). */
 export function define(name, spec) {
+  const names = keys(spec.arrays);
+  let blocks = false;
+  for (let i = 0; i < names.length; i++) if (spec.arrays[names[i]].blocks === true) blocks = true;
+  return definition(name, spec, false, blocks ? definition(name, spec, true) : null);
+}
+
+function definition(name, spec, asBlocks, blocked = null) {
   const names = keys(spec.arrays);
   const index = { __proto__: null };
   const slots = new List(names.length);
@@ -26,12 +42,14 @@ export function define(name, spec) {
   const optionSlots = new List();
   for (let i = 0; i < names.length; i++) {
     const s = spec.arrays[names[i]];
+    const isBlocks = asBlocks && s.blocks === true;
+    const per = isBlocks ? BLOCKS : s.per;
     index[names[i]] = i;
     slots[i] = freeze({
       key: names[i], name: s.param !== undefined || s.made !== undefined ? names[i] : `options.${names[i]}`,
-      param: s.param ?? -1, per: s.per, row: s.per === ROW, dir: s.dir, writes: (s.dir & OUT) !== 0, reads: (s.dir & IN) !== 0,
-      dtype: s.dtype ?? (s.per === STAT ? 'float32' : 'storage'), nullable: s.nullable === true,
-      over: s.over === undefined ? -1 : names.indexOf(s.over), result: s.result === true,
+      param: s.param ?? -1, per, row: per === ROW, dir: s.dir, writes: (s.dir & OUT) !== 0, reads: (s.dir & IN) !== 0,
+      dtype: isBlocks ? 'blocks' : s.dtype ?? (s.per === STAT ? 'float32' : 'storage'), nullable: s.nullable === true,
+      over: s.over === undefined || isBlocks ? -1 : names.indexOf(s.over), result: s.result === true,
       made: s.made === undefined ? -1 : names.indexOf(s.made), scratch: s.scratch === true,
     });
     if (s.param !== undefined) paramSlots[paramSlots.length] = i;
@@ -54,6 +72,7 @@ export function define(name, spec) {
     pointers: template(names, 0), given: template(names, null), pairs, remembered: new Remembered(),
     together: spec.together === undefined ? null : [index[spec.together[0]], index[spec.together[1]]],
     hasDtype: 'dtype' in spec.options, hasCastMode: 'castMode' in spec.options, elementwise: spec.elementwise === true,
+    blocked,
     x: index.x, weight: index.weight ?? -1, bias: index.bias ?? -1, weightAt: spec.arrays.weight?.param ?? -1,
     paramSlots, optionSlots, results, signature: `${signature}options?)`,
     returnSlots: typeof spec.returns === 'string' ? index[spec.returns] : spec.returns.map((key) => index[key]),
@@ -148,6 +167,9 @@ class Call {
     this.dtypeCode = 0;
     this.weightDtypeCode = 0;
     this.castModeCode = 0;
+    this.outDtype = null; // a block format (options.outDtype), or null for the storage dtype
+    this.outFormatCode = 0; // its code (src/loader/abi.js), 0 for none
+    this.blockRowBytes = 0; // bytes a row of blocks
     this.mayAlias = false;
     this.makes = false; // whether some result is made by the call (makeResults, at each run)
     this.shaped = false; // whether options.shape was given (such a call is not remembered: the shape is an array read value by value)
@@ -216,15 +238,32 @@ function dtypeOf(op, fn, opts, x) {
 
 const SIXTEEN_BIT = ['bfloat16', 'float16'];
 
+/** The block format options.outDtype names, or null: the storage dtype
+ * (which it may also name). Only a description with a blocked form has it. */
+function outFormatOf(op, fn, opts, dtype) {
+  if (op.blocked === null || opts.outDtype === undefined || opts.outDtype === dtype) return null;
+  return oneOf(fn, 'options.outDtype', opts.outDtype, OUT_DTYPES[dtype], null);
+}
+
+const OUT_DTYPES = {
+  __proto__: null,
+  float32: ['float32', 'q8_0', 'q8_1', 'q8_K'],
+  bfloat16: ['bfloat16', 'q8_0', 'q8_1', 'q8_K'],
+  float16: ['float16', 'q8_0', 'q8_1', 'q8_K'],
+};
+
 /** A call checked from its options as read. */
-function check(op, fn, memory, opts, values) {
-  const { slots, options: defaults } = op;
+function check(original, fn, memory, opts, values) {
   // (A record has only its description's options: reading another would reach Object.prototype.)
-  const shape = op.elementwise ? undefined : readShape(fn, opts.shape);
+  const shape = original.elementwise ? undefined : readShape(fn, opts.shape);
+  const dtype = dtypeOf(original, fn, opts, values[0]);
+  const outDtype = outFormatOf(original, fn, opts, dtype);
+  const op = outDtype === null ? original : original.blocked;
+  const { slots, options: defaults } = op;
   const call = new Call(fn, op);
   call.shaped = shape !== undefined;
-  const dtype = dtypeOf(op, fn, opts, values[0]);
   call.dtype = dtype;
+  call.outDtype = outDtype;
   const { records } = call;
   // What a parameter given something that is no array adds to its message (./arrays.js): the signature.
   const { signature } = op;
@@ -276,6 +315,14 @@ function check(op, fn, memory, opts, values) {
     call.stride = resolveStride(fn, opts, shape, call.dim);
     const dimFrom = opts.dim !== undefined || shape !== undefined ? '' : weight !== null ? 'weight' : 'bias';
     call.rows = rowsOf(fn, length, call.dim, call.stride, dimFrom);
+    if (outDtype !== null) {
+      const format = BLOCK_FORMAT[outDtype];
+      if (call.dim % format.values !== 0) {
+        throw new RangeError(`${fn}: options.outDtype '${outDtype}' needs dim (${call.dim}) to be a multiple of ${format.values}, its block size`);
+      }
+      call.outFormatCode = format.code;
+      call.blockRowBytes = (call.dim / format.values) * format.bytes;
+    }
   }
   call.dtypeCode = DTYPE[dtype].code;
   call.weightDtypeCode = DTYPE[call.weightDtype ?? 'float32'].code;
@@ -288,9 +335,13 @@ function check(op, fn, memory, opts, values) {
     if (value === undefined) continue;
     const storage = slot.dtype === 'storage';
     const named = storage && op.hasDtype && opts.dtype !== undefined;
-    const record = measure(fn, slot.name, value, storage ? dtype : slot.dtype, storage ? 'dtype' : '', named, '', slot.dir === OUT);
+    const record = slot.per === BLOCKS
+      ? measure(fn, slot.name, value, outDtype, 'outDtype', true, '', true)
+      : measure(fn, slot.name, value, storage ? dtype : slot.dtype, storage ? 'dtype' : '', named, '', slot.dir === OUT);
     if (slot.per === STAT) requireLength(fn, slot.name, record, call.rows, 'the number of rows');
-    else requireLength(fn, slot.name, record, length, 'x.length');
+    else if (slot.per === BLOCKS) {
+      requireLength(fn, slot.name, record, lengthIn(call, slot), `rows × (dim / ${BLOCK_FORMAT[outDtype].values}) × ${BLOCK_FORMAT[outDtype].bytes} bytes, ${call.rows} rows of ${outDtype} blocks`);
+    } else requireLength(fn, slot.name, record, length, 'x.length');
     records[i] = record;
   }
   const { together } = op;
@@ -324,7 +375,7 @@ function requireLength(fn, name, record, length, what) {
 
 /** Values of a slot's array in a call: x's length for a per-row one, one a row, or dim. */
 function lengthIn(call, slot) {
-  return slot.per === ROW ? call.length : slot.per === STAT ? call.rows : call.dim;
+  return slot.per === ROW ? call.length : slot.per === STAT ? call.rows : slot.per === BLOCKS ? call.rows * call.blockRowBytes : call.dim;
 }
 
 /**
@@ -340,7 +391,7 @@ export function makeResults(call) {
     const i = results[k];
     const slot = slots[i];
     if (slot.made >= 0 && records[slot.made] === null) continue;
-    const dtype = slot.dtype === 'storage' ? call.dtype : 'float32';
+    const dtype = slot.dtype === 'storage' ? call.dtype : slot.dtype === 'blocks' ? call.outDtype : 'float32';
     if (records[i] === null) records[i] = newOutput(dtype, lengthIn(call, slot));
     else if (records[i].owned) renewOutput(records[i]);
   }

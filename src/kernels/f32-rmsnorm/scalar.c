@@ -5,7 +5,9 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "../q8_blocks.h"
 #include "scalar_steps.h"
 
 RMSNORM_INLINE float block_sumsq(const void* x, size_t n, int dtype) {
@@ -32,5 +34,10 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   return block_sumsq((const char*) next + start * dtype_size(dtype), n, dtype);
 }
 
+static void quantize_block(const void* x, int dtype, int format, uint8_t* out) {
+  q8_quantize_block_scalar(x, dtype, format, out);
+}
+
 #define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__scalar
+#define RMSNORM_F32_Q8_KERNEL rmsnorm_wasm_f32_rmsnorm_q8_ukernel__scalar
 #include "rows.inc"

@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../f32-convert/convert_f32.h"
 #include "../float16_wasmsimd.h"
+#include "../q8_blocks.h"
 #include "../simd128.h"
 #include "scalar_steps.h"
 
@@ -259,15 +261,11 @@ RMSNORM_INLINE void write4(const void* src, const void* w, void* y, size_t i, v1
   store4(y, i, weigh4(v, vw, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
 }
 
-/* The 1..3 values a row's vector loop leaves over, with every choice made at
- * run time: one shared copy instead of one per specialization. */
-static __attribute__((noinline)) void write_tail(const void* src, const void* w, void* y,
-                                                 size_t start, size_t end, float inv,
-                                                 float weight_offset, int dtype, int weight_dtype,
-                                                 bool offset, int cast_mode) {
-  scalar_write_row(src, w, y, start, end, inv, 1.0f, false, weight_offset, dtype, weight_dtype,
-                   offset, cast_mode);
-}
+/* The 1..3 values a row's vector loop leaves over go to rows.inc's one
+ * shared copy of the scalar writer, with every choice made at run time. */
+static void write_scalar(const void* src, const void* w, void* y, size_t start, size_t end,
+                         float inv, float scale, float weight_offset, int dtype, int weight_dtype,
+                         bool offset, int cast_mode);
 
 RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t dim, float inv,
                               float weight_offset, int dtype, int weight_dtype, bool offset,
@@ -294,7 +292,7 @@ RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t di
     write4(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
   }
   if (i < dim) {
-    write_tail(src, w, y, i, dim, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
+    write_scalar(src, w, y, i, dim, inv, 1.0f, weight_offset, dtype, weight_dtype, offset, cast_mode);
   }
 }
 
@@ -376,11 +374,134 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
       write4(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
     }
     if (i < end) {
-      write_tail(src, w, y, i, end, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
+      write_scalar(src, w, y, i, end, inv, 1.0f, weight_offset, dtype, weight_dtype, offset,
+                   cast_mode);
     }
   }
   return fold_accumulators(vacc, dtype);
 }
 
+/* ---- ggml blocks (../q8_blocks.h, whose rule these follow) ----------------
+ * Four values a vector. The rule's int8 conversion is i32x4.trunc_sat (NaN
+ * to 0, saturating) and the two saturating narrows. q8_K's nearest_int is
+ * f32x4.nearest before it; q8_0's and q8_1's roundf is the truncation of
+ * v + copysign(0.5 - 2^-25, v), which equals roundf(v) for every float
+ * (checked for all 2^32 patterns when this was written): below 0.5 it
+ * cannot carry into the next integer, and from 0.5 up the sum rounds to it. */
+
+RMSNORM_INLINE v128_t half_away4(v128_t v) {
+  return wasm_f32x4_add(v, wasm_v128_or(wasm_f32x4_splat(0x1.fffffep-2f),
+                                        wasm_v128_and(v, wasm_f32x4_splat(-0.0f))));
+}
+
+/* Sixteen values (four vectors) truncated to sixteen int8 lanes, by the rule's conversion. */
+RMSNORM_INLINE v128_t to_int8x16(const v128_t r[4]) {
+  const v128_t lo = wasm_i16x8_narrow_i32x4(wasm_i32x4_trunc_sat_f32x4(r[0]), wasm_i32x4_trunc_sat_f32x4(r[1]));
+  const v128_t hi = wasm_i16x8_narrow_i32x4(wasm_i32x4_trunc_sat_f32x4(r[2]), wasm_i32x4_trunc_sat_f32x4(r[3]));
+  return wasm_i8x16_narrow_i16x8(lo, hi);
+}
+
+/* The sum of sixteen int8 lanes. */
+RMSNORM_INLINE int32_t sum_int8x16(v128_t q) {
+  const v128_t v = wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_extadd_pairwise_i8x16(q));
+  const v128_t pair = wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  return wasm_i32x4_extract_lane(wasm_i32x4_add(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2)), 0);
+}
+
+/* The largest lane of v, none of them NaN. */
+RMSNORM_INLINE float max_lane(v128_t v) {
+  const v128_t pair = wasm_f32x4_pmax(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  return wasm_f32x4_extract_lane(wasm_f32x4_pmax(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2)), 0);
+}
+
+/* q8_0 or q8_1 of 32 float32 values. The lanes find amax in any order:
+ * without a NaN, MAX's order does not matter; in a block with a NaN, MAX's
+ * order decides it, and the scalar loop of the rule finds it (the rest
+ * quantizes NaN as the rule does: to 0). */
+static __attribute__((noinline)) void quantize32(const float* x, uint8_t* out, bool with_sum) {
+  v128_t v[8];
+  v128_t vmax = wasm_f32x4_splat(0.0f);
+  v128_t vnan = wasm_i32x4_splat(0);
+  for (size_t k = 0; k < 8; k++) {
+    v[k] = wasm_v128_load(x + 4 * k);
+    vmax = wasm_f32x4_pmax(vmax, wasm_f32x4_abs(v[k]));
+    vnan = wasm_v128_or(vnan, wasm_f32x4_ne(v[k], v[k]));
+  }
+  const float d = (wasm_v128_any_true(vnan) ? q8_amax32(x, RMSNORM_F32) : max_lane(vmax)) / 127.0f;
+  const v128_t vid = wasm_f32x4_splat(d != 0.0f ? 1.0f / d : 0.0f);
+  uint8_t* qs = out + (with_sum ? 4 : 2);
+  int32_t sum = 0;
+  for (size_t h = 0; h < 2; h++) {
+    v128_t r[4];
+    for (size_t k = 0; k < 4; k++) {
+      r[k] = half_away4(wasm_f32x4_mul(v[4 * h + k], vid));
+    }
+    const v128_t q = to_int8x16(r);
+    wasm_v128_store(qs + 16 * h, q);
+    sum += sum_int8x16(q);
+  }
+  q8_put16(out, f32_to_f16(d));
+  if (with_sum) {
+    q8_put16(out + 2, f32_to_f16((float) sum * d));
+  }
+}
+
+/* q8_K of 256 float32 values: amax with pmax, which keeps its first
+ * operand against a NaN (as `|x| > amax` never picks one), then the first
+ * value of that magnitude, then the quants sixteen at a time with their
+ * bsums. */
+static __attribute__((noinline)) void quantize256(const float* x, uint8_t* out) {
+  v128_t vmax = wasm_f32x4_splat(0.0f);
+  for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
+    vmax = wasm_f32x4_pmax(vmax, wasm_f32x4_abs(wasm_v128_load(x + i)));
+  }
+  const float amax = max_lane(vmax);
+  if (amax == 0.0f) {
+    memset(out, 0, Q8_K_BYTES);
+    return;
+  }
+  const v128_t vamax = wasm_f32x4_splat(amax);
+  float max = amax;
+  for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
+    const uint32_t lanes = wasm_i32x4_bitmask(wasm_f32x4_eq(wasm_f32x4_abs(wasm_v128_load(x + i)), vamax));
+    if (lanes != 0) {
+      max = x[i + (size_t) __builtin_ctz(lanes)];
+      break;
+    }
+  }
+  const float iscale = -127.0f / max;
+  const v128_t viscale = wasm_f32x4_splat(iscale);
+  for (size_t g = 0; g < Q8_K_VALUES / 16; g++) {
+    v128_t r[4];
+    for (size_t k = 0; k < 4; k++) {
+      r[k] = wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(x + 16 * g + 4 * k), viscale));
+    }
+    const v128_t q = to_int8x16(r);
+    wasm_v128_store(out + 4 + 16 * g, q);
+    q8_put16(out + Q8_K_BSUMS + 2 * g, (uint16_t) (int16_t) sum_int8x16(q));
+  }
+  const float d = 1.0f / iscale;
+  memcpy(out, &d, sizeof d);
+}
+
+/* One block. 16-bit values are widened first (exactly, by the converters'
+ * kernel), so that one copy of each quantizer serves every storage dtype
+ * (the module's size budget). */
+static void quantize_block(const void* x, int dtype, int format, uint8_t* out) {
+  float widened[Q8_K_VALUES] __attribute__((aligned(16)));
+  const float* values = (const float*) x;
+  if (dtype != RMSNORM_F32) {
+    rmsnorm_wasm_f32_widen_ukernel__wasmsimd((const uint16_t*) x, widened, q8_block_values(format),
+                                             dtype);
+    values = widened;
+  }
+  if (format == RMSNORM_Q8_K) {
+    quantize256(values, out);
+  } else {
+    quantize32(values, out, format == RMSNORM_Q8_1);
+  }
+}
+
 #define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd
+#define RMSNORM_F32_Q8_KERNEL rmsnorm_wasm_f32_rmsnorm_q8_ukernel__wasmsimd
 #include "rows.inc"
