@@ -34,8 +34,11 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   return block_sumsq((const char*) next + start * dtype_size(dtype), n, dtype);
 }
 
-static void quantize_block(const void* x, int dtype, int format, uint8_t* out) {
-  q8_quantize_block_scalar(x, dtype, format, out);
+static void quantize_blocks(const void* x, size_t n, int dtype, int format, uint8_t* out) {
+  const size_t values = q8_block_values(format);
+  for (size_t i = 0; i < n; i += values, out += q8_block_bytes(format)) {
+    q8_quantize_block_scalar((const char*) x + i * dtype_size(dtype), dtype, format, out);
+  }
 }
 
 #define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__scalar
