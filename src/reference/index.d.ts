@@ -4,6 +4,8 @@
 
 import type {
   addRmsNorm as wasmAddRmsNorm,
+  BlockFormat,
+  dequantize as wasmDequantize,
   fromFloat32 as wasmFromFloat32,
   layerNorm as wasmLayerNorm,
   layerNormBackward as wasmLayerNormBackward,
@@ -13,8 +15,8 @@ import type {
 } from '../index.js';
 
 export type {
-  ArrayOf, ConvertOptions, Dtype, Dtype16, LayerNormBackwardOptions, LayerNormOptions, NormResult, PreparedCall,
-  RmsNormBackwardOptions, RmsNormOptions, Storage, WeightOf,
+  ArrayOf, BlockFormat, ConvertOptions, Dtype, Dtype16, LayerNormBackwardOptions, LayerNormOptions, NormResult, PreparedCall,
+  RmsNormBackwardOptions, RmsNormBlockOptions, RmsNormOptions, Storage, WeightOf,
 } from '../index.js';
 
 /**
@@ -50,3 +52,17 @@ export declare const toFloat32: typeof wasmToFloat32;
 
 /** float32 rounded to 16-bit patterns in plain JavaScript, bit-identical to `fromFloat32` from `'rmsnorm-wasm'`. */
 export declare const fromFloat32: typeof wasmFromFloat32;
+
+/**
+ * float32 values as ggml blocks of `options.dtype`, as ggml's
+ * `quantize_row_q8_0_ref`, `quantize_row_q8_1_ref` or `quantize_row_q8_K_ref`
+ * makes them (where their C is undefined, the package's rule: NaN to 0, the
+ * rest saturating): a new `Uint8Array` of `x.length / block size` blocks.
+ * The quantizer `rmsNorm(x, w, { outDtype })` applies to its own output.
+ * `TypeError` for an `x` that is no `Float32Array` or a missing or unknown
+ * dtype, `RangeError` for a length that is not a multiple of the block size.
+ */
+export declare function quantize(x: Float32Array, options: { dtype: BlockFormat }): Uint8Array;
+
+/** ggml blocks back to float32, the same function as `dequantize` from `'rmsnorm-wasm'`. */
+export declare const dequantize: typeof wasmDequantize;
