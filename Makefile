@@ -28,7 +28,7 @@ KERNEL_SOURCES := $(wildcard $(addsuffix /*.c,$(KERNEL_DIRS)))
 # The exported C ABI (src/abi/exports.c, src/loader/abi.js): the kernels the
 # descriptions call (src/ops/descriptions.js, the 16-bit converters among
 # them), and the allocator of the modules that own their memory.
-KERNEL_EXPORTS := _rmsnorm,_rmsnorm_q8,_layernorm_f32,_rmsnorm_backward_f32,_layernorm_backward_f32,_convert_to_f32,_convert_from_f32
+KERNEL_EXPORTS := _rmsnorm,_rmsnorm_q8,_layernorm_f32,_rmsnorm_backward_f32,_layernorm_backward_f32,_convert_to_f32,_convert_from_f32,_quantize_q8
 MODULE_EXPORTS := $(KERNEL_EXPORTS)
 EXPORTS := $(MODULE_EXPORTS),_malloc,_free
 

@@ -629,6 +629,25 @@ export interface BoundKernels {
 export function bindMemory(memory: WebAssembly.Memory, options: BindMemoryOptions): Promise<BoundKernels>;
 
 /**
+ * float32 values as ggml blocks of `options.dtype`, by the rule of the
+ * norms' block outputs (ggml's `quantize_row_q8_*_ref`; NaN to 0 and
+ * saturation where its C is undefined): `options.out`, or a new
+ * `Uint8Array` of `x.length / block size` blocks. The quantizer for
+ * activations no norm writes (an attention output before its projection).
+ * `TypeError` for an `x` that is no `Float32Array` (or float32 tensor) or a
+ * missing or unknown dtype, `RangeError` for a length that is not a
+ * multiple of the block size, a wrong `out` length or an overlapping `out`.
+ *
+ * @example
+ * const src1 = quantize(attnOut, { dtype: 'q8_0' }); // 34 bytes per 32 values
+ */
+export function quantize(x: Storage<'float32'>, options: { dtype: BlockFormat; out?: Uint8Array }): Uint8Array;
+export declare namespace quantize {
+  /** The call `quantize(x, options)`, checked now and run by `.run()`. */
+  function prepare(x: Storage<'float32'>, options: { dtype: BlockFormat; out?: Uint8Array }): PreparedCall<Uint8Array>;
+}
+
+/**
  * ggml blocks of `options.dtype` back to float32, as ggml's
  * `dequantize_row_*` (`qs · d`, one float32 product each): a new
  * `Float32Array` of `(bytes.length / block bytes) × block size` values.

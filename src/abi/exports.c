@@ -104,6 +104,13 @@ void convert_from_f32(address src, address dst, count n, int32_t dtype) {
   UKERNEL(narrow)(AT(const float, src), AT(uint16_t, dst), (size_t) n, dtype);
 }
 
+/* The quantizer alone: `blocks` ggml blocks of `format` from float32 src to dst
+ * (1 q8_0, 2 q8_1, 3 q8_K; ../kernels/q8_blocks.h), packed. */
+EMSCRIPTEN_KEEPALIVE
+void quantize_q8(address src, address dst, count blocks, int32_t format) {
+  UKERNEL(quantize_q8)(AT(const float, src), AT(void, dst), (size_t) blocks, format);
+}
+
 #if !defined(__EMSCRIPTEN__)
 /* The kernels' stack pointer, which the loader sets to the top of the region
  * an engine lends (src/api/bind.js), as Emscripten's builds export it: the

@@ -15,7 +15,9 @@
 //   `blocks`, an output options.outDtype may make ggml blocks (a row of
 //   blocks, BLOCKS in ./resolve.js), with `c.outFormatCode` not 0 then.
 // - elementwise: a function of each value alone (the converters): its
-//   arrays are rows of one value, no dim, eps or row stride.
+//   arrays are rows of one value, no dim, eps or row stride. blockwise: a
+//   function of each ggml block alone (the quantizer): its rows are blocks
+//   of the format options.dtype names.
 // - kernel(exports, call, pointers, rows): pointers by slot name, 0 for an
 //   array not given (the kernels' "absent"; no array is ever at address 0);
 //   `call.stride` is the row stride in values (src/abi/exports.c).
@@ -135,9 +137,19 @@ export const fromFloat32 = define('fromFloat32', {
   returns: 'out', exports: ['convert_from_f32'], kernel: (e, c, p, n) => e.convert_from_f32(p.x, p.out, n, c.dtypeCode),
 });
 
+// The quantizer alone: float32 values to ggml blocks of options.dtype
+// (required), by the rule the norms' block outputs follow
+// (src/kernels/q8_blocks.h). Blockwise: its rows are blocks, of the
+// format's block size, and x.length must be a whole number of them.
+export const quantize = define('quantize', {
+  params: ['x'], options: { dtype: undefined, out: undefined }, blockwise: true,
+  arrays: { x: { param: 0, per: ROW, dir: IN, dtype: 'float32' }, out: { per: ROW, dir: OUT, result: true, blocks: true } },
+  returns: 'out', exports: ['quantize_q8'], kernel: (e, c, p, n) => e.quantize_q8(p.x, p.out, n, c.outFormatCode),
+});
+
 /** Every description, by public name. */
 export const OPS = Object.freeze({
-  __proto__: null, rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, toFloat32, fromFloat32,
+  __proto__: null, rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, toFloat32, fromFloat32, quantize,
 });
 export const OP_NAMES = Object.freeze(Object.keys(OPS));
 

@@ -4,7 +4,7 @@
 // order and before anything is written. The wasm API and the reference
 // both resolve here, so both throw the same error for the same mistake.
 
-import { BLOCK_FORMAT, CAST_MODE, DTYPE } from '../loader/abi.js';
+import { BLOCK_FORMAT, BLOCK_FORMATS, CAST_MODE, DTYPE } from '../loader/abi.js';
 import { defineProperty, freeze, isView, keys, kindOf, List, ownWeakMap, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { tensorHolding } from '../loader/memory.js';
 import { measure, newOutput, renewOutput, stillHolds, weightDtypeOf } from './arrays.js';
@@ -72,7 +72,7 @@ function definition(name, spec, asBlocks, blocked = null) {
     pointers: template(names, 0), given: template(names, null), pairs, remembered: new Remembered(),
     together: spec.together === undefined ? null : [index[spec.together[0]], index[spec.together[1]]],
     hasDtype: 'dtype' in spec.options, hasCastMode: 'castMode' in spec.options, elementwise: spec.elementwise === true,
-    blocked,
+    blockwise: spec.blockwise === true, blocked,
     x: index.x, weight: index.weight ?? -1, bias: index.bias ?? -1, weightAt: spec.arrays.weight?.param ?? -1,
     paramSlots, optionSlots, results, signature: `${signature}options?)`,
     returnSlots: typeof spec.returns === 'string' ? index[spec.returns] : spec.returns.map((key) => index[key]),
@@ -228,6 +228,7 @@ export function resolveOnce(op, fn, memory, a, b, c, d, e) {
 /** What the call's dtype is: options.dtype, else float16 for a Float16Array x, else float32
  * (a converter's must be 16-bit, named unless x is a Float16Array). */
 function dtypeOf(op, fn, opts, x) {
+  if (op.blockwise) return 'float32';
   const inferred = op.slots[op.x].dtype === 'storage' && isView(x) && kindOf(x) === 'Float16Array' ? 'float16' : undefined;
   if (!op.elementwise) return op.hasDtype ? dtypeOption(fn, opts.dtype, inferred ?? 'float32') : 'float32';
   if (opts.dtype === undefined && inferred === undefined) {
@@ -241,6 +242,10 @@ const SIXTEEN_BIT = ['bfloat16', 'float16'];
 /** The block format options.outDtype names, or null: the storage dtype
  * (which it may also name). Only a description with a blocked form has it. */
 function outFormatOf(op, fn, opts, dtype) {
+  if (op.blockwise) {
+    if (opts.dtype === undefined) throw new TypeError(`${fn}: options.dtype is required: 'q8_0', 'q8_1' or 'q8_K', the block format`);
+    return oneOf(fn, 'options.dtype', opts.dtype, BLOCK_FORMATS, undefined);
+  }
   if (op.blocked === null || opts.outDtype === undefined || opts.outDtype === dtype) return null;
   return oneOf(fn, 'options.outDtype', opts.outDtype, OUT_DTYPES[dtype], null);
 }
@@ -255,7 +260,7 @@ const OUT_DTYPES = {
 /** A call checked from its options as read. */
 function check(original, fn, memory, opts, values) {
   // (A record has only its description's options: reading another would reach Object.prototype.)
-  const shape = original.elementwise ? undefined : readShape(fn, opts.shape);
+  const shape = original.elementwise || original.blockwise ? undefined : readShape(fn, opts.shape);
   const dtype = dtypeOf(original, fn, opts, values[0]);
   const outDtype = outFormatOf(original, fn, opts, dtype);
   const op = outDtype === null ? original : original.blocked;
@@ -302,6 +307,16 @@ function check(original, fn, memory, opts, values) {
     call.dim = 1;
     call.stride = 1;
     call.rows = length;
+  } else if (op.blockwise) {
+    const format = BLOCK_FORMAT[outDtype];
+    if (length % format.values !== 0) {
+      throw new RangeError(`${fn}: x.length (${length}) must be a multiple of ${format.values}, the ${outDtype} block size`);
+    }
+    call.dim = format.values;
+    call.stride = format.values;
+    call.rows = length / format.values;
+    call.outFormatCode = format.code;
+    call.blockRowBytes = format.bytes;
   } else {
     call.eps = float32Option(fn, 'options.eps', opts.eps, defaults.eps, true);
     if (op.hasCastMode) {
@@ -340,7 +355,8 @@ function check(original, fn, memory, opts, values) {
       : measure(fn, slot.name, value, storage ? dtype : slot.dtype, storage ? 'dtype' : '', named, '', slot.dir === OUT);
     if (slot.per === STAT) requireLength(fn, slot.name, record, call.rows, 'the number of rows');
     else if (slot.per === BLOCKS) {
-      requireLength(fn, slot.name, record, lengthIn(call, slot), `rows × (dim / ${BLOCK_FORMAT[outDtype].values}) × ${BLOCK_FORMAT[outDtype].bytes} bytes, ${call.rows} rows of ${outDtype} blocks`);
+      const blocks = (call.rows * call.dim) / BLOCK_FORMAT[outDtype].values;
+      requireLength(fn, slot.name, record, lengthIn(call, slot), `the bytes of ${blocks} ${outDtype} blocks of ${BLOCK_FORMAT[outDtype].bytes}`);
     } else requireLength(fn, slot.name, record, length, 'x.length');
     records[i] = record;
   }

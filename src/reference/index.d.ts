@@ -6,6 +6,7 @@ import type {
   addRmsNorm as wasmAddRmsNorm,
   BlockFormat,
   dequantize as wasmDequantize,
+  quantize as wasmQuantize,
   fromFloat32 as wasmFromFloat32,
   layerNorm as wasmLayerNorm,
   layerNormBackward as wasmLayerNormBackward,
@@ -53,16 +54,8 @@ export declare const toFloat32: typeof wasmToFloat32;
 /** float32 rounded to 16-bit patterns in plain JavaScript, bit-identical to `fromFloat32` from `'rmsnorm-wasm'`. */
 export declare const fromFloat32: typeof wasmFromFloat32;
 
-/**
- * float32 values as ggml blocks of `options.dtype`, as ggml's
- * `quantize_row_q8_0_ref`, `quantize_row_q8_1_ref` or `quantize_row_q8_K_ref`
- * makes them (where their C is undefined, the package's rule: NaN to 0, the
- * rest saturating): a new `Uint8Array` of `x.length / block size` blocks.
- * The quantizer `rmsNorm(x, w, { outDtype })` applies to its own output.
- * `TypeError` for an `x` that is no `Float32Array` or a missing or unknown
- * dtype, `RangeError` for a length that is not a multiple of the block size.
- */
-export declare function quantize(x: Float32Array, options: { dtype: BlockFormat }): Uint8Array;
+/** float32 values to ggml blocks in plain JavaScript, bit-identical to `quantize` from `'rmsnorm-wasm'`. */
+export declare const quantize: typeof wasmQuantize;
 
 /** ggml blocks back to float32, the same function as `dequantize` from `'rmsnorm-wasm'`. */
 export declare const dequantize: typeof wasmDequantize;

@@ -11,7 +11,9 @@
 
 import { BLOCK_FORMAT, BLOCK_FORMATS } from '../loader/abi.js';
 import { abs, copyInto, floor, Float32Array, fround, isView, kindOf, lengthOf, RangeError, TypeError, Uint32Array, Uint8Array } from '../loader/intrinsics.js';
+import { quantize as QUANTIZE } from '../ops/descriptions.js';
 import { describe, oneOf, optionReader } from '../ops/options.js';
+import { referenceFunction } from './calls.js';
 import { float16ToNumber, numberToFloat16 } from './float16.js';
 
 const f32 = new Float32Array(1);
@@ -159,17 +161,17 @@ export function dequantizeValues(bytes, dtype) {
 
 const readOptions = optionReader({ dtype: undefined });
 
-/** options.dtype of quantize and dequantize: a block format, required. */
+/** options.dtype of dequantize: a block format, required. */
 function formatOption(fn, options) {
   const { dtype } = readOptions(fn, options);
   if (dtype === undefined) throw new TypeError(`${fn}: options.dtype is required: ${"'q8_0', 'q8_1' or 'q8_K'"}`);
   return oneOf(fn, 'options.dtype', dtype, BLOCK_FORMATS, undefined);
 }
 
-/** A copy of a typed array of `kind`, measured through the intrinsics (no caller code runs after). */
+/** A copy of a Uint8Array, measured through the intrinsics (no caller code runs after). */
 function copyOf(fn, name, value, kind, what) {
   if (!isView(value) || kindOf(value) !== kind) throw new TypeError(`${fn}: ${name} must be ${what}, got ${describe(value)}`);
-  const copy = kind === 'Float32Array' ? new Float32Array(lengthOf(value)) : new Uint8Array(lengthOf(value));
+  const copy = new Uint8Array(lengthOf(value));
   copyInto(copy, value, 0);
   return copy;
 }
@@ -178,14 +180,9 @@ function copyOf(fn, name, value, kind, what) {
  * float32 values as ggml blocks of options.dtype ('q8_0', 'q8_1' or
  * 'q8_K'): a new Uint8Array of (x.length / block size) blocks, as ggml's
  * quantize_row_*_ref writes them (the rule in src/kernels/q8_blocks.h).
+ * Same signature, options and errors as `quantize`.
  */
-export function quantize(x, options) {
-  const dtype = formatOption('quantize', options);
-  const values = copyOf('quantize', 'x', x, 'Float32Array', 'a Float32Array');
-  const { values: n } = BLOCK_FORMAT[dtype];
-  if (values.length % n !== 0) throw new RangeError(`quantize: x.length (${values.length}) must be a multiple of ${n}, the ${dtype} block size`);
-  return quantizeValues(values, dtype);
-}
+export const quantize = referenceFunction(QUANTIZE, (call, { x }) => ({ out: quantizeValues(x, call.outDtype) }));
 
 /**
  * ggml blocks of options.dtype ('q8_0', 'q8_1' or 'q8_K') back to float32,

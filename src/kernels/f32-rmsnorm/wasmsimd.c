@@ -560,4 +560,5 @@ static void quantize_blocks(const void* x, size_t n, int dtype, int format, uint
 
 #define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd
 #define RMSNORM_F32_Q8_KERNEL rmsnorm_wasm_f32_rmsnorm_q8_ukernel__wasmsimd
+#define RMSNORM_F32_QUANTIZE_KERNEL rmsnorm_wasm_f32_quantize_q8_ukernel__wasmsimd
 #include "rows.inc"
