@@ -61,8 +61,8 @@ void rmsnorm_q8(address x, address residual, address w, address y, address rstd,
                 int32_t cast_mode, float weight_offset, int32_t format) {
   UKERNEL(rmsnorm_q8)
   (AT(const void, x), AT(void, residual), AT(const void, w), AT(void, y), AT(float, rstd),
-   (size_t) rows, (size_t) dim, (size_t) stride, eps, dtype, weight_dtype, cast_mode,
-   weight_offset, format);
+   (size_t) rows, (size_t) dim, (size_t) stride, eps, dtype, weight_dtype, cast_mode, weight_offset,
+   format);
 }
 
 EMSCRIPTEN_KEEPALIVE

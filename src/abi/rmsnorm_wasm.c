@@ -22,8 +22,8 @@ const char* rmsnorm_wasm_status_string(rmsnorm_wasm_status status) {
       return "dim must be >= 1 and every array's size in bytes fit in size_t";
     case RMSNORM_WASM_ERROR_EPS: return "eps must be finite and >= 0";
     case RMSNORM_WASM_ERROR_OPTION:
-      return "unknown dtype or cast mode (the converters take a 16-bit dtype), or weight_offset "
-             "not finite";
+      return "unknown dtype, cast mode or block format (the converters take a 16-bit dtype), or "
+             "weight_offset not finite";
     case RMSNORM_WASM_ERROR_OVERLAP:
       return "an output shares a byte with another array's values (only y == x and dx == dy are "
              "allowed)";
@@ -543,11 +543,11 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_q8(const void* x, void* residual, const
                                             rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
                                             rmsnorm_wasm_block_format format) {
   rmsnorm_wasm_call call;
-  return ran(&call,
-             rmsnorm_wasm_prepare_rmsnorm_q8(&call, x, residual, weight, out, rstd, rows, dim, dim,
-                                             eps, dtype, weight_dtype, cast_mode, weight_offset,
-                                             format),
-             run_rmsnorm_q8);
+  return ran(
+      &call,
+      rmsnorm_wasm_prepare_rmsnorm_q8(&call, x, residual, weight, out, rstd, rows, dim, dim, eps,
+                                      dtype, weight_dtype, cast_mode, weight_offset, format),
+      run_rmsnorm_q8);
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows,

@@ -37,10 +37,11 @@
  * ARGUMENTS
  * Every entry point returning rmsnorm_wasm_status checks its arguments first
  * and, if one is wrong, returns a nonzero status without reading or writing
- * any array. The checks are the JS API's, in this order: dtype, weight_dtype
- * and cast_mode known, weight_offset finite (ERROR_OPTION); dim >= 1
- * (ERROR_DIM); row_stride >= dim (ERROR_STRIDE); the rows' span,
- * (rows - 1) * row_stride + dim values, fits in size_t bytes (ERROR_DIM); eps
+ * any array. The checks are the JS API's, in this order: dtype, weight_dtype,
+ * cast_mode and block format known, weight_offset finite (ERROR_OPTION);
+ * dim >= 1 (ERROR_DIM); row_stride >= dim (ERROR_STRIDE); the rows' span,
+ * (rows - 1) * row_stride + dim values, fits in size_t bytes (ERROR_DIM); for
+ * a block output, dim a multiple of the block size (ERROR_BLOCK); eps
  * finite and >= 0, -0 counting as 0 (ERROR_EPS); with rows == 0 nothing is
  * touched and the call succeeds; every array the operation needs is non-NULL
  * (ERROR_NULL); every array's size in bytes fits in size_t (ERROR_DIM);
@@ -120,7 +121,7 @@ typedef enum rmsnorm_wasm_status {
   RMSNORM_WASM_ERROR_NULL = 1,    /* a required array is NULL */
   RMSNORM_WASM_ERROR_DIM = 2,     /* dim == 0, or an array's size in bytes overflows size_t */
   RMSNORM_WASM_ERROR_EPS = 3,     /* eps negative, infinite or NaN */
-  RMSNORM_WASM_ERROR_OPTION = 4,  /* unknown dtype or cast mode; weight_offset not finite */
+  RMSNORM_WASM_ERROR_OPTION = 4,  /* unknown dtype, cast mode or format; weight_offset not finite */
   RMSNORM_WASM_ERROR_OVERLAP = 5, /* arrays overlap against the aliasing rules */
   RMSNORM_WASM_ERROR_RANGE = 6,   /* an array's pointer + size runs past the address space */
   RMSNORM_WASM_ERROR_STRIDE = 7,  /* row_stride below dim */

@@ -744,26 +744,24 @@ static void q8_error_cases(void) {
   uint8_t* out = output_array(4 * Q8_BYTES_FOR_TEST);
   uint8_t* out_in = copy_of(out, 4 * Q8_BYTES_FOR_TEST);
   rmsnorm_wasm_call call;
-  const rmsnorm_wasm_status not_a_multiple =
-      rmsnorm_wasm_rmsnorm_q8(x, NULL, NULL, out, NULL, 2, 48, 1e-6f, RMSNORM_WASM_FLOAT32,
-                              RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_0);
-  const rmsnorm_wasm_status k_not_a_multiple =
-      rmsnorm_wasm_rmsnorm_q8(x, NULL, NULL, out, NULL, 1, 128, 1e-6f, RMSNORM_WASM_FLOAT32,
-                              RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_K);
+  const rmsnorm_wasm_status not_a_multiple = rmsnorm_wasm_rmsnorm_q8(
+      x, NULL, NULL, out, NULL, 2, 48, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+      RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_0);
+  const rmsnorm_wasm_status k_not_a_multiple = rmsnorm_wasm_rmsnorm_q8(
+      x, NULL, NULL, out, NULL, 1, 128, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+      RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_K);
   const rmsnorm_wasm_status unknown = rmsnorm_wasm_rmsnorm_q8(
       x, NULL, NULL, out, NULL, 2, 64, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
       RMSNORM_WASM_CAST_LLAMA, 0.0f, (rmsnorm_wasm_block_format) 4);
-  const rmsnorm_wasm_status over_x =
-      rmsnorm_wasm_rmsnorm_q8(x, NULL, NULL, (uint8_t*) x + 8, NULL, 2, 64, 1e-6f,
-                              RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA,
-                              0.0f, RMSNORM_WASM_Q8_0);
-  const rmsnorm_wasm_status in_place =
-      rmsnorm_wasm_rmsnorm_q8(x, NULL, NULL, x, NULL, 2, 64, 1e-6f, RMSNORM_WASM_FLOAT32,
-                              RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_1);
-  const rmsnorm_wasm_status null_out =
-      rmsnorm_wasm_prepare_rmsnorm_q8(&call, x, NULL, NULL, NULL, NULL, 2, 64, 64, 1e-6f,
-                                      RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
-                                      RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_0);
+  const rmsnorm_wasm_status over_x = rmsnorm_wasm_rmsnorm_q8(
+      x, NULL, NULL, (uint8_t*) x + 8, NULL, 2, 64, 1e-6f, RMSNORM_WASM_FLOAT32,
+      RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_0);
+  const rmsnorm_wasm_status in_place = rmsnorm_wasm_rmsnorm_q8(
+      x, NULL, NULL, x, NULL, 2, 64, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+      RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_1);
+  const rmsnorm_wasm_status null_out = rmsnorm_wasm_prepare_rmsnorm_q8(
+      &call, x, NULL, NULL, NULL, NULL, 2, 64, 64, 1e-6f, RMSNORM_WASM_FLOAT32,
+      RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_0);
   rmsnorm_wasm_run(&call); /* a refused prepare runs as nothing */
   begin_case("q8Errors");
   print_number("notAMultiple", not_a_multiple);
@@ -773,7 +771,8 @@ static void q8_error_cases(void) {
   print_number("inPlace", in_place);
   print_number("nullOut", null_out);
   print_number("rowBytes", (double) rmsnorm_wasm_block_row_bytes(RMSNORM_WASM_Q8_K, 512));
-  print_number("rowBytesNotAMultiple", (double) rmsnorm_wasm_block_row_bytes(RMSNORM_WASM_Q8_0, 48));
+  print_number("rowBytesNotAMultiple",
+               (double) rmsnorm_wasm_block_row_bytes(RMSNORM_WASM_Q8_0, 48));
   print_number("kept", memcmp(x, x_in, 128 * sizeof(float)) == 0 &&
                            memcmp(out, out_in, 4 * Q8_BYTES_FOR_TEST) == 0);
   end_case(RMSNORM_WASM_OK);
@@ -1135,8 +1134,8 @@ int main(void) {
           RMSNORM_WASM_Q8_0);
   q8_case(2, 96, 101, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_CAST_LLAMA, 0.0f,
           1, RMSNORM_WASM_Q8_1);
-  q8_case(3, 512, 600, RMSNORM_WASM_FLOAT16, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_GEMMA, 1.0f,
-          0, RMSNORM_WASM_Q8_K);
+  q8_case(3, 512, 600, RMSNORM_WASM_FLOAT16, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_GEMMA, 1.0f, 0,
+          RMSNORM_WASM_Q8_K);
   q8_case(2, 256, 256, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_CAST_GEMMA, 1.0f,
           1, RMSNORM_WASM_Q8_K);
   q8_error_cases();

@@ -184,9 +184,9 @@ static void q8_case(size_t rows, size_t dim, size_t stride, rmsnorm_wasm_dtype d
   if (add) array("residual", residual, rows, dim, stride, dtype);
   array("weight", w, 1, dim, dim, weight_dtype);
   rmsnorm_wasm_call call;
-  const rmsnorm_wasm_status status = rmsnorm_wasm_prepare_rmsnorm_q8(
-      &call, x, residual, w, out, rstd, rows, dim, stride, 1e-6f, dtype, weight_dtype,
-      RMSNORM_WASM_CAST_LLAMA, 0.0f, format);
+  const rmsnorm_wasm_status status =
+      rmsnorm_wasm_prepare_rmsnorm_q8(&call, x, residual, w, out, rstd, rows, dim, stride, 1e-6f,
+                                      dtype, weight_dtype, RMSNORM_WASM_CAST_LLAMA, 0.0f, format);
   rmsnorm_wasm_run(&call);
   if (add) array("residualOut", residual, rows, dim, stride, dtype);
   put(",\"blocks\":\"");

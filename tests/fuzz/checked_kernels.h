@@ -484,10 +484,10 @@ static inline struct call rmsnorm_q8_call(const void* x, const void* residual, c
 /* The block outputs: both implementations in every layout, and the fused
  * blocks must be the scalar quantizer (q8_blocks.h) applied to y of the
  * plain call, and rstd and the residual the plain call's. */
-static void run_rmsnorm_q8_checked(const void* x, const void* residual, const void* w,
-                                   size_t rows, size_t dim, size_t stride, float eps, int dtype,
-                                   int weight_dtype, int cast_mode, float weight_offset,
-                                   int format, unsigned misalign) {
+static inline void run_rmsnorm_q8_checked(const void* x, const void* residual, const void* w,
+                                          size_t rows, size_t dim, size_t stride, float eps,
+                                          int dtype, int weight_dtype, int cast_mode,
+                                          float weight_offset, int format, unsigned misalign) {
   const struct call q8 = rmsnorm_q8_call(x, residual, w, rows, dim, stride, eps, dtype,
                                          weight_dtype, cast_mode, weight_offset, format);
   const struct call plain = rmsnorm_call(x, residual, w, true, true, rows, dim, stride, eps, dtype,
@@ -501,8 +501,9 @@ static void run_rmsnorm_q8_checked(const void* x, const void* residual, const vo
     uint8_t* want = malloc(blocks * bytes + 1);
     if (want == NULL) abort();
     for (size_t b = 0; b < blocks; b++) {
-      q8_quantize_block_scalar((const char*) plain_scalar.of[RMS_Y] + b * values * dtype_size(dtype),
-                               dtype, format, want + b * bytes);
+      q8_quantize_block_scalar(
+          (const char*) plain_scalar.of[RMS_Y] + b * values * dtype_size(dtype), dtype, format,
+          want + b * bytes);
     }
     require_same_bits(q8_scalar.of[RMS_Y], want, &q8.args[RMS_Y],
                       "blocks differ from the scalar quantizer on the plain call's y", &q8);

@@ -189,16 +189,17 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   struct outputs simd = {{NULL}}, scalar = {{NULL}};
   if (op >= 6) {
     const int format = 1 + ((given >> 1) & 7) % 3;
-    const size_t q8_dim = q8_block_values(format) * (1 + (dim - 1) % (format == RMSNORM_Q8_K ? 3 : 8));
+    const size_t q8_dim =
+        q8_block_values(format) * (1 + (dim - 1) % (format == RMSNORM_Q8_K ? 3 : 8));
     const int dtype = (mode >> 2 & 3) % 3;
     const void* x = values(&d, rows * q8_dim, dtype, true);
     const int weight_dtype = (mode >> 4 & 1) ? dtype : (given >> 6) % 3;
     const void* w = weighted ? values(&d, q8_dim, weight_dtype, false) : NULL;
     const void* residual = op == 7 ? values(&d, rows * q8_dim, dtype, false) : NULL;
-    run_rmsnorm_q8_checked(x, residual, w, rows, q8_dim, decode_stride(q8_dim, byte_at(data, size, 5) >> 3),
-                           eps, dtype, weight_dtype,
-                           (mode >> 5 & 1) ? RMSNORM_CAST_GEMMA : RMSNORM_CAST_LLAMA,
-                           decode_weight_offset(mode >> 6, u32_at(data, size, 11)), format, misalign);
+    run_rmsnorm_q8_checked(
+        x, residual, w, rows, q8_dim, decode_stride(q8_dim, byte_at(data, size, 5) >> 3), eps,
+        dtype, weight_dtype, (mode >> 5 & 1) ? RMSNORM_CAST_GEMMA : RMSNORM_CAST_LLAMA,
+        decode_weight_offset(mode >> 6, u32_at(data, size, 11)), format, misalign);
   } else if (op <= 2) {
     /* The 16-bit storage types apply to RMSNorm only. */
     const int dtype = (mode >> 2 & 3) % 3;

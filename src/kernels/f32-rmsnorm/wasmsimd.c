@@ -292,7 +292,8 @@ RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t di
     write4(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
   }
   if (i < dim) {
-    write_scalar(src, w, y, i, dim, inv, 1.0f, weight_offset, dtype, weight_dtype, offset, cast_mode);
+    write_scalar(src, w, y, i, dim, inv, 1.0f, weight_offset, dtype, weight_dtype, offset,
+                 cast_mode);
   }
 }
 
@@ -398,14 +399,15 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
 #define Q8_MAGIC 0x1.8p23f
 
 RMSNORM_INLINE v128_t half_away4(v128_t v) {
-  return wasm_f32x4_add(v, wasm_v128_or(wasm_f32x4_splat(0x1.fffffep-2f),
-                                        wasm_v128_and(v, wasm_f32x4_splat(-0.0f))));
+  return wasm_f32x4_add(
+      v, wasm_v128_or(wasm_f32x4_splat(0x1.fffffep-2f), wasm_v128_and(v, wasm_f32x4_splat(-0.0f))));
 }
 
 /* v as int32 lanes: rounded to even (exact: see above), or truncated with saturation. */
 RMSNORM_INLINE v128_t to_int32x4(v128_t v, bool exact) {
   if (exact) {
-    return wasm_i32x4_sub(wasm_f32x4_add(v, wasm_f32x4_splat(Q8_MAGIC)), wasm_f32x4_splat(Q8_MAGIC));
+    return wasm_i32x4_sub(wasm_f32x4_add(v, wasm_f32x4_splat(Q8_MAGIC)),
+                          wasm_f32x4_splat(Q8_MAGIC));
   }
   return wasm_i32x4_trunc_sat_f32x4(v);
 }
@@ -421,7 +423,8 @@ RMSNORM_INLINE v128_t to_int8x16(const v128_t r[4], bool exact) {
 RMSNORM_INLINE int32_t sum_int8x16(v128_t q) {
   const v128_t v = wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_extadd_pairwise_i8x16(q));
   const v128_t pair = wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
-  return wasm_i32x4_extract_lane(wasm_i32x4_add(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2)), 0);
+  return wasm_i32x4_extract_lane(wasm_i32x4_add(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2)),
+                                 0);
 }
 
 /* The largest of four u32 lanes: the largest magnitude's bits, for lanes
@@ -464,9 +467,9 @@ RMSNORM_INLINE void quantize32(const float* x, uint8_t* out, bool with_sum) {
     vbits = wasm_u32x4_max(vbits, magnitude_bits(v[k]));
   }
   const uint32_t amax_bits = max_lane_u32(vbits);
-  const float d = (amax_bits > UINT32_C(0x7F800000) ? q8_amax32(x, RMSNORM_F32)
-                                                    : f32_from_bits(amax_bits)) /
-                  127.0f;
+  const float d =
+      (amax_bits > UINT32_C(0x7F800000) ? q8_amax32(x, RMSNORM_F32) : f32_from_bits(amax_bits)) /
+      127.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   const v128_t vid = wasm_f32x4_splat(id);
   uint8_t* qs = out + (with_sum ? 4 : 2);
@@ -512,7 +515,8 @@ static __attribute__((noinline)) void quantize256(const float* x, uint8_t* out) 
       vmax = wasm_f32x4_pmax(vmax, wasm_f32x4_abs(wasm_v128_load(x + i)));
     }
     const v128_t pair = wasm_f32x4_pmax(vmax, wasm_i32x4_shuffle(vmax, vmax, 2, 3, 0, 1));
-    amax = wasm_f32x4_extract_lane(wasm_f32x4_pmax(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2)), 0);
+    amax = wasm_f32x4_extract_lane(
+        wasm_f32x4_pmax(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2)), 0);
   }
   if (amax == 0.0f) {
     memset(out, 0, Q8_K_BYTES);
@@ -521,7 +525,8 @@ static __attribute__((noinline)) void quantize256(const float* x, uint8_t* out) 
   const v128_t vamax = wasm_f32x4_splat(amax);
   float max = amax;
   for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
-    const uint32_t lanes = wasm_i32x4_bitmask(wasm_f32x4_eq(wasm_f32x4_abs(wasm_v128_load(x + i)), vamax));
+    const uint32_t lanes =
+        wasm_i32x4_bitmask(wasm_f32x4_eq(wasm_f32x4_abs(wasm_v128_load(x + i)), vamax));
     if (lanes != 0) {
       max = x[i + (size_t) __builtin_ctz(lanes)];
       break;
