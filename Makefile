@@ -28,7 +28,7 @@ KERNEL_SOURCES := $(wildcard $(addsuffix /*.c,$(KERNEL_DIRS)))
 # The exported C ABI (src/abi/exports.c, src/loader/abi.js): the kernels the
 # descriptions call (src/ops/descriptions.js, the 16-bit converters among
 # them), and the allocator of the modules that own their memory.
-KERNEL_EXPORTS := _rmsnorm,_layernorm_f32,_rmsnorm_backward_f32,_layernorm_backward_f32,_convert_to_f32,_convert_from_f32
+KERNEL_EXPORTS := _rmsnorm,_rmsnorm_q8,_layernorm_f32,_rmsnorm_backward_f32,_layernorm_backward_f32,_convert_to_f32,_convert_from_f32,_quantize_q8
 MODULE_EXPORTS := $(KERNEL_EXPORTS)
 EXPORTS := $(MODULE_EXPORTS),_malloc,_free
 
@@ -265,8 +265,8 @@ build/:
 NATIVE_CFLAGS := -O3 -march=x86-64-v2 -std=c11 -Wall -Wextra -Werror -ffp-contract=off -DNDEBUG
 NATIVE_BENCH := build/rmsnorm-native-bench
 bench-native: $(NATIVE_BENCH)
-$(NATIVE_BENCH): tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c $(KERNEL_HEADERS) | build/
-	$(CC_NATIVE) $(NATIVE_CFLAGS) tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c -lm -o $@
+$(NATIVE_BENCH): tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c src/kernels/f32-convert/wasmsimd.c $(KERNEL_HEADERS) | build/
+	$(CC_NATIVE) $(NATIVE_CFLAGS) tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c src/kernels/f32-convert/wasmsimd.c -lm -o $@
 
 # Every input of the vector float16/bfloat16 conversions, and of the SIMD
 # array converters, against the scalar ones

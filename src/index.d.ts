@@ -166,7 +166,37 @@ export type RmsNormOptions<D extends Dtype = 'float32', O extends Storage<D> | u
      * for {@link rmsNormBackward}. Costs one more read of `x`.
      */
     rstd?: Storage<'float32'>;
+    /** The result's format: the storage dtype (the default; see {@link RmsNormBlockOptions} for ggml's blocks). */
+    outDtype?: D;
   };
+
+/**
+ * ggml's 8-bit block formats: `'q8_0'` (`block_q8_0`: float16 `d`, int8
+ * `qs[32]`; 34 bytes a block of 32), `'q8_1'` (`block_q8_1`: float16 `d`
+ * and `s = d·Σqs`, `qs[32]`; 36 bytes) and `'q8_K'` (`block_q8_K`: float32
+ * `d`, `qs[256]`, int16 `bsums[16]`; 292 bytes a block of 256), the input
+ * ggml's `mul_mat` quantizes its activations to.
+ */
+export type BlockFormat = 'q8_0' | 'q8_1' | 'q8_K';
+
+/**
+ * {@link rmsNorm}'s and {@link addRmsNorm}'s options for a result in ggml
+ * blocks: every other option as usual, and the rows written, in the same
+ * pass, as ggml's reference quantizer (`quantize_row_q8_*_ref`) makes
+ * blocks of the values the storage-dtype call would store. `dim` must be a
+ * multiple of the block size (32, or 256 for q8_K), else `RangeError`.
+ */
+export type RmsNormBlockOptions<D extends Dtype = 'float32'> = DtypeOption<D> & Omit<RmsNormOptions<'float32', undefined>, 'dtype' | 'out' | 'outDtype'> & {
+  /** The block format. */
+  outDtype: BlockFormat;
+  /**
+   * Receives the blocks and is returned: exactly `rows × (dim / block size)
+   * × block bytes` bytes, the rows packed (also with a `rowStride`). A view
+   * of the instance's (or a bound) memory is written in place. Must not
+   * overlap `x`, `weight` or the residual, not even exactly.
+   */
+  out?: Uint8Array;
+};
 
 /** What a normalization returns: `options.out` if given, else a new array of the storage dtype. */
 export type NormResult<D extends Dtype, O> = undefined extends O ? ArrayOf<D> | Exclude<O, undefined> : O;
@@ -213,6 +243,11 @@ export interface PreparedCall<R> {
  * // Float32Array [0.5477, -0.3651, 1.0954, -2.9212]
  * rmsNorm(xBits, wBits, { dtype: 'bfloat16', out: xBits }); // Uint16Array bfloat16 bits, in place
  */
+export function rmsNorm<D extends Dtype = 'float32'>(
+  x: Storage<D>,
+  weight: NoInfer<WeightOf<D>> | null,
+  options: RmsNormBlockOptions<D>,
+): Uint8Array;
 export function rmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
   x: Storage<D>,
   weight: NoInfer<WeightOf<D>> | null,
@@ -227,6 +262,11 @@ export declare namespace rmsNorm {
    * const norm = rmsNorm.prepare(hidden, gamma, { eps: 1e-5, out: normed });
    * for (const token of tokens) { ...; norm.run(); ... }
    */
+  function prepare<D extends Dtype = 'float32'>(
+    x: Storage<D>,
+    weight: NoInfer<WeightOf<D>> | null,
+    options: RmsNormBlockOptions<D>,
+  ): PreparedCall<Uint8Array>;
   function prepare<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
     x: Storage<D>,
     weight: NoInfer<WeightOf<D>> | null,
@@ -245,6 +285,12 @@ export declare namespace rmsNorm {
  * @example
  * const y = addRmsNorm(attentionOut, hidden, gamma); // hidden += attentionOut; y = rmsNorm(hidden, gamma)
  */
+export function addRmsNorm<D extends Dtype = 'float32'>(
+  x: Storage<D>,
+  residual: Storage<D>,
+  weight: NoInfer<WeightOf<D>> | null,
+  options: RmsNormBlockOptions<D>,
+): Uint8Array;
 export function addRmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
   x: Storage<D>,
   residual: Storage<D>,
@@ -253,6 +299,12 @@ export function addRmsNorm<D extends Dtype = 'float32', O extends Storage<D> | u
 ): NormResult<D, O>;
 export declare namespace addRmsNorm {
   /** The call `addRmsNorm(x, residual, weight, options)`, checked now and run by `.run()` (each run updates the residual again). */
+  function prepare<D extends Dtype = 'float32'>(
+    x: Storage<D>,
+    residual: Storage<D>,
+    weight: NoInfer<WeightOf<D>> | null,
+    options: RmsNormBlockOptions<D>,
+  ): PreparedCall<Uint8Array>;
   function prepare<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
     x: Storage<D>,
     residual: Storage<D>,
@@ -600,3 +652,35 @@ export interface BoundKernels {
  * a scratch region that is misaligned, too small or outside the memory.
  */
 export function bindMemory(memory: WebAssembly.Memory, options: BindMemoryOptions): Promise<BoundKernels>;
+
+/**
+ * float32 values as ggml blocks of `options.dtype`, by the rule of the
+ * norms' block outputs (ggml's `quantize_row_q8_*_ref`; NaN to 0 and
+ * saturation where its C is undefined): `options.out`, or a new
+ * `Uint8Array` of `x.length / block size` blocks. The quantizer for
+ * activations no norm writes (an attention output before its projection).
+ * `TypeError` for an `x` that is no `Float32Array` (or float32 tensor) or a
+ * missing or unknown dtype, `RangeError` for a length that is not a
+ * multiple of the block size, a wrong `out` length or an overlapping `out`.
+ *
+ * @example
+ * const src1 = quantize(attnOut, { dtype: 'q8_0' }); // 34 bytes per 32 values
+ */
+export function quantize(x: Storage<'float32'>, options: { dtype: BlockFormat; out?: Uint8Array }): Uint8Array;
+export declare namespace quantize {
+  /** The call `quantize(x, options)`, checked now and run by `.run()`. */
+  function prepare(x: Storage<'float32'>, options: { dtype: BlockFormat; out?: Uint8Array }): PreparedCall<Uint8Array>;
+}
+
+/**
+ * ggml blocks of `options.dtype` back to float32, as ggml's
+ * `dequantize_row_*` (`qs · d`, one float32 product each): a new
+ * `Float32Array` of `(bytes.length / block bytes) × block size` values.
+ * Plain JS: needs no `init()`. `TypeError` for bytes that are no
+ * `Uint8Array` or a missing or unknown dtype, `RangeError` for a length
+ * that is not a whole number of blocks.
+ *
+ * @example
+ * dequantize(rmsNorm(x, w, { outDtype: 'q8_0' }), { dtype: 'q8_0' }); // ≈ rmsNorm(x, w)
+ */
+export function dequantize(bytes: Uint8Array, options: { dtype: BlockFormat }): Float32Array;

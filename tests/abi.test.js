@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { ALLOCATOR_EXPORTS, CAST_MODE, CAST_MODES, DTYPE, DTYPES } from '../src/loader/abi.js';
+import { ALLOCATOR_EXPORTS, BLOCK_FORMAT, BLOCK_FORMATS, CAST_MODE, CAST_MODES, DTYPE, DTYPES } from '../src/loader/abi.js';
 import { KERNEL_EXPORTS } from '../src/ops/descriptions.js';
 
 const run = promisify(execFile);
@@ -45,6 +45,25 @@ test('dtype codes: abi.js, the kernels\' enum and the public header\'s are one t
     assert.equal(DTYPE[name].code, code, `DTYPES is in code order (${name})`);
     assert.equal(kernel[KERNEL_DTYPE[name]], code, `${KERNEL_DTYPE[name]}`);
     assert.equal(header[PUBLIC_DTYPE[name]], code, `${PUBLIC_DTYPE[name]}`);
+  });
+});
+
+test('block format codes: abi.js, the kernels\' enum and the public header\'s are one table', async () => {
+  const kernel = enumOf(await source('src/kernels/q8_blocks.h'), 'rmsnorm_q8_format');
+  const header = enumOf(await source('src/abi/rmsnorm_wasm.h'), 'rmsnorm_wasm_block_format');
+  const sizes = await source('src/kernels/q8_blocks.h');
+  assert.deepEqual(Object.keys(BLOCK_FORMAT), BLOCK_FORMATS, 'BLOCK_FORMATS lists every format, in code order');
+  assert.equal(Object.keys(kernel).length, BLOCK_FORMATS.length);
+  assert.equal(Object.keys(header).length, BLOCK_FORMATS.length);
+  const C = { q8_0: ['RMSNORM_Q8_0', 'RMSNORM_WASM_Q8_0', 'Q8_0_BYTES', 'Q8_32_VALUES'], q8_1: ['RMSNORM_Q8_1', 'RMSNORM_WASM_Q8_1', 'Q8_1_BYTES', 'Q8_32_VALUES'],
+    q8_K: ['RMSNORM_Q8_K', 'RMSNORM_WASM_Q8_K', 'Q8_K_BYTES', 'Q8_K_VALUES'] };
+  const define = (name) => Number(new RegExp(`#define ${name} (\\d+)`).exec(sizes)[1]);
+  BLOCK_FORMATS.forEach((name, i) => {
+    assert.equal(BLOCK_FORMAT[name].code, i + 1, `${name}: codes from 1 (0 is the storage dtype)`);
+    assert.equal(kernel[C[name][0]], BLOCK_FORMAT[name].code, C[name][0]);
+    assert.equal(header[C[name][1]], BLOCK_FORMAT[name].code, C[name][1]);
+    assert.equal(define(C[name][2]), BLOCK_FORMAT[name].bytes, C[name][2]);
+    assert.equal(define(C[name][3]), BLOCK_FORMAT[name].values, C[name][3]);
   });
 });
 

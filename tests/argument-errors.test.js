@@ -118,7 +118,7 @@ const ROWS = [
   ['rmsNorm', 'eps is a BigInt', () => [x(), w(), { eps: 1n }], TypeError, /options\.eps must be a number, got bigint/],
   ['rmsNorm', 'eps is null', () => [x(), w(), { eps: null }], TypeError, /options\.eps must be a number, got null/],
   // options
-  ['rmsNorm', 'unknown option', () => [x(), w(), { epsilon: 1e-5 }], TypeError, /unknown option 'epsilon' \(allowed: eps, dim, out, dtype, weightDtype, castMode, weightOffset, shape, axis, rowStride, heads, headStride, rstd\)/],
+  ['rmsNorm', 'unknown option', () => [x(), w(), { epsilon: 1e-5 }], TypeError, /unknown option 'epsilon' \(allowed: eps, dim, out, dtype, weightDtype, castMode, weightOffset, shape, axis, rowStride, heads, headStride, rstd, outDtype\)/],
   // rowStride
   ['rmsNorm', 'rowStride below dim', () => [x(), w(), { rowStride: 2 }], RangeError, /options\.rowStride must be an integer >= dim \(4\), the values from one row's start to the next's; got 2/],
   ['rmsNorm', 'rowStride fractional', () => [x(), w(), { rowStride: 4.5 }], RangeError, /options\.rowStride must be an integer >= dim \(4\)/],

@@ -11,7 +11,9 @@ import { ROWS } from './bench/rows/index.js';
 import { PORTABLE_ROWS } from './bench/rows/portable.js';
 import { engineSummary, runBench, runBenchInBrowser, shapeTable } from './bench/run.js';
 import { ENGINES } from './helpers/engines.js';
-import { layerNorm as referenceLayerNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import { dequantize } from '../src/index.js';
+import { layerNorm as referenceLayerNorm, quantize as referenceQuantize, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import { q8Table, rowsFor } from './bench/q8.js';
 import { bfloat16ToNumber, numberToBfloat16 } from '../src/reference/float16.js';
 import { assertSameBits } from './helpers/bits.js';
 import { layerNorm64, rmsNorm64 } from './helpers/oracle.js';
@@ -127,4 +129,21 @@ test('a row with a wrong answer is refused before it is timed', async () => {
   await assert.rejects(measureShape(makeShape(2, 64), [wrong], { rounds: 1, sampleSeconds: 0.001 }),
     /forgets the weight: wrong answer, 2×64 seed=\d+: index \d+ is/);
   assert.equal(calls, 1, 'only the checking call ran, no timed loop');
+});
+
+test('the ggml block rows (tests/bench/q8.js) run, and the package\'s rows write the reference\'s blocks', async () => {
+  const shape = makeShape(3, 512);
+  const rows = rowsFor(shape);
+  assert.deepEqual(rows.map((row) => row.id), ['simd-zero-copy', 'q8_0-fused', 'q8_0-norm-then-quantize', 'q8_0-plain-js', 'q8_K-fused', 'q8_K-norm-then-quantize', 'q8_K-plain-js']);
+  assert.deepEqual(rowsFor(makeShape(1, 896)).map((row) => row.id).filter((id) => id.startsWith('q8_K')), [], 'no q8_K where dim is no multiple of 256');
+  for (const row of rows) {
+    if (row.format === undefined) continue;
+    const { y } = await outputOf(row, shape);
+    if (row.id.endsWith('plain-js')) continue; // its own quantizer: the oracle check of the measurement below
+    const want = dequantize(referenceQuantize(referenceRmsNorm(shape.x, shape.w, { eps: shape.eps }), { dtype: row.format }), { dtype: row.format });
+    assertSameBits(y, want, `${row.id}: the reference's blocks`);
+  }
+  const result = await measureShape(shape, rows, { rounds: 2, sampleSeconds: 0.001 });
+  const table = q8Table(result);
+  for (const row of rows) assert.ok(table.includes(`| ${row.name} |`), `table lacks ${row.name}`);
 });

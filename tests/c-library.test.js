@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import * as api from '../src/index.js';
 import { CAST_MODES, DTYPES } from '../src/loader/abi.js';
 import { bfloat16ToNumber, float16ToNumber, numberToBfloat16, numberToFloat16, widen } from '../src/reference/float16.js';
+import { quantize } from '../src/reference/index.js';
 import { assertSameBitsAs } from './helpers/bits.js';
 import { ENGINES, startTestServer } from './helpers/engines.js';
 
@@ -153,7 +154,7 @@ for (const backend of Object.keys(LIBRARIES)) {
     const cases = JSON.parse(printed[backend]);
     let compared = 0;
     let strided = 0;
-    for (const c of cases.filter((k) => !['errors', 'topOfMemory', 'convert', 'qkNorm', 'prepared', 'stridedOverlap', 'oneRow'].includes(k.op))) {
+    for (const c of cases.filter((k) => !['errors', 'topOfMemory', 'convert', 'qkNorm', 'prepared', 'stridedOverlap', 'oneRow', 'rmsNormQ8', 'q8Errors'].includes(k.op))) {
       assert.equal(c.status, 0, `${c.op}: status`);
       // Strided calls print their rows packed: the JS API's packed call must give their bits.
       if (c.rowStride !== undefined) {
@@ -176,6 +177,47 @@ for (const backend of Object.keys(LIBRARIES)) {
     assert.ok(strided >= 9, `${strided} strided calls compared`);
   });
 }
+
+const FORMAT_NAMES = [null, 'q8_0', 'q8_1', 'q8_K'];
+const bytesOf = (hex) => Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16));
+
+test('block outputs: the C library\'s ggml blocks are the JS API\'s, and the reference quantizer\'s of the JS float output', async () => {
+  for (const backend of Object.keys(LIBRARIES)) {
+    await api.init({ backend });
+    const cases = JSON.parse(printed[backend]).filter((k) => k.op === 'rmsNormQ8');
+    assert.equal(cases.length, 4);
+    for (const c of cases) {
+      const format = FORMAT_NAMES[c.format];
+      const context = `${backend} ${format} dim ${c.dim} stride ${c.rowStride} dtype ${DTYPES[c.dtype]}`;
+      assert.equal(c.status, 0, `${context}: status`);
+      assert.equal(c.gapsUntouched, 1, `${context}: the bytes between rows kept`);
+      const dtype = DTYPES[c.dtype];
+      const weightDtype = DTYPES[c.weightDtype];
+      const x = arrayOf(c.x, dtype);
+      const weight = arrayOf(c.weight, weightDtype);
+      const options = { dtype, weightDtype, dim: c.dim, castMode: CAST_MODES[c.castMode], weightOffset: c.weightOffset };
+      const residual = c.add ? arrayOf(c.residual, dtype) : null;
+      const plainResidual = residual?.slice();
+      const fused = c.add ? api.addRmsNorm(x, residual, weight, { ...options, outDtype: format }) : api.rmsNorm(x, weight, { ...options, outDtype: format });
+      const plain = c.add ? api.addRmsNorm(x, plainResidual, weight, options) : api.rmsNorm(x, weight, options);
+      const blocks = bytesOf(c.blocks);
+      assert.deepEqual(blocks, fused, `${context}: the JS API's blocks`);
+      const values = dtype === 'float32' ? plain : api.toFloat32(plain, { dtype });
+      assert.deepEqual(blocks, quantize(values, { dtype: format }), `${context}: the reference quantizer's`);
+      if (c.add) assertSameBitsAs(dtype, arrayOf(c.residualOut, dtype), residual, `${context}: residual`);
+      const rstd = new Float32Array(c.rstd.length);
+      api.rmsNorm(c.add ? residual : x, weight, { ...options, rstd });
+      assertSameBitsAs('float32', f32Of(c.rstd), rstd, `${context}: rstd`);
+    }
+    const errors = JSON.parse(printed[backend]).find((k) => k.op === 'q8Errors');
+    assert.deepEqual(
+      [errors.notAMultiple, errors.kNotAMultiple, errors.unknownFormat, errors.overX, errors.inPlace, errors.nullOut],
+      [8, 8, 4, 5, 5, 1], `${backend}: ERROR_BLOCK, ERROR_BLOCK, ERROR_OPTION, ERROR_OVERLAP twice, ERROR_NULL`);
+    assert.equal(errors.rowBytes, 2 * 292);
+    assert.equal(errors.rowBytesNotAMultiple, 0);
+    assert.equal(errors.kept, 1, `${backend}: refused calls wrote nothing`);
+  }
+});
 
 test('QK-norm over the q and k heads inside one fused QKV buffer: the packed rows\' bits, v untouched to the byte', async () => {
   for (const backend of Object.keys(LIBRARIES)) {
@@ -411,7 +453,7 @@ for (const engine of ENGINES.filter((e) => e.name !== 'webkit')) {
       await api.init({ backend });
       const cases = outputs[backend];
       let compared = 0;
-      for (const c of cases.filter((k) => !['errors', 'convert'].includes(k.op)).map(fromBits)) {
+      for (const c of cases.filter((k) => !['errors', 'convert', 'rmsNormQ8'].includes(k.op)).map(fromBits)) {
         assert.equal(c.status, 0, `${backend} ${c.op}: status`);
         if (c.above4GiB !== undefined) {
           assert.equal(c.above4GiB, 1, `${backend}: the program's memory grew to 5 GiB`);
@@ -425,6 +467,19 @@ for (const engine of ENGINES.filter((e) => e.name !== 'webkit')) {
         }
       }
       assert.ok(compared >= 18, `${backend}: ${compared} outputs compared`);
+      // Block outputs: the JS API's blocks of the same call.
+      const q8 = cases.filter((k) => k.op === 'rmsNormQ8');
+      assert.equal(q8.length, 3);
+      for (const c of q8) {
+        const [dtype, weightDtype, format] = [DTYPES[c.dtype], DTYPES[c.weightDtype], FORMAT_NAMES[c.format]];
+        assert.equal(c.status, 0, `wasm64 ${backend} ${format}: status`);
+        assert.equal(c.gapsUntouched, 1, `wasm64 ${backend} ${format}: gaps`);
+        const options = { dtype, weightDtype, dim: c.dim, outDtype: format };
+        const x = arrayOf(c.x, dtype);
+        const weight = arrayOf(c.weight, weightDtype);
+        const want = c.add ? api.addRmsNorm(x, arrayOf(c.residual, dtype), weight, options) : api.rmsNorm(x, weight, options);
+        assert.deepEqual(bytesOf(c.blocks), want, `wasm64 ${backend} ${format} dim ${c.dim}: blocks`);
+      }
       // The converters: the wasm32 library's widenings (held to the reference above), the reference's narrowings.
       const convert = cases.find((k) => k.op === 'convert');
       assert.equal(convert.status, 0);

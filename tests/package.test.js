@@ -62,6 +62,7 @@ const WHITELIST = [
   'src/reference/index.d.ts',
   'src/reference/index.js',
   'src/reference/layernorm.js',
+  'src/reference/q8.js',
   'src/reference/rmsnorm.js',
   'src/webgpu/args.js',
   'src/webgpu/arrays.js',

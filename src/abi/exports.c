@@ -52,6 +52,19 @@ void rmsnorm(address x, address residual, address w, address y, address rstd, co
    weight_offset);
 }
 
+/* rmsnorm with y receiving each row as ggml blocks of `format` (1 q8_0,
+ * 2 q8_1, 3 q8_K; rmsnorm_f32.h, ../kernels/q8_blocks.h): rows packed,
+ * (dim / block values) blocks each, whatever the stride. */
+EMSCRIPTEN_KEEPALIVE
+void rmsnorm_q8(address x, address residual, address w, address y, address rstd, count rows,
+                count dim, count stride, float eps, int32_t dtype, int32_t weight_dtype,
+                int32_t cast_mode, float weight_offset, int32_t format) {
+  UKERNEL(rmsnorm_q8)
+  (AT(const void, x), AT(void, residual), AT(const void, w), AT(void, y), AT(float, rstd),
+   (size_t) rows, (size_t) dim, (size_t) stride, eps, dtype, weight_dtype, cast_mode, weight_offset,
+   format);
+}
+
 EMSCRIPTEN_KEEPALIVE
 void layernorm_f32(address x, address w, address b, address y, address mean, address rstd,
                    count rows, count dim, count stride, float eps) {
@@ -89,6 +102,13 @@ void convert_to_f32(address src, address dst, count n, int32_t dtype) {
 EMSCRIPTEN_KEEPALIVE
 void convert_from_f32(address src, address dst, count n, int32_t dtype) {
   UKERNEL(narrow)(AT(const float, src), AT(uint16_t, dst), (size_t) n, dtype);
+}
+
+/* The quantizer alone: `blocks` ggml blocks of `format` from float32 src to dst
+ * (1 q8_0, 2 q8_1, 3 q8_K; ../kernels/q8_blocks.h), packed. */
+EMSCRIPTEN_KEEPALIVE
+void quantize_q8(address src, address dst, count blocks, int32_t format) {
+  UKERNEL(quantize_q8)(AT(const float, src), AT(void, dst), (size_t) blocks, format);
 }
 
 #if !defined(__EMSCRIPTEN__)

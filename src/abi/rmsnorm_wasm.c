@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../kernels/q8_blocks.h"
 #include "ukernels.h"
 
 const char* rmsnorm_wasm_status_string(rmsnorm_wasm_status status) {
@@ -21,8 +22,8 @@ const char* rmsnorm_wasm_status_string(rmsnorm_wasm_status status) {
       return "dim must be >= 1 and every array's size in bytes fit in size_t";
     case RMSNORM_WASM_ERROR_EPS: return "eps must be finite and >= 0";
     case RMSNORM_WASM_ERROR_OPTION:
-      return "unknown dtype or cast mode (the converters take a 16-bit dtype), or weight_offset "
-             "not finite";
+      return "unknown dtype, cast mode or block format (the converters take a 16-bit dtype), or "
+             "weight_offset not finite";
     case RMSNORM_WASM_ERROR_OVERLAP:
       return "an output shares a byte with another array's values (only y == x and dx == dy are "
              "allowed)";
@@ -31,6 +32,8 @@ const char* rmsnorm_wasm_status_string(rmsnorm_wasm_status status) {
     case RMSNORM_WASM_ERROR_STRIDE:
       return "row_stride and head_stride must be >= dim, and a token's heads end before the next "
              "token";
+    case RMSNORM_WASM_ERROR_BLOCK:
+      return "dim must be a multiple of the block format's block size (32, or 256 for q8_K)";
   }
   return "unknown status";
 }
@@ -217,6 +220,7 @@ static rmsnorm_wasm_status check_rows(size_t rows, size_t dim, size_t row_stride
 enum call_op {
   OP_NONE = 0, /* nothing to do: rows == 0, or the prepare failed */
   OP_RMSNORM,
+  OP_RMSNORM_Q8,
   OP_LAYERNORM,
   OP_RMSNORM_BACKWARD,
   OP_LAYERNORM_BACKWARD,
@@ -245,6 +249,7 @@ static void set_shape(rmsnorm_wasm_call* call, int op, size_t rows, size_t dim, 
   call->row_stride = rows <= 1 ? dim : row_stride;
   call->heads = 1;
   call->head_stride = dim;
+  call->block_format = 0;
   call->eps = eps;
 }
 
@@ -264,12 +269,19 @@ static rmsnorm_wasm_status check_rmsnorm(const void* x, void* residual, const vo
                                          float eps, rmsnorm_wasm_dtype dtype,
                                          rmsnorm_wasm_dtype weight_dtype,
                                          rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
-                                         bool stats_only) {
-  if (!rms_options_known(weight, dtype, weight_dtype, cast_mode, weight_offset)) {
+                                         bool stats_only, int format) {
+  if (!rms_options_known(weight, dtype, weight_dtype, cast_mode, weight_offset) ||
+      !(format == 0 || (format >= RMSNORM_WASM_Q8_0 && format <= RMSNORM_WASM_Q8_K))) {
     return RMSNORM_WASM_ERROR_OPTION;
   }
   const size_t size = element_bytes(dtype);
-  rmsnorm_wasm_status status = check_rows(rows, dim, row_stride, size, eps);
+  rmsnorm_wasm_status status = check_shape(rows, dim, row_stride, size);
+  if (status == RMSNORM_WASM_OK && format != 0 && dim % q8_block_values(format) != 0) {
+    status = RMSNORM_WASM_ERROR_BLOCK;
+  }
+  if (status == RMSNORM_WASM_OK && !valid_eps(eps)) {
+    status = RMSNORM_WASM_ERROR_EPS;
+  }
   if (status != RMSNORM_WASM_OK || rows == 0) {
     return status;
   }
@@ -281,7 +293,10 @@ static rmsnorm_wasm_status check_rmsnorm(const void* x, void* residual, const vo
       [RMS_X] = {x, rows, dim, row_stride, size, false, RMS_Y},
       [RMS_RESIDUAL] = {residual, rows, dim, row_stride, size, true, -1},
       [RMS_WEIGHT] = {weight, 1, dim, dim, weight_size, false, -1},
-      [RMS_Y] = {y, rows, dim, row_stride, size, true, RMS_X},
+      /* Blocks: packed rows of bytes, never in place. */
+      [RMS_Y] = format == 0 ? (struct span){y, rows, dim, row_stride, size, true, RMS_X}
+                            : (struct span){y, rows, rmsnorm_wasm_block_row_bytes(format, dim),
+                                            rmsnorm_wasm_block_row_bytes(format, dim), 1, true, -1},
       [RMS_RSTD] = {rstd, rows, 1, 1, sizeof(float), true, -1},
   };
   return check_spans(spans, 5);
@@ -309,15 +324,16 @@ static rmsnorm_wasm_status prepare_rms(rmsnorm_wasm_call* call, const void* x, v
                                        size_t dim, size_t row_stride, float eps,
                                        rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
                                        rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
-                                       bool stats_only) {
+                                       bool stats_only, int format) {
   if (call == NULL) {
     return RMSNORM_WASM_ERROR_NULL;
   }
   const rmsnorm_wasm_status status =
       check_rmsnorm(x, residual, weight, y, rstd, rows, dim, row_stride, eps, dtype, weight_dtype,
-                    cast_mode, weight_offset, stats_only);
+                    cast_mode, weight_offset, stats_only, format);
   if (status == RMSNORM_WASM_OK) {
-    set_shape(call, OP_RMSNORM, rows, dim, row_stride, eps);
+    set_shape(call, format == 0 ? OP_RMSNORM : OP_RMSNORM_Q8, rows, dim, row_stride, eps);
+    call->block_format = format;
     set_rms_arrays(call, x, residual, weight, y, rstd, dtype, weight_dtype, cast_mode,
                    weight_offset);
   }
@@ -329,7 +345,24 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm(
     float* rstd, size_t rows, size_t dim, size_t row_stride, float eps, rmsnorm_wasm_dtype dtype,
     rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode, float weight_offset) {
   return prepare_rms(call, x, residual, weight, y, rstd, rows, dim, row_stride, eps, dtype,
-                     weight_dtype, cast_mode, weight_offset, false);
+                     weight_dtype, cast_mode, weight_offset, false, 0);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_q8(
+    rmsnorm_wasm_call* call, const void* x, void* residual, const void* weight, void* out,
+    float* rstd, size_t rows, size_t dim, size_t row_stride, float eps, rmsnorm_wasm_dtype dtype,
+    rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
+    rmsnorm_wasm_block_format format) {
+  return prepare_rms(call, x, residual, weight, out, rstd, rows, dim, row_stride, eps, dtype,
+                     weight_dtype, cast_mode, weight_offset, false, (int) format);
+}
+
+size_t rmsnorm_wasm_block_row_bytes(rmsnorm_wasm_block_format format, size_t dim) {
+  if (format < RMSNORM_WASM_Q8_0 || format > RMSNORM_WASM_Q8_K ||
+      dim % q8_block_values(format) != 0) {
+    return 0;
+  }
+  return dim / q8_block_values(format) * q8_block_bytes(format);
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_rstd(rmsnorm_wasm_call* call, const void* x,
@@ -337,7 +370,7 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_rstd(rmsnorm_wasm_call* call, c
                                                       size_t row_stride, float eps,
                                                       rmsnorm_wasm_dtype dtype) {
   return prepare_rms(call, x, NULL, NULL, NULL, rstd, rows, dim, row_stride, eps, dtype,
-                     RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, true);
+                     RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, true, 0);
 }
 
 /* ---- heads: tokens of several rows ----------------------------------------
@@ -621,6 +654,14 @@ static void run_rmsnorm(const rmsnorm_wasm_call* call) {
   }
 }
 
+static void run_rmsnorm_q8(const rmsnorm_wasm_call* call) {
+  const void* const* a = call->arrays;
+  UKERNEL(rmsnorm_q8)
+  (a[RMS_X], OUT(void, RMS_RESIDUAL), a[RMS_WEIGHT], OUT(void, RMS_Y), OUT(float, RMS_RSTD),
+   call->rows, call->dim, call->row_stride, call->eps, call->dtype, call->weight_dtype,
+   call->cast_mode, call->weight_offset, call->block_format);
+}
+
 static void run_layernorm(const rmsnorm_wasm_call* call) {
   const void* const* a = call->arrays;
   UKERNEL(layernorm)
@@ -646,6 +687,7 @@ static void run_layernorm_backward(const rmsnorm_wasm_call* call) {
 void rmsnorm_wasm_run(const rmsnorm_wasm_call* call) {
   switch (call->op) {
     case OP_RMSNORM: run_rmsnorm(call); break;
+    case OP_RMSNORM_Q8: run_rmsnorm_q8(call); break;
     case OP_LAYERNORM: run_layernorm(call); break;
     case OP_RMSNORM_BACKWARD: run_rmsnorm_backward(call); break;
     case OP_LAYERNORM_BACKWARD: run_layernorm_backward(call); break;
@@ -673,6 +715,20 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const vo
              rmsnorm_wasm_prepare_rmsnorm(&call, x, residual, weight, y, rstd, rows, dim, dim, eps,
                                           dtype, weight_dtype, cast_mode, weight_offset),
              run_rmsnorm);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_q8(const void* x, void* residual, const void* weight,
+                                            void* out, float* rstd, size_t rows, size_t dim,
+                                            float eps, rmsnorm_wasm_dtype dtype,
+                                            rmsnorm_wasm_dtype weight_dtype,
+                                            rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
+                                            rmsnorm_wasm_block_format format) {
+  rmsnorm_wasm_call call;
+  return ran(
+      &call,
+      rmsnorm_wasm_prepare_rmsnorm_q8(&call, x, residual, weight, out, rstd, rows, dim, dim, eps,
+                                      dtype, weight_dtype, cast_mode, weight_offset, format),
+      run_rmsnorm_q8);
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows,

@@ -37,11 +37,12 @@
  * ARGUMENTS
  * Every entry point returning rmsnorm_wasm_status checks its arguments first
  * and, if one is wrong, returns a nonzero status without reading or writing
- * any array. The checks are the JS API's, in this order: dtype, weight_dtype
- * and cast_mode known, weight_offset finite (ERROR_OPTION); dim >= 1
- * (ERROR_DIM); row_stride >= dim (ERROR_STRIDE); the rows' span,
+ * any array. The checks are the JS API's, in this order: dtype, weight_dtype,
+ * cast_mode and block format known, weight_offset finite (ERROR_OPTION);
+ * dim >= 1 (ERROR_DIM); row_stride >= dim (ERROR_STRIDE); the rows' span,
  * (rows - 1) * row_stride + dim values (dim for one row, whatever its
- * row_stride: one row has no next row), fits in size_t bytes (ERROR_DIM); eps
+ * row_stride: one row has no next row), fits in size_t bytes (ERROR_DIM);
+ * for a block output, dim a multiple of the block size (ERROR_BLOCK); eps
  * finite and >= 0, -0 counting as 0 (ERROR_EPS); with rows == 0 nothing is
  * touched and the call succeeds; every array the operation needs is non-NULL
  * (ERROR_NULL); every array's size in bytes fits in size_t (ERROR_DIM);
@@ -121,11 +122,23 @@ typedef enum rmsnorm_wasm_status {
   RMSNORM_WASM_ERROR_NULL = 1,    /* a required array is NULL */
   RMSNORM_WASM_ERROR_DIM = 2,     /* dim == 0, or an array's size in bytes overflows size_t */
   RMSNORM_WASM_ERROR_EPS = 3,     /* eps negative, infinite or NaN */
-  RMSNORM_WASM_ERROR_OPTION = 4,  /* unknown dtype or cast mode; weight_offset not finite */
+  RMSNORM_WASM_ERROR_OPTION = 4,  /* unknown dtype, cast mode or format; weight_offset not finite */
   RMSNORM_WASM_ERROR_OVERLAP = 5, /* arrays overlap against the aliasing rules */
   RMSNORM_WASM_ERROR_RANGE = 6,   /* an array's pointer + size runs past the address space */
   RMSNORM_WASM_ERROR_STRIDE = 7,  /* a stride below dim; heads past the next token */
+  RMSNORM_WASM_ERROR_BLOCK = 8,   /* dim not a multiple of the block format's block size */
 } rmsnorm_wasm_status;
+
+/* ggml's 8-bit block formats (ggml-common.h), which a norm's output may
+ * take instead of its storage dtype (rmsnorm_wasm_rmsnorm_q8):
+ *   Q8_0  block_q8_0 { ggml_half d; int8_t qs[32]; }                     34 bytes
+ *   Q8_1  block_q8_1 { ggml_half d, s; int8_t qs[32]; }                  36 bytes
+ *   Q8_K  block_q8_K { float d; int8_t qs[256]; int16_t bsums[16]; }    292 bytes */
+typedef enum rmsnorm_wasm_block_format {
+  RMSNORM_WASM_Q8_0 = 1,
+  RMSNORM_WASM_Q8_1 = 2,
+  RMSNORM_WASM_Q8_K = 3,
+} rmsnorm_wasm_block_format;
 
 /* A short English description of a status ("ok", "dim must be >= 1 ...");
  * never NULL. */
@@ -162,6 +175,34 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const vo
                                          float* rstd, size_t rows, size_t dim, float eps,
                                          rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
                                          rmsnorm_wasm_cast_mode cast_mode, float weight_offset);
+
+/*
+ * rmsnorm_wasm_rmsnorm with each row of y quantized, in the same pass, to
+ * ggml blocks of `format`: what ggml's quantize_row_q8_0_ref,
+ * quantize_row_q8_1_ref or quantize_row_q8_K_ref writes for the values
+ * rmsnorm_wasm_rmsnorm stores in y (widened to float32 for 16-bit
+ * storage), byte for byte: ggml's mul_mat src1 in its vec_dot_type. Where
+ * ggml's C is undefined (a NaN or an out-of-range float converted to
+ * int8: blocks with an infinity or a NaN, or tiny enough that 1/d
+ * overflows) NaN converts to 0 and the rest saturates to [-128, 127]; a
+ * zero q8_K block gets zero bsums (ggml leaves them). The rule in full:
+ * src/kernels/q8_blocks.h in the repository.
+ * out  rows * rmsnorm_wasm_block_row_bytes(format, dim) bytes: the rows'
+ *      blocks, packed (also with a row stride); it may overlap nothing.
+ * Checks: as rmsnorm_wasm_rmsnorm's, format known among them
+ * (ERROR_OPTION), then after the shape dim a multiple of the block size,
+ * 32 or 256 (ERROR_BLOCK); out is the array y was.
+ */
+rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_q8(const void* x, void* residual, const void* weight,
+                                            void* out, float* rstd, size_t rows, size_t dim,
+                                            float eps, rmsnorm_wasm_dtype dtype,
+                                            rmsnorm_wasm_dtype weight_dtype,
+                                            rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
+                                            rmsnorm_wasm_block_format format);
+
+/* The bytes a row of dim values takes as blocks of `format`: (dim / 32) * 34
+ * or 36, (dim / 256) * 292; 0 if dim is not a multiple or format unknown. */
+size_t rmsnorm_wasm_block_row_bytes(rmsnorm_wasm_block_format format, size_t dim);
 
 /* Only the per-row rstd of RMSNorm (rows floats), to the bit what
  * rmsnorm_wasm_rmsnorm's rstd gets. rstd may not overlap x. */
@@ -214,7 +255,7 @@ typedef struct rmsnorm_wasm_call {
   const void* arrays[8];
   size_t rows, dim, row_stride, heads, head_stride;
   float eps, weight_offset;
-  int dtype, weight_dtype, cast_mode;
+  int dtype, weight_dtype, cast_mode, block_format;
 } rmsnorm_wasm_call;
 
 /* Runs a prepared call: the kernel of its operation on its arrays, no
@@ -228,6 +269,14 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm(
     rmsnorm_wasm_call* call, const void* x, void* residual, const void* weight, void* y,
     float* rstd, size_t rows, size_t dim, size_t row_stride, float eps, rmsnorm_wasm_dtype dtype,
     rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode, float weight_offset);
+
+/* rmsnorm_wasm_rmsnorm_q8's call with x and residual rows row_stride apart;
+ * out's rows of blocks stay packed. */
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_q8(
+    rmsnorm_wasm_call* call, const void* x, void* residual, const void* weight, void* out,
+    float* rstd, size_t rows, size_t dim, size_t row_stride, float eps, rmsnorm_wasm_dtype dtype,
+    rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
+    rmsnorm_wasm_block_format format);
 
 rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_rstd(rmsnorm_wasm_call* call, const void* x,
                                                       float* rstd, size_t rows, size_t dim,

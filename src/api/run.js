@@ -4,12 +4,12 @@
 // and out after each chunk. A call with nothing to stage calls the kernel
 // at once: that is the zero-copy call on tensors.
 
-import { DTYPE } from '../loader/abi.js';
+import { ELEMENT_BYTES } from '../loader/abi.js';
 import { ceil, copyInto, floor, List, min, RangeError, setPrototypeOf } from '../loader/intrinsics.js';
 import { STACK_BYTES } from '../loader/memory.js';
 import { storageView, viewOf } from '../ops/arrays.js';
 import { rowSpan } from '../ops/options.js';
-import { IN, makeResults, OUT, returnValue, ROW, STAT } from '../ops/resolve.js';
+import { BLOCKS, IN, makeResults, OUT, returnValue, ROW, STAT } from '../ops/resolve.js';
 
 // Arrays outside wasm memory move through it in chunks of whole rows of about
 // this size: a huge input does not grow the memory (which never shrinks) to
@@ -136,10 +136,13 @@ function runKernel(exports, call, plan, pointers, n) {
   }
 }
 
-/** The values of a slot's array that n tokens of the call span: tokens a stride apart, each its heads
- * headStride apart (../ops/options.js, rowSpan), a statistic a row, or dim. */
-const spanOf = (call, slot, n) => (slot.per === ROW ? rowSpan(n, rowSpan(call.heads, call.dim, call.headStride), call.stride)
-  : slot.per === STAT ? n * call.heads : call.dim);
+/** The values of a slot's array that n tokens of the call span: tokens a
+ * stride apart, each its heads headStride apart (../ops/options.js,
+ * rowSpan), a statistic a row, packed rows of blocks (bytes), or dim. */
+function spanOf(call, slot, n) {
+  if (slot.per === ROW) return rowSpan(n, rowSpan(call.heads, call.dim, call.headStride), call.stride);
+  return slot.per === STAT ? n * call.heads : slot.per === BLOCKS ? n * call.heads * call.blockRowBytes : call.dim;
+}
 
 function planCall(memory, call) {
   const { op: { slots, keys, pointers: blank }, tokens, dim, stride, records, fn } = call;
@@ -151,8 +154,9 @@ function planCall(memory, call) {
   for (let i = 0; i < slots.length; i++) {
     const { per, dir, scratch, over } = slots[i];
     const r = records[i];
-    step[i] = per === ROW ? stride : per === STAT ? call.heads : 0; // values a token
-    size[i] = r === null ? 4 : DTYPE[r.dtype].bytes;
+    // Values (bytes, of blocks) a token: a token's rows are `heads` rows.
+    step[i] = per === ROW ? stride : per === STAT ? call.heads : per === BLOCKS ? call.heads * call.blockRowBytes : 0;
+    size[i] = r === null ? 4 : ELEMENT_BYTES[r.dtype];
     at[i] = r === null || dir === 0 ? (r === null && scratch ? STAGED : 0) : r.memory === memory ? r.start : STAGED;
     pointers[keys[i]] = at[i];
     shares[i] = at[i] === STAGED && over >= 0 && at[over] === STAGED && records[over] !== null;

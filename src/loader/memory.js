@@ -19,7 +19,7 @@
 // and scratch, or freed, and a call writing there would corrupt them. So no
 // view a call takes can lie where it stages.
 
-import { DTYPE } from './abi.js';
+import { ELEMENT_BYTES } from './abi.js';
 import {
   atomicAdd, atomicLoad, atomicStore, compareExchange, Error, fill, Float32Array, Int32Array, isSharedBuffer, List, memoryBufferOf, ownView, ownWeakMap, random,
   RangeError, setPrototypeOf, TypeError, Uint16Array, Uint32Array, WeakSet, weakAdd, weakHas,
@@ -160,7 +160,7 @@ export class OwnMemory {
 
   /** A tensor of `length` values of `dtype`, zeroed as `new Float32Array(n)` is. */
   alloc(fn, length, dtype) {
-    const bytes = length * DTYPE[dtype].bytes;
+    const bytes = length * ELEMENT_BYTES[dtype];
     const at = this.malloc(fn, bytes);
     fill(this.views().uint16, 0, at / 2, (at + bytes) / 2); // every dtype's bytes a value are even
     const tensor = makeTensor(this, at, length, dtype);

@@ -1,7 +1,7 @@
 // Tensors living in one instance's own WebAssembly memory: the zero-copy
 // path. A kernel given tensors reads and writes them where they are.
 
-import { DTYPE } from './abi.js';
+import { ELEMENT_BYTES } from './abi.js';
 import { Float32Array, lengthOf, setPrototypeOf, TypeError, Uint16Array } from './intrinsics.js';
 
 /**
@@ -19,7 +19,7 @@ export class ArrayRecord {
     this.buffer = buffer;
     this.start = start;
     this.length = length;
-    this.end = start + length * DTYPE[dtype].bytes;
+    this.end = start + length * ELEMENT_BYTES[dtype];
     this.kind = kind; // 'Float32Array' | 'Uint16Array' | 'Float16Array', or null for a tensor
     this.shared = memory === null ? undefined : false; // a SharedArrayBuffer? asked only when it matters
     this.owned = false; // made by the package for its result, not the caller's

@@ -4,20 +4,22 @@
 // record is used: no caller code runs again in the call. Also the read-in
 // and write-out of records that the reference and the staging share.
 
-import { DTYPE, DTYPES } from '../loader/abi.js';
+import { BLOCK_FORMAT, DTYPES, ELEMENT_BYTES } from '../loader/abi.js';
 import {
   bufferOf, byteOffsetOf, copyInto, Float16Array, Float32Array, isArray, isDetached, isFixedLength, isSharedBuffer, isUnreachable, isView, kindOf,
-  lengthOf, ownView, TypeError, Uint16Array,
+  lengthOf, ownView, TypeError, Uint16Array, Uint8Array,
 } from '../loader/intrinsics.js';
 import { ArrayRecord, isTensor, recordOf, tensorView } from '../loader/tensor.js';
 import { describe, missing, oneOf, rowSpan } from './options.js';
 
-/** The typed array that holds each dtype's bits (float16 may also come as a Float16Array). */
-const storageKind = (dtype) => (dtype === 'float32' ? 'Float32Array' : 'Uint16Array');
+/** The typed array that holds each dtype's bits (float16 may also come as
+ * a Float16Array; a block format is bytes). */
+const storageKind = (dtype) => (dtype === 'float32' ? 'Float32Array' : BLOCK_FORMAT[dtype] !== undefined ? 'Uint8Array' : 'Uint16Array');
 const accepts = (kind, dtype) => kind === storageKind(dtype) || (kind === 'Float16Array' && dtype === 'float16');
 
 function expected(dtype) {
   if (dtype === 'float32') return 'a Float32Array';
+  if (BLOCK_FORMAT[dtype] !== undefined) return `a Uint8Array (the bytes of ggml ${dtype} blocks)`;
   if (dtype === 'bfloat16') return 'a Uint16Array (bfloat16 bit patterns)';
   return `a Uint16Array (float16 bit patterns)${Float16Array === undefined ? '' : ' or a Float16Array'}`;
 }
@@ -107,7 +109,7 @@ export function isShared(record) {
  * buffer makes JavaScriptCore build one, and a result is only ever copied
  * to whole, after every check that compares buffers. */
 export function newOutput(dtype, length) {
-  const kind = dtype === 'float32' ? 'Float32Array' : dtype === 'float16' && Float16Array !== undefined ? 'Float16Array' : 'Uint16Array';
+  const kind = dtype === 'float16' && Float16Array !== undefined ? 'Float16Array' : storageKind(dtype);
   const record = new ArrayRecord(null, dtype, null, undefined, 0, length, kind);
   record.owned = true;
   record.shared = false;
@@ -119,7 +121,8 @@ export function newOutput(dtype, length) {
  * call's, at each run. */
 export function renewOutput(record) {
   const { kind, length } = record;
-  const value = kind === 'Float32Array' ? new Float32Array(length) : kind === 'Float16Array' ? new Float16Array(length) : new Uint16Array(length);
+  const value = kind === 'Float32Array' ? new Float32Array(length) : kind === 'Float16Array' ? new Float16Array(length)
+    : kind === 'Uint8Array' ? new Uint8Array(length) : new Uint16Array(length);
   record.value = value;
   if (kind === 'Float16Array') record.buffer = bufferOf(value);
 }
@@ -192,17 +195,18 @@ export function viewOf(record, from, n) {
   if (record.memory !== null) {
     const view = isTensor(record.value) ? tensorView(record.value) : null;
     if (view !== null && from === 0 && n === record.length) return view;
-    return storageView(record.dtype, record.memory.buffer(), record.start + from * DTYPE[record.dtype].bytes, n);
+    return storageView(record.dtype, record.memory.buffer(), record.start + from * ELEMENT_BYTES[record.dtype], n);
   }
   if (from === 0 && n === record.length) {
     if (record.shadow !== null) return record.shadow;
     if (record.kind === storageKind(record.dtype) && !isShared(record)) return record.value;
   }
-  return storageView(record.dtype, record.buffer, record.start + from * DTYPE[record.dtype].bytes, n);
+  return storageView(record.dtype, record.buffer, record.start + from * ELEMENT_BYTES[record.dtype], n);
 }
 
 export function storageView(dtype, buffer, byteOffset, length) {
-  return dtype === 'float32' ? new Float32Array(buffer, byteOffset, length) : new Uint16Array(buffer, byteOffset, length);
+  if (dtype === 'float32') return new Float32Array(buffer, byteOffset, length);
+  return ELEMENT_BYTES[dtype] === 1 ? new Uint8Array(buffer, byteOffset, length) : new Uint16Array(buffer, byteOffset, length);
 }
 
 /** A copy of a record's bits. */
@@ -236,7 +240,7 @@ export function writeRows(record, bits, rows, dim, stride) {
     copyInto(whole, bits, 0);
     return;
   }
-  const bytes = DTYPE[record.dtype].bytes;
+  const bytes = ELEMENT_BYTES[record.dtype];
   for (let r = 0; r < rows; r++) copyInto(whole, storageView(record.dtype, bufferOf(bits), byteOffsetOf(bits) + r * dim * bytes, dim), r * stride);
 }
 
@@ -256,7 +260,7 @@ export function readHeadRows(record, call) {
 export function writeHeadRows(record, bits, call) {
   const { tokens, heads, dim, stride, headStride } = call;
   const whole = viewOf(record, 0, record.length);
-  const bytes = DTYPE[record.dtype].bytes;
+  const bytes = ELEMENT_BYTES[record.dtype];
   for (let t = 0; t < tokens; t++) {
     for (let h = 0; h < heads; h++) {
       const r = t * heads + h;

@@ -11,9 +11,13 @@
 //   the function has options.dtype), 'weight' or 'float32'; `over`, the
 //   input an output may sit exactly over; `result`, made by the call when
 //   not given (`made`: only beside that parameter); `scratch`, a statistic
-//   that is the kernel's working space when not given (recomputed).
+//   that is the kernel's working space when not given (recomputed);
+//   `blocks`, an output options.outDtype may make ggml blocks (a row of
+//   blocks, BLOCKS in ./resolve.js), with `c.outFormatCode` not 0 then.
 // - elementwise: a function of each value alone (the converters): its
-//   arrays are rows of one value, no dim, eps or row stride.
+//   arrays are rows of one value, no dim, eps or row stride. blockwise: a
+//   function of each ggml block alone (the quantizer): its rows are blocks
+//   of the format options.dtype names.
 // - kernel(exports, call, pointers, rows): pointers by slot name, 0 for an
 //   array not given (the kernels' "absent"; no array is ever at address 0);
 //   `call.kernelStride` is the stride in values of the `rows` rows it is
@@ -29,26 +33,35 @@ const rmsNormArrays = (fused) => ({
   x: { param: 0, per: ROW, dir: IN },
   weight: { param: fused ? 2 : 1, per: ONCE, dir: IN, dtype: 'weight', nullable: true },
   ...(fused ? { residual: { param: 1, per: ROW, dir: INOUT } } : {}),
-  out: { per: ROW, dir: OUT, over: 'x', result: true },
+  out: { per: ROW, dir: OUT, over: 'x', result: true, blocks: true },
   rstd: { per: STAT, dir: OUT, dtype: 'float32' },
 });
 const RMSNORM_OPTIONS = {
   eps: 1e-6, dim: undefined, out: undefined, dtype: 'float32', weightDtype: undefined, castMode: 'llama',
-  weightOffset: 0, shape: undefined, axis: -1, rowStride: undefined, heads: undefined, headStride: undefined, rstd: undefined,
+  weightOffset: 0, shape: undefined, axis: -1, rowStride: undefined, heads: undefined, headStride: undefined, rstd: undefined, outDtype: undefined,
 };
 // rmsNorm has no residual slot: its pointers have no `residual` to read
-// (one read there would find Object.prototype's).
-const rmsNormKernel = (fused) => (e, c, p, n) => e.rmsnorm(p.x, fused ? p.residual : 0, p.weight, p.out, p.rstd, n,
-  c.dim, c.kernelStride, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset);
+// (one read there would find Object.prototype's). A blocked out
+// (options.outDtype a block format) is rmsnorm_q8's, which quantizes each
+// row as it is normalized.
+const rmsNormKernel = (fused) => (e, c, p, n) => {
+  if (c.outFormatCode === 0) {
+    e.rmsnorm(p.x, fused ? p.residual : 0, p.weight, p.out, p.rstd, n,
+      c.dim, c.kernelStride, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset);
+  } else {
+    e.rmsnorm_q8(p.x, fused ? p.residual : 0, p.weight, p.out, p.rstd, n,
+      c.dim, c.kernelStride, c.eps, c.dtypeCode, c.weightDtypeCode, c.castModeCode, c.weightOffset, c.outFormatCode);
+  }
+};
 
 export const rmsNorm = define('rmsNorm', {
   params: ['x', 'weight'], options: RMSNORM_OPTIONS, arrays: rmsNormArrays(false), returns: 'out',
-  exports: ['rmsnorm'], kernel: rmsNormKernel(false),
+  exports: ['rmsnorm', 'rmsnorm_q8'], kernel: rmsNormKernel(false),
 });
 
 export const addRmsNorm = define('addRmsNorm', {
   params: ['x', 'residual', 'weight'], options: RMSNORM_OPTIONS, arrays: rmsNormArrays(true), returns: 'out',
-  exports: ['rmsnorm'], kernel: rmsNormKernel(true),
+  exports: ['rmsnorm', 'rmsnorm_q8'], kernel: rmsNormKernel(true),
 });
 
 export const layerNorm = define('layerNorm', {
@@ -129,9 +142,19 @@ export const fromFloat32 = define('fromFloat32', {
   returns: 'out', exports: ['convert_from_f32'], kernel: (e, c, p, n) => e.convert_from_f32(p.x, p.out, n, c.dtypeCode),
 });
 
+// The quantizer alone: float32 values to ggml blocks of options.dtype
+// (required), by the rule the norms' block outputs follow
+// (src/kernels/q8_blocks.h). Blockwise: its rows are blocks, of the
+// format's block size, and x.length must be a whole number of them.
+export const quantize = define('quantize', {
+  params: ['x'], options: { dtype: undefined, out: undefined }, blockwise: true,
+  arrays: { x: { param: 0, per: ROW, dir: IN, dtype: 'float32' }, out: { per: ROW, dir: OUT, result: true, blocks: true } },
+  returns: 'out', exports: ['quantize_q8'], kernel: (e, c, p, n) => e.quantize_q8(p.x, p.out, n, c.outFormatCode),
+});
+
 /** Every description, by public name. */
 export const OPS = Object.freeze({
-  __proto__: null, rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, toFloat32, fromFloat32,
+  __proto__: null, rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, toFloat32, fromFloat32, quantize,
 });
 export const OP_NAMES = Object.freeze(Object.keys(OPS));
 

@@ -5,7 +5,7 @@
 // so rows of two arrays may interleave in one buffer. With heads, a token's
 // rows are its heads, headStride apart: row (t, h) at t·stride + h·headStride.
 
-import { DTYPE } from '../loader/abi.js';
+import { ELEMENT_BYTES } from '../loader/abi.js';
 import { ceil, floor, max, min, RangeError } from '../loader/intrinsics.js';
 import { isShared } from './arrays.js';
 
@@ -75,7 +75,7 @@ function relation(a, b, rowA, rowB, stride, dim, heads, headStride) {
   if (a.start === b.start && a.end === b.end && rowA === rowB) return SAME;
   if (!(a.start < b.end && b.start < a.end)) return APART;
   if ((stride === dim && heads === 1) || (!rowA && !rowB)) return OVERLAP;
-  const bytes = DTYPE[rowA ? a.dtype : b.dtype].bytes;
+  const bytes = ELEMENT_BYTES[rowA ? a.dtype : b.dtype];
   if (heads > 1) {
     const meets = rowA ? headsMeet(a, b, stride * bytes, dim * bytes, heads, headStride * bytes, rowB)
       : headsMeet(b, a, stride * bytes, dim * bytes, heads, headStride * bytes, false);

@@ -4,7 +4,7 @@
 // order and before anything is written. The wasm API and the reference
 // both resolve here, so both throw the same error for the same mistake.
 
-import { CAST_MODE, DTYPE } from '../loader/abi.js';
+import { BLOCK_FORMAT, BLOCK_FORMATS, CAST_MODE, DTYPE } from '../loader/abi.js';
 import { defineProperty, freeze, isView, keys, kindOf, List, ownWeakMap, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { tensorHolding } from '../loader/memory.js';
 import { measure, newOutput, renewOutput, stillHolds, weightDtypeOf } from './arrays.js';
@@ -15,10 +15,26 @@ import {
 import { checkOverlaps } from './overlap.js';
 
 export const ROW = 0, STAT = 1, ONCE = 2; // values a row: dim, one, or dim for the whole call
+// A row of ggml blocks: a per-row output whose rows are (dim / block) blocks
+// of bytes, packed one after another whatever the row stride (ggml's src1
+// layout). An output that may take a block format (`blocks` in its
+// description, chosen by options.outDtype) has this `per` in the blocked
+// form of its description (define).
+export const BLOCKS = 3;
 export const NONE = 0, IN = 1, OUT = 2, INOUT = 3;
 
-/** A description made ready for calls: its slots numbered and resolved. */
+/** A description made ready for calls: its slots numbered and resolved.
+ * With an output that may be blocks, its blocked form too (`blocked`):
+ * the same description with that output a row of blocks, over nothing
+ * (blocks are never written in place). */
 export function define(name, spec) {
+  const names = keys(spec.arrays);
+  let blocks = false;
+  for (let i = 0; i < names.length; i++) if (spec.arrays[names[i]].blocks === true) blocks = true;
+  return definition(name, spec, false, blocks ? definition(name, spec, true) : null);
+}
+
+function definition(name, spec, asBlocks, blocked = null) {
   const names = keys(spec.arrays);
   const index = { __proto__: null };
   const slots = new List(names.length);
@@ -27,12 +43,14 @@ export function define(name, spec) {
   const optionSlots = new List();
   for (let i = 0; i < names.length; i++) {
     const s = spec.arrays[names[i]];
+    const isBlocks = asBlocks && s.blocks === true;
+    const per = isBlocks ? BLOCKS : s.per;
     index[names[i]] = i;
     slots[i] = freeze({
       key: names[i], name: s.param !== undefined || s.made !== undefined ? names[i] : `options.${names[i]}`,
-      param: s.param ?? -1, per: s.per, row: s.per === ROW, dir: s.dir, writes: (s.dir & OUT) !== 0, reads: (s.dir & IN) !== 0,
-      dtype: s.dtype ?? (s.per === STAT ? 'float32' : 'storage'), nullable: s.nullable === true,
-      over: s.over === undefined ? -1 : names.indexOf(s.over), result: s.result === true,
+      param: s.param ?? -1, per, row: per === ROW, dir: s.dir, writes: (s.dir & OUT) !== 0, reads: (s.dir & IN) !== 0,
+      dtype: isBlocks ? 'blocks' : s.dtype ?? (s.per === STAT ? 'float32' : 'storage'), nullable: s.nullable === true,
+      over: s.over === undefined || isBlocks ? -1 : names.indexOf(s.over), result: s.result === true,
       made: s.made === undefined ? -1 : names.indexOf(s.made), scratch: s.scratch === true,
     });
     if (s.param !== undefined) paramSlots[paramSlots.length] = i;
@@ -55,6 +73,7 @@ export function define(name, spec) {
     pointers: template(names, 0), given: template(names, null), pairs, remembered: new Remembered(),
     together: spec.together === undefined ? null : [index[spec.together[0]], index[spec.together[1]]],
     hasDtype: 'dtype' in spec.options, hasCastMode: 'castMode' in spec.options, hasHeads: 'heads' in spec.options, elementwise: spec.elementwise === true,
+    blockwise: spec.blockwise === true, blocked,
     x: index.x, weight: index.weight ?? -1, bias: index.bias ?? -1, weightAt: spec.arrays.weight?.param ?? -1,
     paramSlots, optionSlots, results, signature: `${signature}options?)`,
     returnSlots: typeof spec.returns === 'string' ? index[spec.returns] : spec.returns.map((key) => index[key]),
@@ -153,6 +172,9 @@ class Call {
     this.dtypeCode = 0;
     this.weightDtypeCode = 0;
     this.castModeCode = 0;
+    this.outDtype = null; // a block format (options.outDtype), or null for the storage dtype
+    this.outFormatCode = 0; // its code (src/loader/abi.js), 0 for none
+    this.blockRowBytes = 0; // bytes a row of blocks
     this.mayAlias = false;
     this.makes = false; // whether some result is made by the call (makeResults, at each run)
     this.shaped = false; // whether options.shape was given (such a call is not remembered: the shape is an array read value by value)
@@ -211,6 +233,7 @@ export function resolveOnce(op, fn, memory, a, b, c, d, e) {
 /** What the call's dtype is: options.dtype, else float16 for a Float16Array x, else float32
  * (a converter's must be 16-bit, named unless x is a Float16Array). */
 function dtypeOf(op, fn, opts, x) {
+  if (op.blockwise) return 'float32';
   const inferred = op.slots[op.x].dtype === 'storage' && isView(x) && kindOf(x) === 'Float16Array' ? 'float16' : undefined;
   if (!op.elementwise) return op.hasDtype ? dtypeOption(fn, opts.dtype, inferred ?? 'float32') : 'float32';
   if (opts.dtype === undefined && inferred === undefined) {
@@ -221,15 +244,36 @@ function dtypeOf(op, fn, opts, x) {
 
 const SIXTEEN_BIT = ['bfloat16', 'float16'];
 
+/** The block format options.outDtype names, or null: the storage dtype
+ * (which it may also name). Only a description with a blocked form has it. */
+function outFormatOf(op, fn, opts, dtype) {
+  if (op.blockwise) {
+    if (opts.dtype === undefined) throw new TypeError(`${fn}: options.dtype is required: 'q8_0', 'q8_1' or 'q8_K', the block format`);
+    return oneOf(fn, 'options.dtype', opts.dtype, BLOCK_FORMATS, undefined);
+  }
+  if (op.blocked === null || opts.outDtype === undefined || opts.outDtype === dtype) return null;
+  return oneOf(fn, 'options.outDtype', opts.outDtype, OUT_DTYPES[dtype], null);
+}
+
+const OUT_DTYPES = {
+  __proto__: null,
+  float32: ['float32', 'q8_0', 'q8_1', 'q8_K'],
+  bfloat16: ['bfloat16', 'q8_0', 'q8_1', 'q8_K'],
+  float16: ['float16', 'q8_0', 'q8_1', 'q8_K'],
+};
+
 /** A call checked from its options as read. */
-function check(op, fn, memory, opts, values) {
-  const { slots, options: defaults } = op;
+function check(original, fn, memory, opts, values) {
   // (A record has only its description's options: reading another would reach Object.prototype.)
-  const shape = op.elementwise ? undefined : readShape(fn, opts.shape);
+  const shape = original.elementwise || original.blockwise ? undefined : readShape(fn, opts.shape);
+  const dtype = dtypeOf(original, fn, opts, values[0]);
+  const outDtype = outFormatOf(original, fn, opts, dtype);
+  const op = outDtype === null ? original : original.blocked;
+  const { slots, options: defaults } = op;
   const call = new Call(fn, op);
   call.shaped = shape !== undefined;
-  const dtype = dtypeOf(op, fn, opts, values[0]);
   call.dtype = dtype;
+  call.outDtype = outDtype;
   const { records } = call;
   // What a parameter given something that is no array adds to its message (./arrays.js): the signature.
   const { signature } = op;
@@ -269,6 +313,17 @@ function check(op, fn, memory, opts, values) {
     call.stride = 1;
     call.rows = length;
     call.tokens = length;
+  } else if (op.blockwise) {
+    const format = BLOCK_FORMAT[outDtype];
+    if (length % format.values !== 0) {
+      throw new RangeError(`${fn}: x.length (${length}) must be a multiple of ${format.values}, the ${outDtype} block size`);
+    }
+    call.dim = format.values;
+    call.stride = format.values;
+    call.rows = length / format.values;
+    call.tokens = call.rows;
+    call.outFormatCode = format.code;
+    call.blockRowBytes = format.bytes;
   } else {
     call.eps = float32Option(fn, 'options.eps', opts.eps, defaults.eps, true);
     if (op.hasCastMode) {
@@ -295,6 +350,14 @@ function check(op, fn, memory, opts, values) {
       call.tokens = call.rows;
       call.heads = 1;
     }
+    if (outDtype !== null) {
+      const format = BLOCK_FORMAT[outDtype];
+      if (call.dim % format.values !== 0) {
+        throw new RangeError(`${fn}: options.outDtype '${outDtype}' needs dim (${call.dim}) to be a multiple of ${format.values}, its block size`);
+      }
+      call.outFormatCode = format.code;
+      call.blockRowBytes = (call.dim / format.values) * format.bytes;
+    }
   }
   call.dtypeCode = DTYPE[dtype].code;
   call.weightDtypeCode = DTYPE[call.weightDtype ?? 'float32'].code;
@@ -307,9 +370,14 @@ function check(op, fn, memory, opts, values) {
     if (value === undefined) continue;
     const storage = slot.dtype === 'storage';
     const named = storage && op.hasDtype && opts.dtype !== undefined;
-    const record = measure(fn, slot.name, value, storage ? dtype : slot.dtype, storage ? 'dtype' : '', named, '', slot.dir === OUT);
+    const record = slot.per === BLOCKS
+      ? measure(fn, slot.name, value, outDtype, 'outDtype', true, '', true)
+      : measure(fn, slot.name, value, storage ? dtype : slot.dtype, storage ? 'dtype' : '', named, '', slot.dir === OUT);
     if (slot.per === STAT) requireLength(fn, slot.name, record, call.rows, 'the number of rows');
-    else requireLength(fn, slot.name, record, length, 'x.length');
+    else if (slot.per === BLOCKS) {
+      const blocks = (call.rows * call.dim) / BLOCK_FORMAT[outDtype].values;
+      requireLength(fn, slot.name, record, lengthIn(call, slot), `the bytes of ${blocks} ${outDtype} blocks of ${BLOCK_FORMAT[outDtype].bytes}`);
+    } else requireLength(fn, slot.name, record, length, 'x.length');
     records[i] = record;
   }
   const { together } = op;
@@ -344,7 +412,7 @@ function requireLength(fn, name, record, length, what) {
 
 /** Values of a slot's array in a call: x's length for a per-row one, one a row, or dim. */
 function lengthIn(call, slot) {
-  return slot.per === ROW ? call.length : slot.per === STAT ? call.rows : call.dim;
+  return slot.per === ROW ? call.length : slot.per === STAT ? call.rows : slot.per === BLOCKS ? call.rows * call.blockRowBytes : call.dim;
 }
 
 /**
@@ -360,7 +428,7 @@ export function makeResults(call) {
     const i = results[k];
     const slot = slots[i];
     if (slot.made >= 0 && records[slot.made] === null) continue;
-    const dtype = slot.dtype === 'storage' ? call.dtype : 'float32';
+    const dtype = slot.dtype === 'storage' ? call.dtype : slot.dtype === 'blocks' ? call.outDtype : 'float32';
     if (records[i] === null) records[i] = newOutput(dtype, lengthIn(call, slot));
     else if (records[i].owned) renewOutput(records[i]);
   }

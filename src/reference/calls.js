@@ -15,9 +15,10 @@ import { makeResults, resolve, resolveOnce, returnValue } from '../ops/resolve.j
  * { [slot key]: the whole result }, inputs being copies of the arrays read,
  * a per-row one as call.rows packed rows of call.dim values. */
 export function referenceFunction(op, compute) {
-  const { name, slots } = op;
+  const { name } = op;
   function runCall(call) {
     const { records, rows, dim, stride } = call;
+    const { slots } = call.op; // the description's, or its blocked form's (./resolve.js)
     const inputs = { ...op.given }; // every slot's key its own: none is read from a prototype
     for (let i = 0; i < slots.length; i++) {
       // (A result made at an earlier run is made anew, from zeros: not read.)

@@ -4,6 +4,9 @@
 
 import type {
   addRmsNorm as wasmAddRmsNorm,
+  BlockFormat,
+  dequantize as wasmDequantize,
+  quantize as wasmQuantize,
   fromFloat32 as wasmFromFloat32,
   layerNorm as wasmLayerNorm,
   layerNormBackward as wasmLayerNormBackward,
@@ -13,8 +16,8 @@ import type {
 } from '../index.js';
 
 export type {
-  ArrayOf, ConvertOptions, Dtype, Dtype16, LayerNormBackwardOptions, LayerNormOptions, NormResult, PreparedCall,
-  RmsNormBackwardOptions, RmsNormOptions, Storage, WeightOf,
+  ArrayOf, BlockFormat, ConvertOptions, Dtype, Dtype16, LayerNormBackwardOptions, LayerNormOptions, NormResult, PreparedCall,
+  RmsNormBackwardOptions, RmsNormBlockOptions, RmsNormOptions, Storage, WeightOf,
 } from '../index.js';
 
 /**
@@ -50,3 +53,9 @@ export declare const toFloat32: typeof wasmToFloat32;
 
 /** float32 rounded to 16-bit patterns in plain JavaScript, bit-identical to `fromFloat32` from `'rmsnorm-wasm'`. */
 export declare const fromFloat32: typeof wasmFromFloat32;
+
+/** float32 values to ggml blocks in plain JavaScript, bit-identical to `quantize` from `'rmsnorm-wasm'`. */
+export declare const quantize: typeof wasmQuantize;
+
+/** ggml blocks back to float32, the same function as `dequantize` from `'rmsnorm-wasm'`. */
+export declare const dequantize: typeof wasmDequantize;

@@ -3,3 +3,4 @@ export { rmsNorm, addRmsNorm } from './rmsnorm.js';
 export { layerNorm } from './layernorm.js';
 export { rmsNormBackward, layerNormBackward } from './backward.js';
 export { toFloat32, fromFloat32 } from './convert.js';
+export { quantize, dequantize } from './q8.js';

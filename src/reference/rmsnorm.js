@@ -15,6 +15,7 @@ import { FLT_MAX } from '../ops/options.js';
 import { blockedSum } from './blocked-sum.js';
 import { referenceFunction } from './calls.js';
 import { narrow, roundTo, widen } from './float16.js';
+import { quantizeValues } from './q8.js';
 
 export const TINY_SUM = 2 ** -64;
 export { FLT_MAX };
@@ -141,7 +142,12 @@ function compute(call, inputs) {
   const out = call.dtype === 'float32' ? new Float32Array(call.rows * call.dim) : new Uint16Array(call.rows * call.dim);
   const rstd = call.given('rstd') === null ? null : new Float32Array(call.rows);
   normalizeRows(call, source, weight, out, rstd);
-  return { residual, out, rstd };
+  if (call.outDtype === null) return { residual, out, rstd };
+  // A block format: the values the call with a storage-dtype out stores,
+  // widened, quantized (docs/numerics.md, "ggml block outputs").
+  const values = new Float32Array(out.length);
+  for (let i = 0; i < out.length; i++) values[i] = widen(out, i, call.dtype);
+  return { residual, out: quantizeValues(values, call.outDtype), rstd };
 }
 
 /**

@@ -16,6 +16,8 @@
 #include "rmsnorm_wasm.h"
 
 #define RANDOM_SEED 0x2545F491u
+/* Enough bytes for any block row of q8_error_cases. */
+#define Q8_BYTES_FOR_TEST 1168
 #include "random_inputs.h"
 
 static uint16_t narrow(float v, rmsnorm_wasm_dtype dtype) {
@@ -673,6 +675,113 @@ static void strided_rmsnorm_case(size_t rows, size_t dim, size_t row_stride, flo
   free(residual_out);
 }
 
+/* RMSNorm to ggml blocks (rmsnorm_wasm_rmsnorm_q8 one-shot, or prepared
+ * with x's and the residual's rows row_stride apart): the blocks printed as
+ * bytes, with the packed inputs. */
+static void q8_case(size_t rows, size_t dim, size_t row_stride, rmsnorm_wasm_dtype dtype,
+                    rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode,
+                    float weight_offset, int add, rmsnorm_wasm_block_format format) {
+  const size_t n = rows * dim, size = size_of(dtype);
+  void* x_in = random_array(n, dtype);
+  void* residual_in = add ? random_array(n, dtype) : NULL;
+  void* w = random_array(dim, weight_dtype);
+  struct rows_buffer xs = rows_buffer(1, rows, dim, row_stride, dim, size);
+  struct rows_buffer residuals = rows_buffer(1, rows, dim, row_stride, dim, size);
+  scatter(&xs, 0, x_in);
+  if (add) scatter(&residuals, 0, residual_in);
+  const size_t bytes = rows * rmsnorm_wasm_block_row_bytes(format, dim);
+  uint8_t* out = output_array(bytes);
+  float* rstd = output_array(rows * sizeof(float));
+  void* residual = add ? array_in(&residuals, 0) : NULL;
+  rmsnorm_wasm_status status;
+  if (row_stride == dim) {
+    status = rmsnorm_wasm_rmsnorm_q8(array_in(&xs, 0), residual, w, out, rstd, rows, dim, 1e-6f,
+                                     dtype, weight_dtype, cast_mode, weight_offset, format);
+  } else {
+    rmsnorm_wasm_call call;
+    status = rmsnorm_wasm_prepare_rmsnorm_q8(&call, array_in(&xs, 0), residual, w, out, rstd, rows,
+                                             dim, row_stride, 1e-6f, dtype, weight_dtype, cast_mode,
+                                             weight_offset, format);
+    rmsnorm_wasm_run(&call);
+  }
+  void* residual_out = add ? gather(&residuals, 0) : NULL;
+  begin_case("rmsNormQ8");
+  print_number("format", format);
+  print_number("add", add);
+  print_number("dim", (double) dim);
+  print_number("rowStride", (double) row_stride);
+  print_number("dtype", dtype);
+  print_number("weightDtype", weight_dtype);
+  print_number("castMode", cast_mode);
+  print_number("weightOffset", weight_offset);
+  print_number("gapsUntouched", gaps_untouched(&xs) && (!add || gaps_untouched(&residuals)));
+  print_array("x", x_in, n, dtype);
+  print_array("weight", w, dim, weight_dtype);
+  if (add) {
+    print_array("residual", residual_in, n, dtype);
+    print_array("residualOut", residual_out, n, dtype);
+  }
+  field_name("blocks");
+  printf("\"");
+  for (size_t i = 0; i < bytes; i++) printf("%02x", out[i]);
+  printf("\"");
+  print_array("rstd", rstd, rows, RMSNORM_WASM_FLOAT32);
+  end_case(status);
+  free(xs.bytes);
+  free(residuals.bytes);
+  free(x_in);
+  free(residual_in);
+  free(residual_out);
+  free(w);
+  free(out);
+  free(rstd);
+}
+
+/* The block output's own refusals, each with every array kept. */
+static void q8_error_cases(void) {
+  float* x = random_array(128, RMSNORM_WASM_FLOAT32);
+  float* x_in = copy_of(x, 128 * sizeof(float));
+  uint8_t* out = output_array(4 * Q8_BYTES_FOR_TEST);
+  uint8_t* out_in = copy_of(out, 4 * Q8_BYTES_FOR_TEST);
+  rmsnorm_wasm_call call;
+  const rmsnorm_wasm_status not_a_multiple = rmsnorm_wasm_rmsnorm_q8(
+      x, NULL, NULL, out, NULL, 2, 48, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+      RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_0);
+  const rmsnorm_wasm_status k_not_a_multiple = rmsnorm_wasm_rmsnorm_q8(
+      x, NULL, NULL, out, NULL, 1, 128, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+      RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_K);
+  const rmsnorm_wasm_status unknown = rmsnorm_wasm_rmsnorm_q8(
+      x, NULL, NULL, out, NULL, 2, 64, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+      RMSNORM_WASM_CAST_LLAMA, 0.0f, (rmsnorm_wasm_block_format) 4);
+  const rmsnorm_wasm_status over_x = rmsnorm_wasm_rmsnorm_q8(
+      x, NULL, NULL, (uint8_t*) x + 8, NULL, 2, 64, 1e-6f, RMSNORM_WASM_FLOAT32,
+      RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_0);
+  const rmsnorm_wasm_status in_place = rmsnorm_wasm_rmsnorm_q8(
+      x, NULL, NULL, x, NULL, 2, 64, 1e-6f, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32,
+      RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_1);
+  const rmsnorm_wasm_status null_out = rmsnorm_wasm_prepare_rmsnorm_q8(
+      &call, x, NULL, NULL, NULL, NULL, 2, 64, 64, 1e-6f, RMSNORM_WASM_FLOAT32,
+      RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, RMSNORM_WASM_Q8_0);
+  rmsnorm_wasm_run(&call); /* a refused prepare runs as nothing */
+  begin_case("q8Errors");
+  print_number("notAMultiple", not_a_multiple);
+  print_number("kNotAMultiple", k_not_a_multiple);
+  print_number("unknownFormat", unknown);
+  print_number("overX", over_x);
+  print_number("inPlace", in_place);
+  print_number("nullOut", null_out);
+  print_number("rowBytes", (double) rmsnorm_wasm_block_row_bytes(RMSNORM_WASM_Q8_K, 512));
+  print_number("rowBytesNotAMultiple",
+               (double) rmsnorm_wasm_block_row_bytes(RMSNORM_WASM_Q8_0, 48));
+  print_number("kept", memcmp(x, x_in, 128 * sizeof(float)) == 0 &&
+                           memcmp(out, out_in, 4 * Q8_BYTES_FOR_TEST) == 0);
+  end_case(RMSNORM_WASM_OK);
+  free(x);
+  free(x_in);
+  free(out);
+  free(out_in);
+}
+
 /* LayerNorm with y's rows in the gaps of x's, then both backward passes with
  * dx == dy in place, all rows row_stride apart. */
 static void strided_layernorm_case(size_t rows, size_t dim, size_t row_stride, float eps) {
@@ -1062,6 +1171,15 @@ int main(void) {
   qk_norm_case(5, 4, 2, 32, 1e-6f, RMSNORM_WASM_FLOAT32);
   qk_norm_case(3, 8, 2, 64, 1e-6f, RMSNORM_WASM_BFLOAT16);
   prepared_loop_case();
+  q8_case(3, 64, 64, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f, 0,
+          RMSNORM_WASM_Q8_0);
+  q8_case(2, 96, 101, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_CAST_LLAMA, 0.0f,
+          1, RMSNORM_WASM_Q8_1);
+  q8_case(3, 512, 600, RMSNORM_WASM_FLOAT16, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_GEMMA, 1.0f, 0,
+          RMSNORM_WASM_Q8_K);
+  q8_case(2, 256, 256, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_CAST_GEMMA, 1.0f,
+          1, RMSNORM_WASM_Q8_K);
+  q8_error_cases();
   strided_overlap_cases();
   one_row_cases();
   error_cases();

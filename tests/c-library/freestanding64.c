@@ -157,6 +157,49 @@ static int gaps_kept(const void* buffer, size_t rows, size_t dim, size_t stride,
 
 /* ---- cases ------------------------------------------------------------------ */
 
+/* RMSNorm to ggml blocks, prepared, x's (and the residual's) rows stride
+ * apart, the blocks packed: printed as one string of bytes. */
+static void q8_case(size_t rows, size_t dim, size_t stride, rmsnorm_wasm_dtype dtype,
+                    rmsnorm_wasm_dtype weight_dtype, int add, rmsnorm_wasm_block_format format) {
+  static const char hex[] = "0123456789abcdef";
+  const size_t size = size_of(dtype);
+  unsigned char* buffer = take(((rows - 1) * stride + 2 * dim) * size);
+  void* x = buffer;
+  void* residual = add ? buffer + dim * size : NULL;
+  void* w = take(dim * size_of(weight_dtype));
+  const size_t bytes = rows * rmsnorm_wasm_block_row_bytes(format, dim);
+  unsigned char* out = take(bytes);
+  float* rstd = take(rows * 4);
+  fill(x, rows, dim, stride, dtype);
+  if (add) fill(residual, rows, dim, stride, dtype);
+  fill(w, 1, dim, dim, weight_dtype);
+  begin("rmsNormQ8");
+  number("format", format);
+  number("add", add);
+  number("dim", dim);
+  number("rowStride", stride);
+  number("dtype", dtype);
+  number("weightDtype", weight_dtype);
+  array("x", x, rows, dim, stride, dtype);
+  if (add) array("residual", residual, rows, dim, stride, dtype);
+  array("weight", w, 1, dim, dim, weight_dtype);
+  rmsnorm_wasm_call call;
+  const rmsnorm_wasm_status status =
+      rmsnorm_wasm_prepare_rmsnorm_q8(&call, x, residual, w, out, rstd, rows, dim, stride, 1e-6f,
+                                      dtype, weight_dtype, RMSNORM_WASM_CAST_LLAMA, 0.0f, format);
+  rmsnorm_wasm_run(&call);
+  if (add) array("residualOut", residual, rows, dim, stride, dtype);
+  put(",\"blocks\":\"");
+  for (size_t i = 0; i < bytes; i++) {
+    text[text_length++] = hex[out[i] >> 4];
+    text[text_length++] = hex[out[i] & 15];
+  }
+  put("\"");
+  size_t offsets[2] = {0, dim};
+  number("gapsUntouched", gaps_kept(buffer, rows, dim, stride, size, offsets, add ? 2 : 1));
+  end(status);
+}
+
 /* RMSNorm, prepared, rows row_stride apart: y in the gaps of x (and the
  * residual, for the fused add, in the gaps too), or y == x. */
 static void rmsnorm_case(size_t rows, size_t dim, size_t stride, float eps,
@@ -395,6 +438,9 @@ __attribute__((export_name("run"))) const char* run(void) {
   layernorm_case(3, 50, 117, 1e-5f);
   backward_case(0, 3, 45, 100, 1e-6f);
   backward_case(1, 2, 260, 523, 1e-5f);
+  q8_case(3, 64, 100, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32, 0, RMSNORM_WASM_Q8_0);
+  q8_case(2, 96, 200, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_FLOAT32, 1, RMSNORM_WASM_Q8_1);
+  q8_case(2, 512, 1100, RMSNORM_WASM_FLOAT16, RMSNORM_WASM_FLOAT16, 1, RMSNORM_WASM_Q8_K);
   conversion_case();
   above_four_gib_case();
   error_cases();

@@ -3,14 +3,14 @@
 // each `@ts-expect-error` is a misuse the types must reject (tsc fails if the
 // line compiles after all). Type-level only: nothing here is run.
 import {
-  addRmsNorm, alloc, bindMemory, compileModule, createKernels, fromFloat32, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward,
-  Tensor, toFloat32,
+  addRmsNorm, alloc, bindMemory, compileModule, createKernels, dequantize, fromFloat32, init, layerNorm, layerNormBackward, quantize, rmsNorm,
+  rmsNormBackward, Tensor, toFloat32,
 } from 'rmsnorm-wasm';
-import type { Backend, InitOptions, InitResult, PreparedCall, RmsNormOptions } from 'rmsnorm-wasm';
+import type { Backend, BlockFormat, InitOptions, InitResult, PreparedCall, RmsNormBlockOptions, RmsNormOptions } from 'rmsnorm-wasm';
 import {
   addRmsNorm as referenceAddRmsNorm, fromFloat32 as referenceFromFloat32, layerNorm as referenceLayerNorm,
   layerNormBackward as referenceLayerNormBackward, rmsNorm as referenceRmsNorm, rmsNormBackward as referenceRmsNormBackward,
-  toFloat32 as referenceToFloat32,
+  toFloat32 as referenceToFloat32, quantize as referenceQuantize, dequantize as referenceDequantize,
 } from 'rmsnorm-wasm/reference';
 
 // init, compileModule
@@ -168,3 +168,21 @@ toFloat32(bits, { dtype: 'float32' });
 toFloat32(bits);
 // @ts-expect-error: fromFloat32 takes float32 values
 fromFloat32(bits, { dtype: 'bfloat16' });
+
+// ggml blocks: outDtype, quantize, dequantize
+const format: BlockFormat = 'q8_0';
+const blockOptions: RmsNormBlockOptions = { outDtype: format, eps: 1e-5 };
+const blocks: Uint8Array = rmsNorm(x, w, blockOptions);
+const blocks16: Uint8Array = rmsNorm(bits, bits, { dtype: 'bfloat16', outDtype: 'q8_K', out: new Uint8Array(292) });
+const addedBlocks: Uint8Array = addRmsNorm(x, x.slice(), w, { outDtype: 'q8_1', rowStride: 4 });
+const preparedBlocks: Uint8Array = rmsNorm.prepare(x, w, { outDtype: 'q8_0' }).run();
+const quantized: Uint8Array = quantize(x, { dtype: 'q8_0' });
+const dequantized: Float32Array = dequantize(quantized, { dtype: 'q8_0' });
+const referenceBlocks: Uint8Array = referenceQuantize(x, { dtype: 'q8_K' });
+const referenceValues: Float32Array = referenceDequantize(referenceBlocks, { dtype: 'q8_K' });
+// @ts-expect-error: blocks go into a Uint8Array
+rmsNorm(x, w, { outDtype: 'q8_0', out: new Float32Array(4) });
+// @ts-expect-error: no such block format
+quantize(x, { dtype: 'q4_0' });
+// @ts-expect-error: dequantize needs the format
+dequantize(quantized);

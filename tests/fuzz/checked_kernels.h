@@ -30,6 +30,7 @@
 #include "../../src/kernels/f32-layernorm/layernorm_f32.h"
 #include "../../src/kernels/f32-norm-backward/norm_backward_f32.h"
 #include "../../src/kernels/f32-rmsnorm/rmsnorm_f32.h"
+#include "../../src/kernels/q8_blocks.h"
 
 /* One pointer argument of a kernel call. */
 struct arg {
@@ -55,7 +56,7 @@ struct call {
    * strided layouts' (>= dim; the packed ones use dim). */
   size_t rows, dim, stride;
   float eps, weight_offset;
-  int dtype, weight_dtype, cast_mode;
+  int dtype, weight_dtype, cast_mode, format;
 };
 
 #define GUARD_BYTES 64
@@ -449,6 +450,75 @@ static void run_rmsnorm_checked(const void* x, const void* residual, const void*
     free_outputs(&part_simd);
     free_outputs(&part_scalar);
   }
+}
+
+static inline void invoke_rmsnorm_q8(const struct call* c, bool simd, void* const* p,
+                                     size_t stride) {
+  (simd ? rmsnorm_wasm_f32_rmsnorm_q8_ukernel__wasmsimd
+        : rmsnorm_wasm_f32_rmsnorm_q8_ukernel__scalar)(
+      p[RMS_X], p[RMS_RESIDUAL], p[RMS_W], p[RMS_Y], p[RMS_RSTD], c->rows, c->dim, stride, c->eps,
+      c->dtype, c->weight_dtype, c->cast_mode, c->weight_offset, c->format);
+}
+
+/* RMSNorm (or the fused add) to ggml blocks of `format`: y is the rows'
+ * blocks, packed whatever the stride, never over x; as 16-bit elements (every
+ * row of blocks is an even number of bytes) they compare bit for bit. rstd
+ * always given. */
+static inline struct call rmsnorm_q8_call(const void* x, const void* residual, const void* w,
+                                          size_t rows, size_t dim, size_t stride, float eps,
+                                          int dtype, int weight_dtype, int cast_mode,
+                                          float weight_offset, int format) {
+  struct call c = rmsnorm_call(x, residual, w, true, true, rows, dim, stride, eps, dtype,
+                               weight_dtype, cast_mode, weight_offset);
+  c.invoke = invoke_rmsnorm_q8;
+  c.alias_out = -1;
+  c.alias_in = -1;
+  c.format = format;
+  const size_t bytes = rows * (dim / q8_block_values(format)) * q8_block_bytes(format);
+  c.args[RMS_Y] = (struct arg){true, true, false, NULL, bytes / 2, RMSNORM_BF16};
+  const size_t at = strlen(c.what);
+  snprintf(c.what + at, sizeof c.what - at, " format=%d", format);
+  return c;
+}
+
+/* The block outputs: both implementations in every layout, and the fused
+ * blocks must be the scalar quantizer (q8_blocks.h) applied to y of the
+ * plain call, and rstd and the residual the plain call's. */
+static inline void run_rmsnorm_q8_checked(const void* x, const void* residual, const void* w,
+                                          size_t rows, size_t dim, size_t stride, float eps,
+                                          int dtype, int weight_dtype, int cast_mode,
+                                          float weight_offset, int format, unsigned misalign) {
+  const struct call q8 = rmsnorm_q8_call(x, residual, w, rows, dim, stride, eps, dtype,
+                                         weight_dtype, cast_mode, weight_offset, format);
+  const struct call plain = rmsnorm_call(x, residual, w, true, true, rows, dim, stride, eps, dtype,
+                                         weight_dtype, cast_mode, weight_offset);
+  struct outputs q8_simd, q8_scalar, plain_simd, plain_scalar;
+  run_both_checked(&q8, misalign, &q8_simd, &q8_scalar);
+  run_both_checked(&plain, misalign, &plain_simd, &plain_scalar);
+  if (rows > 0) {
+    const size_t values = q8_block_values(format), bytes = q8_block_bytes(format);
+    const size_t blocks = rows * dim / values;
+    uint8_t* want = malloc(blocks * bytes + 1);
+    if (want == NULL) abort();
+    for (size_t b = 0; b < blocks; b++) {
+      q8_quantize_block_scalar(
+          (const char*) plain_scalar.of[RMS_Y] + b * values * dtype_size(dtype), dtype, format,
+          want + b * bytes);
+    }
+    require_same_bits(q8_scalar.of[RMS_Y], want, &q8.args[RMS_Y],
+                      "blocks differ from the scalar quantizer on the plain call's y", &q8);
+    free(want);
+  }
+  require_same_bits(q8_scalar.of[RMS_RSTD], plain_scalar.of[RMS_RSTD], &q8.args[RMS_RSTD],
+                    "rstd differs from the plain call's", &q8);
+  if (residual != NULL) {
+    require_same_bits(q8_scalar.of[RMS_RESIDUAL], plain_scalar.of[RMS_RESIDUAL],
+                      &q8.args[RMS_RESIDUAL], "the residual differs from the plain call's", &q8);
+  }
+  free_outputs(&q8_simd);
+  free_outputs(&q8_scalar);
+  free_outputs(&plain_simd);
+  free_outputs(&plain_scalar);
 }
 
 /* LayerNorm (src/kernels/f32-layernorm/layernorm_f32.h): y, mean and rstd each optional; y may

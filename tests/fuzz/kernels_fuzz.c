@@ -1,13 +1,17 @@
 /*
  * libFuzzer target for every kernel (RMSNorm and the fused add, each with
- * and without y and rstd, LayerNorm, both backward passes), built natively with ASan + UBSan
+ * and without y and rstd, and to ggml blocks; LayerNorm, both backward
+ * passes), built natively with ASan + UBSan
  * (`make fuzz`). Any input bytes decode to a valid call (the kernels'
  * preconditions are the JS validation's job), which checked_kernels.h runs
  * on both implementations, with and without aliasing.
  *
  * Input layout (short inputs read as zero-padded, values cycle over the rest):
- *   byte 0     operation (% 6): rmsNorm, addRmsNorm, rmsNorm's rstd alone,
- *              layerNorm, rmsNormBackward, layerNormBackward
+ *   byte 0     operation (% 8): rmsNorm, addRmsNorm, rmsNorm's rstd alone,
+ *              layerNorm, rmsNormBackward, layerNormBackward, rmsNorm and
+ *              addRmsNorm to ggml blocks (format 1 + (byte 1 bits 1-3) % 3;
+ *              dim made a multiple of the block size: 32 to 256, or 256 to
+ *              768 for q8_K)
  *   byte 1     which optional arguments are given: bit 0 weight, 1 bias,
  *              2 layerNorm's y, 3 mean, 4 rstd, 5 db; bits 6-7 the RMSNorm
  *              weight's dtype when byte 2 bit 4 is clear (% 3; any with any
@@ -169,7 +173,7 @@ static void* values(struct decoder* d, size_t n, int dtype, bool scaled) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const unsigned op = byte_at(data, size, 0) % 6;
+  const unsigned op = byte_at(data, size, 0) % 8;
   const uint8_t given = byte_at(data, size, 1);
   const uint8_t mode = byte_at(data, size, 2);
   const uint32_t dim_bits = byte_at(data, size, 3) | (uint32_t) byte_at(data, size, 4) << 8;
@@ -182,8 +186,21 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   struct decoder d = {data, size, 0, (int8_t) byte_at(data, size, 10), {NULL}, 0};
   const bool weighted = given & 1;
 
-  struct outputs simd, scalar;
-  if (op <= 2) {
+  struct outputs simd = {{NULL}}, scalar = {{NULL}};
+  if (op >= 6) {
+    const int format = 1 + ((given >> 1) & 7) % 3;
+    const size_t q8_dim =
+        q8_block_values(format) * (1 + (dim - 1) % (format == RMSNORM_Q8_K ? 3 : 8));
+    const int dtype = (mode >> 2 & 3) % 3;
+    const void* x = values(&d, rows * q8_dim, dtype, true);
+    const int weight_dtype = (mode >> 4 & 1) ? dtype : (given >> 6) % 3;
+    const void* w = weighted ? values(&d, q8_dim, weight_dtype, false) : NULL;
+    const void* residual = op == 7 ? values(&d, rows * q8_dim, dtype, false) : NULL;
+    run_rmsnorm_q8_checked(
+        x, residual, w, rows, q8_dim, decode_stride(q8_dim, byte_at(data, size, 5) >> 3), eps,
+        dtype, weight_dtype, (mode >> 5 & 1) ? RMSNORM_CAST_GEMMA : RMSNORM_CAST_LLAMA,
+        decode_weight_offset(mode >> 6, u32_at(data, size, 11)), format, misalign);
+  } else if (op <= 2) {
     /* The 16-bit storage types apply to RMSNorm only. */
     const int dtype = (mode >> 2 & 3) % 3;
     const void* x = values(&d, n, dtype, true);

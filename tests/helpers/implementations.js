@@ -11,7 +11,7 @@ import * as reference from '../../src/reference/index.js';
 import { firstDifference16, firstBitDifference } from './bits.js';
 
 export const WASM_BACKENDS = Object.freeze(['simd', 'scalar']);
-const FUNCTIONS = ['rmsNorm', 'addRmsNorm', 'layerNorm', 'rmsNormBackward', 'layerNormBackward', 'toFloat32', 'fromFloat32'];
+const FUNCTIONS = ['rmsNorm', 'addRmsNorm', 'layerNorm', 'rmsNormBackward', 'layerNormBackward', 'toFloat32', 'fromFloat32', 'quantize'];
 
 /** { name, rmsNorm, addRmsNorm, layerNorm, rmsNormBackward, layerNormBackward, alloc? } */
 function implementation(name, source, alloc) {

@@ -113,4 +113,35 @@ void rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd(const void* x, void* residual, c
                                                 int weight_dtype, int cast_mode,
                                                 float weight_offset);
 
+/*
+ * Block outputs: the same call (x, residual, w, rstd as above), but y
+ * receives each row quantized to ggml blocks of `format` (enum
+ * rmsnorm_q8_format, ../q8_blocks.h, whose rule the blocks follow): the
+ * values quantized are exactly those the call above would store in y,
+ * widened to float32 (for 16-bit storage: after the storage rounding).
+ * dim is a multiple of the block's values (32, or 256 for q8_K); y is not
+ * NULL and holds rows * (dim / values) blocks, rows packed whatever the
+ * stride; it shares no byte with x, the residual, w or rstd.
+ */
+void rmsnorm_wasm_f32_rmsnorm_q8_ukernel__scalar(const void* x, void* residual, const void* w,
+                                                 void* y, float* rstd, size_t rows, size_t dim,
+                                                 size_t stride, float eps, int dtype,
+                                                 int weight_dtype, int cast_mode,
+                                                 float weight_offset, int format);
+void rmsnorm_wasm_f32_rmsnorm_q8_ukernel__wasmsimd(const void* x, void* residual, const void* w,
+                                                   void* y, float* rstd, size_t rows, size_t dim,
+                                                   size_t stride, float eps, int dtype,
+                                                   int weight_dtype, int cast_mode,
+                                                   float weight_offset, int format);
+
+/*
+ * The same quantizers alone: `blocks` blocks of `format` from
+ * blocks * (32, or 256 for q8_K) float32 values at x, to y (packed), by the
+ * rule of ../q8_blocks.h. y shares no byte with x.
+ */
+void rmsnorm_wasm_f32_quantize_q8_ukernel__scalar(const float* x, void* y, size_t blocks,
+                                                  int format);
+void rmsnorm_wasm_f32_quantize_q8_ukernel__wasmsimd(const float* x, void* y, size_t blocks,
+                                                    int format);
+
 #endif

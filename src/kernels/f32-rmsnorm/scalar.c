@@ -5,7 +5,9 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "../q8_blocks.h"
 #include "scalar_steps.h"
 
 RMSNORM_INLINE float block_sumsq(const void* x, size_t n, int dtype) {
@@ -32,5 +34,14 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   return block_sumsq((const char*) next + start * dtype_size(dtype), n, dtype);
 }
 
+static void quantize_blocks(const void* x, size_t n, int dtype, int format, uint8_t* out) {
+  const size_t values = q8_block_values(format);
+  for (size_t i = 0; i < n; i += values, out += q8_block_bytes(format)) {
+    q8_quantize_block_scalar((const char*) x + i * dtype_size(dtype), dtype, format, out);
+  }
+}
+
 #define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__scalar
+#define RMSNORM_F32_Q8_KERNEL rmsnorm_wasm_f32_rmsnorm_q8_ukernel__scalar
+#define RMSNORM_F32_QUANTIZE_KERNEL rmsnorm_wasm_f32_quantize_q8_ukernel__scalar
 #include "rows.inc"

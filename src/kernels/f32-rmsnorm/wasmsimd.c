@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../f32-convert/convert_f32.h"
 #include "../float16_wasmsimd.h"
+#include "../q8_blocks.h"
 #include "../simd128.h"
 #include "scalar_steps.h"
 
@@ -259,15 +261,11 @@ RMSNORM_INLINE void write4(const void* src, const void* w, void* y, size_t i, v1
   store4(y, i, weigh4(v, vw, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
 }
 
-/* The 1..3 values a row's vector loop leaves over, with every choice made at
- * run time: one shared copy instead of one per specialization. */
-static __attribute__((noinline)) void write_tail(const void* src, const void* w, void* y,
-                                                 size_t start, size_t end, float inv,
-                                                 float weight_offset, int dtype, int weight_dtype,
-                                                 bool offset, int cast_mode) {
-  scalar_write_row(src, w, y, start, end, inv, 1.0f, false, weight_offset, dtype, weight_dtype,
-                   offset, cast_mode);
-}
+/* The 1..3 values a row's vector loop leaves over go to rows.inc's one
+ * shared copy of the scalar writer, with every choice made at run time. */
+static void write_scalar(const void* src, const void* w, void* y, size_t start, size_t end,
+                         float inv, float scale, float weight_offset, int dtype, int weight_dtype,
+                         bool offset, int cast_mode);
 
 RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t dim, float inv,
                               float weight_offset, int dtype, int weight_dtype, bool offset,
@@ -294,7 +292,8 @@ RMSNORM_INLINE void write_row(const void* src, const void* w, void* y, size_t di
     write4(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
   }
   if (i < dim) {
-    write_tail(src, w, y, i, dim, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
+    write_scalar(src, w, y, i, dim, inv, 1.0f, weight_offset, dtype, weight_dtype, offset,
+                 cast_mode);
   }
 }
 
@@ -376,11 +375,195 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
       write4(src, w, y, i, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
     }
     if (i < end) {
-      write_tail(src, w, y, i, end, inv, weight_offset, dtype, weight_dtype, offset, cast_mode);
+      write_scalar(src, w, y, i, end, inv, 1.0f, weight_offset, dtype, weight_dtype, offset,
+                   cast_mode);
     }
   }
   return fold_accumulators(vacc, dtype);
 }
 
+/* ---- ggml blocks (../q8_blocks.h, whose rule these follow) ----------------
+ * Four values a vector. q8_0's and q8_1's roundf is the truncation of
+ * v + copysign(0.5 - 2^-25, v), which equals roundf(v) for every float
+ * (checked for all 2^32 patterns when this was written): below 0.5 it
+ * cannot carry into the next integer, and from 0.5 up the sum rounds to it.
+ * The conversion to int8: on a block whose values are finite and whose
+ * scale is (then |x * id| and |iscale * x| are at most 127 and a few ulps),
+ * ggml's own nearest_int trick, exact there: v + 1.5 * 2^23 holds v rounded
+ * to an integer (ties to even: q8_K's rounding) in its low mantissa bits,
+ * so its bits less those of 1.5 * 2^23 are that integer; two instructions
+ * where i32x4.trunc_sat is many. Any other block takes the rule's
+ * conversion as such: i32x4.trunc_sat (NaN to 0, saturating). The two
+ * saturating narrows then make int8 lanes. */
+
+#define Q8_MAGIC 0x1.8p23f
+
+RMSNORM_INLINE v128_t half_away4(v128_t v) {
+  return wasm_f32x4_add(
+      v, wasm_v128_or(wasm_f32x4_splat(0x1.fffffep-2f), wasm_v128_and(v, wasm_f32x4_splat(-0.0f))));
+}
+
+/* v as int32 lanes: rounded to even (exact: see above), or truncated with saturation. */
+RMSNORM_INLINE v128_t to_int32x4(v128_t v, bool exact) {
+  if (exact) {
+    return wasm_i32x4_sub(wasm_f32x4_add(v, wasm_f32x4_splat(Q8_MAGIC)),
+                          wasm_f32x4_splat(Q8_MAGIC));
+  }
+  return wasm_i32x4_trunc_sat_f32x4(v);
+}
+
+/* Sixteen values (four vectors) to sixteen int8 lanes. */
+RMSNORM_INLINE v128_t to_int8x16(const v128_t r[4], bool exact) {
+  const v128_t lo = wasm_i16x8_narrow_i32x4(to_int32x4(r[0], exact), to_int32x4(r[1], exact));
+  const v128_t hi = wasm_i16x8_narrow_i32x4(to_int32x4(r[2], exact), to_int32x4(r[3], exact));
+  return wasm_i8x16_narrow_i16x8(lo, hi);
+}
+
+/* The sum of sixteen int8 lanes. */
+RMSNORM_INLINE int32_t sum_int8x16(v128_t q) {
+  const v128_t v = wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_extadd_pairwise_i8x16(q));
+  const v128_t pair = wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  return wasm_i32x4_extract_lane(wasm_i32x4_add(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2)),
+                                 0);
+}
+
+/* The largest of four u32 lanes: the largest magnitude's bits, for lanes
+ * of magnitudes' bits (ordered as the magnitudes, a NaN above +Inf). */
+RMSNORM_INLINE uint32_t max_lane_u32(v128_t v) {
+  const v128_t pair = wasm_u32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  return (uint32_t) wasm_i32x4_extract_lane(
+      wasm_u32x4_max(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2)), 0);
+}
+
+/* The magnitudes' bits of four values. */
+RMSNORM_INLINE v128_t magnitude_bits(v128_t v) {
+  return wasm_v128_and(v, wasm_i32x4_splat(0x7FFFFFFF));
+}
+
+/* q8_0's and q8_1's quants of 32 values v times vid, at qs; their sum. */
+RMSNORM_INLINE int32_t quants32(const v128_t v[8], v128_t vid, uint8_t* qs, bool exact) {
+  int32_t sum = 0;
+  for (size_t h = 0; h < 2; h++) {
+    v128_t r[4];
+    for (size_t k = 0; k < 4; k++) {
+      r[k] = wasm_f32x4_trunc(half_away4(wasm_f32x4_mul(v[4 * h + k], vid)));
+    }
+    const v128_t q = to_int8x16(r, exact);
+    wasm_v128_store(qs + 16 * h, q);
+    sum += sum_int8x16(q);
+  }
+  return sum;
+}
+
+/* q8_0 or q8_1 of 32 float32 values. Without a NaN, MAX's order does not
+ * matter to amax; in a block with one, MAX's order decides it, and the
+ * scalar loop of the rule finds it (the rest quantizes NaN as the rule
+ * does: to 0). */
+RMSNORM_INLINE void quantize32(const float* x, uint8_t* out, bool with_sum) {
+  v128_t v[8];
+  v128_t vbits = wasm_i32x4_splat(0);
+  for (size_t k = 0; k < 8; k++) {
+    v[k] = wasm_v128_load(x + 4 * k);
+    vbits = wasm_u32x4_max(vbits, magnitude_bits(v[k]));
+  }
+  const uint32_t amax_bits = max_lane_u32(vbits);
+  const float d =
+      (amax_bits > UINT32_C(0x7F800000) ? q8_amax32(x, RMSNORM_F32) : f32_from_bits(amax_bits)) /
+      127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  const v128_t vid = wasm_f32x4_splat(id);
+  uint8_t* qs = out + (with_sum ? 4 : 2);
+  const int32_t sum = amax_bits < UINT32_C(0x7F800000) && id <= FLT_MAX
+                          ? quants32(v, vid, qs, true)
+                          : quants32(v, vid, qs, false);
+  q8_put16(out, f32_to_f16(d));
+  if (with_sum) {
+    q8_put16(out + 2, f32_to_f16((float) sum * d));
+  }
+}
+
+/* q8_K's quants and bsums of 256 values times viscale. */
+RMSNORM_INLINE void quants256(const float* x, v128_t viscale, uint8_t* out, bool exact) {
+  for (size_t g = 0; g < Q8_K_VALUES / 16; g++) {
+    v128_t r[4];
+    for (size_t k = 0; k < 4; k++) {
+      r[k] = wasm_f32x4_mul(wasm_v128_load(x + 16 * g + 4 * k), viscale);
+      if (!exact) {
+        r[k] = wasm_f32x4_nearest(r[k]);
+      }
+    }
+    const v128_t q = to_int8x16(r, exact);
+    wasm_v128_store(out + 4 + 16 * g, q);
+    q8_put16(out + Q8_K_BSUMS + 2 * g, (uint16_t) (int16_t) sum_int8x16(q));
+  }
+}
+
+/* q8_K of 256 float32 values: amax (a NaN never it, as `|x| > amax` never
+ * picks one: pmax keeps its first operand against a NaN), then the first
+ * value of that magnitude, then the quants sixteen at a time with their
+ * bsums. */
+static __attribute__((noinline)) void quantize256(const float* x, uint8_t* out) {
+  v128_t vbits = wasm_i32x4_splat(0);
+  for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
+    vbits = wasm_u32x4_max(vbits, magnitude_bits(wasm_v128_load(x + i)));
+  }
+  const uint32_t max_bits = max_lane_u32(vbits);
+  float amax = f32_from_bits(max_bits);
+  if (max_bits > UINT32_C(0x7F800000)) {
+    v128_t vmax = wasm_f32x4_splat(0.0f);
+    for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
+      vmax = wasm_f32x4_pmax(vmax, wasm_f32x4_abs(wasm_v128_load(x + i)));
+    }
+    const v128_t pair = wasm_f32x4_pmax(vmax, wasm_i32x4_shuffle(vmax, vmax, 2, 3, 0, 1));
+    amax = wasm_f32x4_extract_lane(
+        wasm_f32x4_pmax(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2)), 0);
+  }
+  if (amax == 0.0f) {
+    memset(out, 0, Q8_K_BYTES);
+    return;
+  }
+  const v128_t vamax = wasm_f32x4_splat(amax);
+  float max = amax;
+  for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
+    const uint32_t lanes =
+        wasm_i32x4_bitmask(wasm_f32x4_eq(wasm_f32x4_abs(wasm_v128_load(x + i)), vamax));
+    if (lanes != 0) {
+      max = x[i + (size_t) __builtin_ctz(lanes)];
+      break;
+    }
+  }
+  const float iscale = -127.0f / max;
+  const v128_t viscale = wasm_f32x4_splat(iscale);
+  if (max_bits < UINT32_C(0x7F800000) && fabsf(iscale) <= FLT_MAX) {
+    quants256(x, viscale, out, true);
+  } else {
+    quants256(x, viscale, out, false);
+  }
+  const float d = 1.0f / iscale;
+  memcpy(out, &d, sizeof d);
+}
+
+/* n values' blocks. 16-bit values are widened first (exactly, by the
+ * converters' kernel), so that one copy of each quantizer serves every
+ * storage dtype (the module's size budget). */
+static void quantize_blocks(const void* x, size_t n, int dtype, int format, uint8_t* out) {
+  float widened[Q8_K_VALUES] __attribute__((aligned(16)));
+  const float* values = (const float*) x;
+  if (dtype != RMSNORM_F32) {
+    rmsnorm_wasm_f32_widen_ukernel__wasmsimd((const uint16_t*) x, widened, n, dtype);
+    values = widened;
+  }
+  const size_t bytes = q8_block_bytes(format);
+  for (size_t i = 0; i < n; i += q8_block_values(format), out += bytes) {
+    switch (format) {
+      case RMSNORM_Q8_K: quantize256(values + i, out); break;
+      case RMSNORM_Q8_1: quantize32(values + i, out, true); break;
+      default: quantize32(values + i, out, false); break;
+    }
+  }
+}
+
 #define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd
+#define RMSNORM_F32_Q8_KERNEL rmsnorm_wasm_f32_rmsnorm_q8_ukernel__wasmsimd
+#define RMSNORM_F32_QUANTIZE_KERNEL rmsnorm_wasm_f32_quantize_q8_ukernel__wasmsimd
 #include "rows.inc"

@@ -1,0 +1,138 @@
+// The rows of the ggml block outputs (tests/bench/q8.js): the fused norm to
+// q8_0 and q8_K blocks, against the zero-copy float32 norm followed by the
+// package's own quantizer (two calls, the float32 row through memory), and
+// against plain JS (the naive row's loops, then a quantizer as one would
+// write it). Each row's output is its blocks dequantized, checked against
+// the float64 oracle within the quantization's error.
+import { alloc, dequantize, init, quantize, rmsNorm } from '../../../src/index.js';
+import { naiveJs } from './js.js';
+import { simdZeroCopy } from './wasm.js';
+
+export const FORMATS = { q8_0: { values: 32, bytes: 34 }, q8_K: { values: 256, bytes: 292 } };
+
+/** The q8 rows' tolerance against the oracle, relative to the output's largest value: half a step of amax/127, and float16 d. */
+const Q8_TOLERANCE = 1 / 127;
+
+const blockBytes = (format, { rows, dim }) => rows * (dim / FORMATS[format].values) * FORMATS[format].bytes;
+
+/** A Uint8Array view of a tensor's bytes (the tensor holds float32 values: bytes / 4 of them, rounded up). */
+function byteTensor(bytes) {
+  const tensor = alloc(Math.ceil(bytes / 4));
+  return { tensor, view: () => new Uint8Array(tensor.array.buffer, tensor.byteOffset, bytes) };
+}
+
+function fused(format) {
+  return {
+    id: `${format}-fused`,
+    name: `SIMD zero-copy, fused norm → ${format}`,
+    format,
+    bytes: (shape) => 4 * (shape.rows * shape.dim + shape.dim) + blockBytes(format, shape),
+    async setup(shape) {
+      await init({ backend: 'simd' });
+      const xt = alloc(shape.x.length);
+      const wt = alloc(shape.dim);
+      xt.array.set(shape.x);
+      wt.array.set(shape.w);
+      const out = byteTensor(blockBytes(format, shape));
+      const options = { eps: shape.eps, outDtype: format, out: out.view() };
+      return {
+        call: () => rmsNorm(xt, wt, options),
+        output: () => dequantize(out.view(), { dtype: format }),
+        expected: { tolerance: Q8_TOLERANCE },
+        // A view of wasm memory detaches when another row's tensors grow it: a new one before each timed loop.
+        prepare: () => {
+          options.out = out.view();
+          return init({ backend: 'simd' });
+        },
+        dispose: () => [xt, wt, out.tensor].forEach((t) => t.free()),
+      };
+    },
+  };
+}
+
+function normThenQuantize(format) {
+  return {
+    id: `${format}-norm-then-quantize`,
+    name: `SIMD zero-copy norm, then quantize() → ${format}`,
+    format,
+    bytes: (shape) => 4 * (3 * shape.rows * shape.dim + shape.dim) + blockBytes(format, shape),
+    async setup(shape) {
+      await init({ backend: 'simd' });
+      const xt = alloc(shape.x.length);
+      const wt = alloc(shape.dim);
+      const yt = alloc(shape.x.length);
+      xt.array.set(shape.x);
+      wt.array.set(shape.w);
+      const out = byteTensor(blockBytes(format, shape));
+      const normOptions = { eps: shape.eps, out: yt };
+      const quantizeOptions = { dtype: format, out: out.view() };
+      return {
+        call: () => {
+          rmsNorm(xt, wt, normOptions);
+          quantize(yt, quantizeOptions);
+        },
+        output: () => dequantize(out.view(), { dtype: format }),
+        expected: { tolerance: Q8_TOLERANCE },
+        prepare: () => {
+          quantizeOptions.out = out.view();
+          return init({ backend: 'simd' });
+        },
+        dispose: () => [xt, wt, yt, out.tensor].forEach((t) => t.free()),
+      };
+    },
+  };
+}
+
+/** Blocks as a plain JS quantizer would make them: amax, d, round(x / d). */
+function plainQuantize(y, format, bytes) {
+  const { values, bytes: size } = FORMATS[format];
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let b = 0, at = 0; b < y.length; b += values, at += size) {
+    let amax = 0;
+    for (let j = 0; j < values; j++) amax = Math.max(amax, Math.abs(y[b + j]));
+    const d = amax / 127;
+    const id = d ? 1 / d : 0;
+    const qs = at + (format === 'q8_K' ? 4 : 2);
+    for (let j = 0; j < values; j++) bytes[qs + j] = Math.round(y[b + j] * id) & 0xff;
+    if (format === 'q8_K') {
+      view.setFloat32(at, d, true);
+      for (let g = 0; g < 16; g++) {
+        let sum = 0;
+        for (let j = 16 * g; j < 16 * g + 16; j++) sum += (bytes[qs + j] << 24) >> 24;
+        view.setInt16(at + 260 + 2 * g, sum, true);
+      }
+    } else {
+      view.setUint16(at, float16Bits(d), true);
+    }
+  }
+}
+
+/** float16 bits of a positive value (truncating: a baseline, not a reference). */
+function float16Bits(v) {
+  if (v < 2 ** -14) return Math.round(v * 2 ** 24);
+  const e = Math.floor(Math.log2(v));
+  return ((e + 15) << 10) | Math.floor((v / 2 ** e - 1) * 1024);
+}
+
+function plainJs(format) {
+  return {
+    id: `${format}-plain-js`,
+    name: `plain JS norm, then a JS quantizer → ${format}`,
+    format,
+    setup(shape) {
+      const norm = naiveJs.setup(shape);
+      const bytes = new Uint8Array(blockBytes(format, shape));
+      return {
+        call: () => {
+          norm.call();
+          plainQuantize(norm.output(), format, bytes);
+        },
+        output: () => dequantize(bytes, { dtype: format }),
+        expected: { tolerance: Q8_TOLERANCE },
+      };
+    },
+  };
+}
+
+/** The float32 norm alone (the package's zero-copy row), then each format's three rows. */
+export const Q8_ROWS = [simdZeroCopy, ...Object.keys(FORMATS).flatMap((format) => [fused(format), normThenQuantize(format), plainJs(format)])];
