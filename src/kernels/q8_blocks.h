@@ -1,7 +1,7 @@
 /*
  * ggml's 8-bit block formats, one block at a time: the scalar quantizers
- * (the scalar kernel's, and the SIMD kernel's for the rare block that
- * holds a NaN), and the rule every implementation follows (the SIMD
+ * (the scalar kernel's; the SIMD kernel takes q8_amax32 for the rare block
+ * that holds a NaN), and the rule every implementation follows (the SIMD
  * quantizers in f32-rmsnorm/wasmsimd.c, the JS reference in
  * src/reference/q8.js).
  *
@@ -97,8 +97,8 @@ static inline void q8_put16(uint8_t* p, uint16_t v) {
 }
 
 /* Loops a compiler would unroll 32 or 256 times: kept loops, for the
- * module's size budget (the scalar quantizers serve the scalar build and
- * the SIMD build's rare NaN blocks). */
+ * modules' size (these serve the scalar build, and the SIMD build's rare
+ * block with a NaN). */
 #define Q8_KEEP_LOOP _Pragma("clang loop unroll(disable)")
 
 /* q8_0's and q8_1's amax of 32 values, in MAX's order. */

@@ -244,8 +244,10 @@ function dtypeOf(op, fn, opts, x) {
 
 const SIXTEEN_BIT = ['bfloat16', 'float16'];
 
-/** The block format options.outDtype names, or null: the storage dtype
- * (which it may also name). Only a description with a blocked form has it. */
+/** The block format of the call's blocked output: options.outDtype's, or
+ * null for the storage dtype (which it may also name; only a description
+ * with a blocked form has the option); a blockwise description's (the
+ * quantizer) is options.dtype, required. */
 function outFormatOf(op, fn, opts, dtype) {
   if (op.blockwise) {
     if (opts.dtype === undefined) throw new TypeError(`${fn}: options.dtype is required: 'q8_0', 'q8_1' or 'q8_K', the block format`);
