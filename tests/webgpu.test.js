@@ -166,18 +166,23 @@ function valuesOf(rand, n, dtype, sigma) {
  * at their offsets: no two roles share a byte, even in different groups), and each
  * group's bytes expected afterwards (the reference's results written over
  * the roles written, every other byte as it was). */
-function bufferCase({ what, fn, dtype, weightDtype = dtype, rows, dim, groups, offsets, params = {}, size = 1024 }) {
-  const rand = prng(rows * 131 + dim);
+function bufferCase({ what, fn, dtype, weightDtype = dtype, rows: tokens, dim, groups, offsets, params = {}, size = 1024 }) {
+  const rand = prng(tokens * 131 + dim);
   const arena = new Uint8Array(size).map((_, i) => (i * 37 + 11) & 0xff);
-  const { rowStride = dim, ...options16 } = params;
+  const { heads = 1, headStride = dim, ...rest } = params;
+  const { rowStride = (heads - 1) * headStride + dim, ...options16 } = rest;
+  const rows = tokens * heads;
   const bytesOf16 = (v) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-  // Per-row roles: row r at the role's offset + r * rowStride values (the reference computes them packed).
+  // Per-row roles: row (t, h) at the role's offset + t * rowStride + h * headStride values (the reference computes them packed).
   const perRow = (role) => role === 'x' || role === 'residual' || role === 'out';
   const place = (target, role, values) => {
     const bits = values instanceof Float32Array && role !== 'rstd' && dtype !== 'float32' ? new Uint16Array(values.buffer) : values;
     if (!perRow(role)) return target.set(bytesOf16(bits), offsets[role]);
     const each = dim * bits.BYTES_PER_ELEMENT;
-    for (let r = 0; r < rows; r++) target.set(bytesOf16(bits).subarray(r * each, (r + 1) * each), offsets[role] + r * rowStride * bits.BYTES_PER_ELEMENT);
+    for (let r = 0; r < rows; r++) {
+      const at = Math.floor(r / heads) * rowStride + (r % heads) * headStride;
+      target.set(bytesOf16(bits).subarray(r * each, (r + 1) * each), offsets[role] + at * bits.BYTES_PER_ELEMENT);
+    }
   };
   const x = valuesOf(rand, rows * dim, dtype, 2);
   place(arena, 'x', x);
@@ -199,7 +204,7 @@ function bufferCase({ what, fn, dtype, weightDtype = dtype, rows, dim, groups, o
     }
     return bytes;
   });
-  const sent = { fn, arena: b64(arena), groups, offsets, params: { rows, dim, dtype, ...(hasWeight ? { weightDtype } : {}), ...params } };
+  const sent = { fn, arena: b64(arena), groups, offsets, params: { rows: tokens, dim, dtype, ...(hasWeight ? { weightDtype } : {}), ...params } };
   return { what, sent, expected };
 }
 
@@ -229,6 +234,14 @@ const BUFFER_CASES = [
     groups: [['x', 'residual'], ['out', 'rstd']], offsets: { x: 2, residual: 2000, out: 6, rstd: 4000 }, params: { rowStride: 301 }, size: 8192 },
   { what: 'float16 in place at rowStride 1030 for rows of 1024, gaps untouched', fn: 'rmsNorm', dtype: 'float16', rows: 3, dim: 1024,
     groups: [['x', 'out'], ['weight']], offsets: { x: 8, out: 8, weight: 6200 }, params: { rowStride: 1030 }, size: 8448 },
+  // Heads (QK-norm in a fused QKV buffer): a pass a head, rstd a value a row in the order (t, h).
+  { what: 'float32 heads: 3 tokens of 4 heads of 16, 24 apart, tokens 160 apart, rstd', fn: 'rmsNorm', dtype: 'float32', rows: 3, dim: 16,
+    groups: [['x', 'rstd', 'weight'], ['out']], offsets: { x: 0, out: 2400, rstd: 2048, weight: 2200 }, params: { heads: 4, headStride: 24, rowStride: 160 }, size: 4096 },
+  { what: 'bfloat16 addRmsNorm heads in place, odd head stride (half words), tokens 101 apart', fn: 'addRmsNorm', dtype: 'bfloat16', rows: 2, dim: 20,
+    groups: [['x', 'out'], ['residual', 'rstd', 'weight']], offsets: { x: 2, out: 2, residual: 400, rstd: 1000, weight: 1200 },
+    params: { heads: 3, headStride: 23, rowStride: 101 }, size: 2048 },
+  { what: 'float16 heads evenly spaced (plain rows), weight offset', fn: 'rmsNorm', dtype: 'float16', rows: 2, dim: 32,
+    groups: [['x'], ['out', 'weight']], offsets: { x: 0, out: 1152, weight: 1024 }, params: { heads: 4, headStride: 32, rowStride: 128, weightOffset: 1 }, size: 2048 },
   // One row: its span is dim values, whatever the stride (src/ops/options.js, rowSpan); the buffer after it is not the call's.
   { what: 'float32 one row at rowStride 2^40, the buffer ending with the row', fn: 'rmsNorm', dtype: 'float32', rows: 1, dim: 64,
     groups: [['x', 'out', 'weight', 'rstd']], offsets: { x: 512, out: 0, weight: 256, rstd: 768 }, params: { rowStride: 2 ** 40 }, size: 772 },
@@ -255,8 +268,10 @@ const DEVICE_MISTAKES = {
   'rows negative': 'RangeError: rmsNorm: params.rows must be a non-negative integer, got -1',
   'rowStride below dim': 'RangeError: rmsNorm: params.rowStride must be at least params.dim (16), got 15',
   'rowStride a string': 'TypeError: rmsNorm: params.rowStride must be a number, got string "16"',
-  'heads on the device form': "RangeError: rmsNorm: params.heads and params.headStride are the array form's; the device form's rows are params.rowStride apart: record a call per head",
-  'layerNorm headStride on the device form': "RangeError: layerNorm: params.heads and params.headStride are the array form's; the device form's rows are params.rowStride apart: record a call per head",
+  'heads running into the next token': 'RangeError: rmsNorm: a token\'s heads span 40 values ((params.heads - 1) * params.headStride + params.dim), more than params.rowStride (32): they would run into the next token',
+  'headStride below dim': 'RangeError: rmsNorm: params.headStride must be at least params.dim (16), got 8',
+  'outDtype on the device form': 'RangeError: rmsNorm: params.outDtype is not on the GPU yet; the wasm kernels take it',
+  'layerNorm headStride on the device form': 'RangeError: layerNorm: params.headStride is not on the GPU yet; the wasm kernels take it',
   'rows at rowStride past the buffer': 'RangeError: rmsNorm: buffers.x needs 376 bytes from offset 0, but the buffer has 256',
   'out rows interleaved with x, overlapping': 'RangeError: rmsNorm: buffers.out must be buffers.x itself or not overlap buffers.x',
   'dim zero': 'RangeError: rmsNorm: params.dim must be a positive integer, got 0',
@@ -540,6 +555,11 @@ for (const name of GPU_ENGINES) {
       const got = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).changedWhileComputing());
       const refused = /^TypeError: rmsNorm: options\.out was detached, shrunk or freed while the GPU computed; nothing was written$/;
       for (const what of ['a tensor freed', 'a view of a tensor freed', 'an out detached']) assert.match(got[what], refused, what);
+    });
+
+    test('array form: ggml block outputs (options.outDtype) are refused, not written as float32', async () => {
+      const got = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).arrayOutDtype());
+      assert.deepEqual(got, { error: "RangeError: rmsNorm: options.outDtype 'q8_0' is not on the GPU yet; the wasm kernels write ggml's blocks", untouched: true });
     });
 
     test("array form: the wasm API's errors for the same mistakes", async () => {

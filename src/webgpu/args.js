@@ -6,7 +6,7 @@
 // and the argument.
 import { CAST_MODE, CAST_MODES, DTYPE, DTYPES } from '../loader/abi.js';
 import { hasOwn, isSafeInteger, keys, List, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
-import { describe, float32Option, oneOf, optionReader, template } from '../ops/options.js';
+import { describe, float32Option, oneOf, optionReader, rowSpan, template } from '../ops/options.js';
 import { checkOverlaps } from '../ops/overlap.js';
 import { isGpuBuffer, mapStateOf, sizeOf, usageOf } from './gpu.js';
 import { FORM_NAMES, FORMS } from './programs/index.js';
@@ -114,9 +114,12 @@ function measureBinding(fn, name, value, dtype, writes, runs, length, stride) {
 export class GpuCall {
   constructor(fn) {
     this.fn = fn;
-    this.rows = 0;
+    this.rows = 0; // tokens × heads
+    this.tokens = 0;
+    this.heads = 1;
+    this.headStride = 0;
     this.dim = 0;
-    this.stride = 0;
+    this.stride = 0; // values from one token's start to the next's
     this.eps = 0;
     this.dtype = 'float32';
     this.weightDtype = null;
@@ -137,19 +140,38 @@ export function readCall(fn, given, options) {
   const { op } = FORMS[fn];
   const buffers = readers[fn][0](fn, given, 'buffers');
   const params = readers[fn][1](fn, options, 'params');
-  // (The array form takes heads; a device-form call is rows one stride apart, and a call per head records them.)
-  if (op.hasHeads && (params.heads !== undefined || params.headStride !== undefined)) {
-    throw new RangeError(`${fn}: params.heads and params.headStride are the array form's; the device form's rows are params.rowStride apart: record a call per head`);
+  const { program } = FORMS[fn];
+  for (let i = 0; i < program.unsupported.length; i++) {
+    const key = program.unsupported[i];
+    if (params[key] !== undefined) throw new RangeError(`${fn}: params.${key} is not on the GPU yet; the wasm kernels take it`);
   }
   const call = new GpuCall(fn);
-  const rows = countParam(fn, 'params.rows', params.rows, 0);
+  const tokens = countParam(fn, 'params.rows', params.rows, 0);
   const dim = countParam(fn, 'params.dim', params.dim, 1);
-  const stride = params.rowStride === undefined ? dim : countParam(fn, 'params.rowStride', params.rowStride, 1);
+  // With heads, each of params.rows tokens holds `heads` rows headStride apart (the wasm API's options.heads).
+  const heads = params.heads === undefined ? 1 : countParam(fn, 'params.heads', params.heads, 1);
+  const headStride = params.headStride === undefined ? dim : countParam(fn, 'params.headStride', params.headStride, 1);
+  if (headStride < dim) throw new RangeError(`${fn}: params.headStride must be at least params.dim (${dim}), got ${headStride}`);
+  const extent = rowSpan(heads, dim, headStride); // a token's values
+  const stride = params.rowStride === undefined ? extent : countParam(fn, 'params.rowStride', params.rowStride, 1);
   if (stride < dim) throw new RangeError(`${fn}: params.rowStride must be at least params.dim (${dim}), got ${stride}`);
-  call.rows = rows;
+  if (tokens > 1 && extent > stride) {
+    throw new RangeError(`${fn}: a token's heads span ${extent} values ((params.heads - 1) * params.headStride + params.dim), more than params.rowStride (${stride}): they would run into the next token`);
+  }
   call.dim = dim;
+  call.tokens = tokens;
+  call.rows = tokens * heads;
   // One row has no next row: its rows' span is dim (src/ops/options.js, rowSpan), and its stride never reaches a shader.
-  call.stride = rows <= 1 ? dim : stride;
+  call.stride = tokens <= 1 ? extent : stride;
+  // Heads evenly spaced across tokens too are plain rows headStride apart, in the same order (as src/ops/resolve.js makes them).
+  if (heads > 1 && (tokens <= 1 || stride === heads * headStride)) {
+    call.tokens = call.rows;
+    call.stride = call.rows <= 1 ? dim : headStride;
+  } else {
+    call.heads = heads;
+    call.headStride = headStride;
+  }
+  const rows = call.rows;
   const dtype = op.hasDtype ? oneOf(fn, 'params.dtype', params.dtype, DTYPES, op.options.dtype) : 'float32';
   const hasWeight = buffers.weight != null;
   if (op.hasCastMode) {
@@ -163,7 +185,7 @@ export function readCall(fn, given, options) {
     call.gemma = CAST_MODE[oneOf(fn, 'params.castMode', params.castMode, CAST_MODES, op.options.castMode)] === CAST_MODE.gemma;
     call.weightOffset = float32Option(fn, 'params.weightOffset', params.weightOffset, op.options.weightOffset, false);
   }
-  if (!isSafeInteger(rows * stride)) throw new RangeError(`${fn}: params.rows * params.rowStride (${rows * stride}) is too large`);
+  if (!isSafeInteger(tokens * stride)) throw new RangeError(`${fn}: params.rows * params.rowStride (${tokens * stride}) is too large`);
   // A call must write something: an output it may give alone, or an array it updates (addRmsNorm's residual).
   let writes = false;
   for (let i = 0; i < op.slots.length; i++) if (op.slots[i].writes && (op.slots[i].param >= 0 || buffers[op.slots[i].key] != null)) writes = true;
@@ -181,11 +203,12 @@ export function readCall(fn, given, options) {
     // x and residual are required; weight may be null; out and the statistics are optional.
     if (value == null && (s.param < 0 || s.nullable)) continue;
     const roleDtype = s.dtype === 'weight' ? call.weightDtype : s.dtype === 'storage' ? dtype : 'float32';
-    records[i] = s.per === ROW ? measureBinding(fn, names[i], value, roleDtype, s.writes, rows, dim, call.stride)
+    // A per-row role: its tokens, each its heads' span (a statistic: a value a row).
+    records[i] = s.per === ROW ? measureBinding(fn, names[i], value, roleDtype, s.writes, call.tokens, rowSpan(call.heads, dim, call.headStride), call.stride)
       : measureBinding(fn, names[i], value, roleDtype, s.writes, 1, s.per === STAT ? rows : dim, 0);
     measured[s.key] = records[i];
   }
-  checkOverlaps(fn, op, records, call.stride, dim, names);
+  checkOverlaps(fn, op, records, call.stride, dim, names, call.heads, call.headStride);
   call.measured = measured;
   return call;
 }

@@ -11,7 +11,7 @@
 // so a loop of like calls creates nothing on the GPU after the first.
 import { DTYPE } from '../loader/abi.js';
 import {
-  bufferOf, byteLengthOf, ceil, copyInto, defineProperty, Error, Float32Array, freeze, lengthOf, List, max, promiseThen, setPrototypeOf, TypeError,
+  bufferOf, byteLengthOf, ceil, copyInto, defineProperty, Error, Float32Array, freeze, lengthOf, List, max, promiseThen, RangeError, setPrototypeOf, TypeError,
   Uint16Array, Uint8Array,
 } from '../loader/intrinsics.js';
 import { readHeadRows, readIn, readRows, stillHolds, writeHeadRows, writeOut, writeRows } from '../ops/arrays.js';
@@ -140,6 +140,7 @@ export function createArrayKernels(kernels) {
 
   async function run(call) {
     const { fn, op } = call;
+    if (call.outDtype !== null) throw new RangeError(`${fn}: options.outDtype '${call.outDtype}' is not on the GPU yet; the wasm kernels write ggml's blocks`);
     if (lost !== null) throw lostError(fn);
     // Every array read now, before the first await.
     const inputs = new List(op.slots.length);

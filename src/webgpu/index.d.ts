@@ -28,10 +28,15 @@ export interface GpuAddRmsNormBuffers extends GpuRmsNormBuffers {
 }
 
 export interface GpuRmsNormParams {
+  /** Rows; with heads, tokens of `heads` rows each. */
   rows: number;
   dim: number;
-  /** Values between the starts of consecutive rows of x, residual and out; default dim. */
+  /** Values between the starts of consecutive rows (with heads, tokens) of x, residual and out; default dim (with heads, a token's span). */
   rowStride?: number;
+  /** Rows a token holds, headStride apart (QK-norm's heads); rstd then holds rows × heads values, (t, h) at t·heads + h. Default 1. */
+  heads?: number;
+  /** Values between the starts of a token's consecutive heads; default dim. */
+  headStride?: number;
   eps?: number;
   dtype?: GpuDtype;
   /** Defaults to dtype. */

@@ -56,7 +56,7 @@ export function* rmsLayouts() {
                   if (weightDtype !== null) measured.weight = measuredRole('weight', newBuffer(), 0, weightDtype, false, 1, dim, 0);
                   if (out) measured.out = measuredRole('out', p.inPlace ? x : newBuffer(), start, dtype, true, ROWS, dim, dim);
                   if (rstd) measured.rstd = measuredRole('rstd', newBuffer(), 0, 'float32', true, 1, ROWS, 0);
-                  const call = { fn: residual ? 'addRmsNorm' : 'rmsNorm', measured, rows: ROWS, dim, stride: dim, dtype, weightDtype, gemma, weightOffset };
+                  const call = { fn: residual ? 'addRmsNorm' : 'rmsNorm', measured, rows: ROWS, tokens: ROWS, heads: 1, headStride: dim, dim, stride: dim, dtype, weightDtype, gemma, weightOffset };
                   const layout = RMSNORM_PROGRAM.layout(call, LIMITS, 'gpu', team);
                   yield { variant: layout.variant, prologue: layout.prologue === null ? null : DTYPE_CODES[weightDtype] };
                 }

@@ -42,7 +42,7 @@ import { bindingDecl, FAST_SUMS_WGSL, roleAccess, structOf, SUMS_WGSL, WORKGROUP
 
 /** The uniform block, in u32 slots (its WGSL struct is written from this list). */
 export const PARAMS = ['rows', 'dim', 'dim_f32', 'eps', 'groups_x', 'x_hi',
-  'x_off', 'x_stride', 'r_off', 'r_stride', 'y_off', 'y_stride', 's_off', 'w_off', 'pad0', 'pad1'];
+  'x_off', 'x_stride', 'r_off', 'r_stride', 'y_off', 'y_stride', 's_off', 'w_off', 's_step', 'pad1'];
 
 /** The prologue's uniform block. */
 export const PROLOGUE_PARAMS = ['dim', 'w_off', 'weight_offset', 'groups_x'];
@@ -450,7 +450,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     pairwise_push_fast(&sums, fold_fast(a, b, c, d));
   }
   let r = row_result(row, Fast(pairwise_total_fast(&sums), max(max(hi.x, hi.y), max(hi.z, hi.w)), min(min(lo.x, lo.y), min(lo.z, lo.w))));
-${v.roles.rstd !== null ? '  s_put(P.s_off + row, f32_mul(r.x, r.y));\n' : ''}  finish_row(row, 0u, 1u, r.z != 0u, r.x, r.y);
+${v.roles.rstd !== null ? '  s_put(P.s_off + row * P.s_step, f32_mul(r.x, r.y));\n' : ''}  finish_row(row, 0u, 1u, r.z != 0u, r.x, r.y);
 }`;
 }
 
@@ -693,7 +693,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let s = row_stats[team];
   let fast = row_fast[team] != 0u;
   if (!live) { return; }
-${v.roles.rstd !== null ? '  if (member == 0u) { s_put(P.s_off + row, f32_mul(s.x, s.y)); }\n' : ''}  finish_row(row, member, TEAM, fast, s.x, s.y);
+${v.roles.rstd !== null ? '  if (member == 0u) { s_put(P.s_off + row * P.s_step, f32_mul(s.x, s.y)); }\n' : ''}  finish_row(row, member, TEAM, fast, s.x, s.y);
 }`;
 }
 

@@ -31,7 +31,8 @@ function layoutOf(call, limits, adapter, invocationsPerRow) {
     const key = RMS_ROLES[i];
     if (measured[key] !== undefined && (key !== 'weight' || (weighted && !prologue))) names[names.length] = key;
   }
-  const { bindings, roles } = bindingsOf(fn, limits, measured, names, rows, dim, stride);
+  // With heads, a binding's words line up only where every head's rows do.
+  const { bindings, roles } = bindingsOf(fn, limits, measured, names, rows, dim, call.heads > 1 ? gcd(stride, call.headStride) : stride);
   let weight = weighted ? roles.weight : null;
   let alone = null;
   if (prologue) {
@@ -43,7 +44,8 @@ function layoutOf(call, limits, adapter, invocationsPerRow) {
     weight = { __proto__: null, binding: bindings.length, offset: 0, pairs: false };
     roles.weight = weight;
   }
-  const team = teamOf(rows, dim, adapter, invocationsPerRow);
+  const { tokens } = call; // a dispatch's rows: a head of every token
+  const team = teamOf(tokens, dim, adapter, invocationsPerRow);
   const variant = {
     __proto__: null,
     program: 'rmsNorm',
@@ -59,14 +61,23 @@ function layoutOf(call, limits, adapter, invocationsPerRow) {
     },
   };
   const perGroup = team === 1 ? WORKGROUP_SIZE : WORKGROUP_SIZE / team;
-  return { __proto__: null, variant, bindings, roles, prologue: alone, groups: dispatchSize(fn, ceil(rows / perGroup), rows) };
+  return { __proto__: null, variant, bindings, roles, prologue: alone, groups: dispatchSize(fn, ceil(tokens / perGroup), tokens) };
 }
 
+function gcd(a, b) {
+  while (b !== 0) {
+    const r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
 
-
-/** The passes of a laid-out call (rows > 0): the prologue's, if any, then the main one. */
+/** The passes of a laid-out call (rows > 0): the prologue's, if any, then
+ * the main one, once for each head: head h of every token, its rows
+ * `stride` apart from the head's first, its statistics `heads` apart. */
 function passesOf(call, layout) {
-  const { fn, rows, dim, stride } = call;
+  const { fn, rows, tokens, heads, headStride, dim, stride } = call;
   const { roles, bindings, groups, variant, prologue } = layout;
   const off = (key) => (roles[key] === undefined ? 0 : roles[key].offset);
   const passes = new List();
@@ -85,15 +96,20 @@ function passesOf(call, layout) {
     };
     entries[bindings.length - 1] = SCRATCH_W; // the main pass's last binding
   }
-  passes[passes.length] = {
-    __proto__: null, key: keyOf(variant), code: () => rmsNormShader(variant), names: PARAMS,
-    values: {
-      __proto__: null, rows, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(call.eps), groups_x: groups[0],
-      x_hi: fastBound(dim), x_off: off('x'), x_stride: stride, r_off: off('residual'), r_stride: stride,
-      y_off: off('out'), y_stride: stride, s_off: off('rstd'), w_off: off('weight'),
-    },
-    entries, groups,
-  };
+  const key = keyOf(variant);
+  const code = () => rmsNormShader(variant);
+  for (let h = 0; h < heads; h++) {
+    const at = h * headStride;
+    passes[passes.length] = {
+      __proto__: null, key, code, names: PARAMS,
+      values: {
+        __proto__: null, rows: tokens, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(call.eps), groups_x: groups[0],
+        x_hi: fastBound(dim), x_off: off('x') + at, x_stride: stride, r_off: off('residual') + at, r_stride: stride,
+        y_off: off('out') + at, y_stride: stride, s_off: off('rstd') + h, w_off: off('weight'), s_step: heads,
+      },
+      entries, groups,
+    };
+  }
   return passes;
 }
 
@@ -111,4 +127,8 @@ const forms = new List(2);
 forms[0] = rmsNorm;
 forms[1] = addRmsNorm;
 
-export const RMSNORM_PROGRAM = freeze({ __proto__: null, forms, layout: layoutOf, passes: passesOf, scratch: scratchOf });
+// The options of the forms' descriptions no pass of this program writes yet: refused by the device form.
+const unsupported = new List(1);
+unsupported[0] = 'outDtype';
+
+export const RMSNORM_PROGRAM = freeze({ __proto__: null, forms, layout: layoutOf, passes: passesOf, scratch: scratchOf, unsupported });
