@@ -221,45 +221,32 @@ export function writeOut(record, bits) {
   copyInto(viewOf(record, 0, record.length), bits, 0);
 }
 
-/** The values of a per-row record's `rows` rows of `dim`, which start
- * `stride` values apart in it, packed one after another (a copy): its
- * span (./options.js, rowSpan), never what follows it. */
-export function readRows(record, rows, dim, stride) {
-  const copy = record.dtype === 'float32' ? new Float32Array(rows * dim) : new Uint16Array(rows * dim);
-  if (stride === dim) copyInto(copy, viewOf(record, 0, rowSpan(rows, dim, stride)), 0);
-  else for (let r = 0; r < rows; r++) copyInto(copy, viewOf(record, r * stride, dim), r * dim);
+/** The values of a per-row record's rows, packed one after another in the
+ * call's order (a copy): row (t, h) of its tokens at t·stride + h·headStride
+ * (one row a token without heads), never what lies between or after the
+ * rows (./options.js, rowSpan). */
+export function readRows(record, call) {
+  const { tokens, heads, dim, stride, headStride } = call;
+  const copy = record.dtype === 'float32' ? new Float32Array(tokens * heads * dim) : new Uint16Array(tokens * heads * dim);
+  if (heads === 1 && stride === dim) copyInto(copy, viewOf(record, 0, rowSpan(tokens, dim, stride)), 0);
+  else {
+    for (let t = 0; t < tokens; t++) {
+      for (let h = 0; h < heads; h++) copyInto(copy, viewOf(record, t * stride + h * headStride, dim), (t * heads + h) * dim);
+    }
+  }
   return copy;
 }
 
-/** Writes `bits`, `rows` packed rows of `dim` values, over the rows of a
- * per-row record (`stride` apart), leaving the values between them, and
- * what follows the last row, as they are. */
-export function writeRows(record, bits, rows, dim, stride) {
+/** Writes `bits`, the call's rows packed (readRows' order), over the rows
+ * of a per-row record, leaving the values between them, and what follows
+ * the last row, as they are. */
+export function writeRows(record, bits, call) {
+  const { tokens, heads, dim, stride, headStride } = call;
   const whole = viewOf(record, 0, record.length);
-  if (stride === dim) {
+  if (heads === 1 && stride === dim) {
     copyInto(whole, bits, 0);
     return;
   }
-  const bytes = ELEMENT_BYTES[record.dtype];
-  for (let r = 0; r < rows; r++) copyInto(whole, storageView(record.dtype, bufferOf(bits), byteOffsetOf(bits) + r * dim * bytes, dim), r * stride);
-}
-
-/** readRows for a call whose tokens hold several heads (options.heads):
- * rows (t, h), at t·stride + h·headStride, packed in that order. */
-export function readHeadRows(record, call) {
-  const { tokens, heads, dim, stride, headStride } = call;
-  const copy = record.dtype === 'float32' ? new Float32Array(tokens * heads * dim) : new Uint16Array(tokens * heads * dim);
-  for (let t = 0; t < tokens; t++) {
-    for (let h = 0; h < heads; h++) copyInto(copy, viewOf(record, t * stride + h * headStride, dim), (t * heads + h) * dim);
-  }
-  return copy;
-}
-
-/** writeRows for a call whose tokens hold several heads: the packed rows
- * (t, h) of `bits` over theirs, the values between them left as they are. */
-export function writeHeadRows(record, bits, call) {
-  const { tokens, heads, dim, stride, headStride } = call;
-  const whole = viewOf(record, 0, record.length);
   const bytes = ELEMENT_BYTES[record.dtype];
   for (let t = 0; t < tokens; t++) {
     for (let h = 0; h < heads; h++) {

@@ -7,7 +7,7 @@
 // left as they are.
 
 import { defineProperty, hasOwn } from '../loader/intrinsics.js';
-import { readHeadRows, readIn, readRows, writeHeadRows, writeOut, writeRows } from '../ops/arrays.js';
+import { readIn, readRows, writeOut, writeRows } from '../ops/arrays.js';
 import { PreparedCall } from '../ops/prepared.js';
 import { makeResults, resolve, resolveOnce, returnValue } from '../ops/resolve.js';
 
@@ -17,14 +17,14 @@ import { makeResults, resolve, resolveOnce, returnValue } from '../ops/resolve.j
 export function referenceFunction(op, compute) {
   const { name } = op;
   function runCall(call) {
-    const { records, rows, dim, stride } = call;
+    const { records } = call;
     const { slots } = call.op; // the description's, or its blocked form's (./resolve.js)
     const inputs = { ...op.given }; // every slot's key its own: none is read from a prototype
     for (let i = 0; i < slots.length; i++) {
       // (A result made at an earlier run is made anew, from zeros: not read.)
       if (records[i] === null || records[i].owned || !slots[i].reads) continue;
       if (!slots[i].row) inputs[slots[i].key] = readIn(records[i]);
-      else inputs[slots[i].key] = call.heads === 1 ? readRows(records[i], rows, dim, stride) : readHeadRows(records[i], call);
+      else inputs[slots[i].key] = readRows(records[i], call);
     }
     const results = compute(call, inputs);
     makeResults(call);
@@ -32,8 +32,7 @@ export function referenceFunction(op, compute) {
       const bits = hasOwn(results, slots[i].key) ? results[slots[i].key] : null;
       if (!slots[i].writes || records[i] === null || bits == null) continue;
       if (!slots[i].row) writeOut(records[i], bits);
-      else if (call.heads === 1) writeRows(records[i], bits, rows, dim, stride);
-      else writeHeadRows(records[i], bits, call);
+      else writeRows(records[i], bits, call);
     }
     return returnValue(call);
   }

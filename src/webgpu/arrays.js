@@ -14,7 +14,7 @@ import {
   bufferOf, byteLengthOf, ceil, copyInto, defineProperty, Error, Float32Array, freeze, lengthOf, List, max, promiseThen, RangeError, setPrototypeOf, TypeError,
   Uint16Array, Uint8Array,
 } from '../loader/intrinsics.js';
-import { readHeadRows, readIn, readRows, stillHolds, writeHeadRows, writeOut, writeRows } from '../ops/arrays.js';
+import { readIn, readRows, stillHolds, writeOut, writeRows } from '../ops/arrays.js';
 import { makeResults, resolve, returnValue } from '../ops/resolve.js';
 import {
   copyBufferToBuffer, createBuffer, createCommandEncoder, destroyBuffer, finish, getMappedRange, lostOf, mapAsync, queueOf, submit, unmap, writeBuffer,
@@ -23,12 +23,6 @@ import { COPY_DST, COPY_SRC, MAP_MODE_READ, MAP_READ, sequence, STORAGE } from '
 import { FORM_NAMES, FORMS } from './programs/index.js';
 
 const words = (bytes) => max(4, ceil(bytes / 4) * 4);
-
-// A per-row array's rows are staged packed, in the call's row order (with
-// heads, row (t, h) at t·heads + h, as its statistics are): the GPU call
-// is then plain rows of dim, and has the bits of a call per head.
-const readRowsOf = (record, call) => (call.heads > 1 ? readHeadRows(record, call) : readRows(record, call.rows, call.dim, call.stride));
-const writeRowsOf = (record, bits, call) => (call.heads > 1 ? writeHeadRows(record, bits, call) : writeRows(record, bits, call.rows, call.dim, call.stride));
 
 /** Calls' staging kept for reuse; the least recently used free one goes first. */
 const KEPT = 8;
@@ -147,7 +141,9 @@ export function createArrayKernels(kernels) {
     for (let i = 0; i < op.slots.length; i++) {
       const record = call.records[i];
       if (record === null || !op.slots[i].reads) inputs[i] = null;
-      else inputs[i] = op.slots[i].row ? readRowsOf(record, call) : readIn(record);
+      // A per-row array's rows are staged packed, in the call's row order (with heads, (t, h) at t·heads + h,
+      // as its statistics are): the GPU call is then plain rows of dim, with the bits of a call per head.
+      else inputs[i] = op.slots[i].row ? readRows(record, call) : readIn(record);
     }
     const staging = await stagingFor(call);
     staging.used = ++clock;
@@ -193,7 +189,7 @@ export function createArrayKernels(kernels) {
         const { key, at, bytes: size, slot } = parts[i];
         const wide = (key !== 'out' && key !== 'residual') || elementBytes === 4;
         const bits = wide ? new Float32Array(bufferOf(bytes), at, size / 4) : new Uint16Array(bufferOf(bytes), at, size / 2);
-        if (op.slots[slot].row) writeRowsOf(call.records[slot], bits, call);
+        if (op.slots[slot].row) writeRows(call.records[slot], bits, call);
         else writeOut(call.records[slot], bits);
       }
       return returnValue(call);
