@@ -285,6 +285,12 @@ export function rowsOf(fn, length, dim, stride, dimFrom, extent = dim) {
   return rows;
 }
 
+/** Whether `tokens` tokens of `heads` rows, headStride apart within a token
+ * and stride apart between tokens, are plain rows headStride apart, the
+ * same rows in the same order: one token, or heads evenly spaced across
+ * tokens too (stride = heads · headStride). Every form runs them as such. */
+export const plainHeads = (tokens, heads, headStride, stride) => heads > 1 && (tokens <= 1 || stride === heads * headStride);
+
 /**
  * The tokens of x when each holds several heads (options.heads): as rowsOf's
  * strided rows, each token `extent` values long, (heads - 1) * headStride +
@@ -295,7 +301,7 @@ function tokensOf(fn, length, stride, extent) {
   if (tokens > 1 && extent > stride) {
     throw new RangeError(`${fn}: options.rowStride (${stride}) must be at least (heads - 1) * headStride + dim (${extent}) for x of ${tokens} tokens: a token's heads would run into the next token's`);
   }
-  if (tokens > 0 && (tokens - 1) * stride + extent > length) {
+  if (rowSpan(tokens, extent, stride) > length) {
     throw new RangeError(`${fn}: x.length (${length}) ends inside a token: tokens start every ${stride} values (options.rowStride) and their heads span ${extent} ((heads - 1) * headStride + dim), so x.length must lie in [(tokens - 1) * ${stride} + ${extent}, tokens * ${stride}]`);
   }
   return tokens;

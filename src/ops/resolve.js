@@ -9,7 +9,7 @@ import { defineProperty, freeze, isView, keys, kindOf, List, ownWeakMap, RangeEr
 import { tensorHolding } from '../loader/memory.js';
 import { measure, newOutput, renewOutput, stillHolds, weightDtypeOf } from './arrays.js';
 import {
-  castModeOption, dtypeOption, float32Option, headsOption, headStrideOption, lastRead, missing, oneOf, optionReader, readShape, resolveDim,
+  castModeOption, dtypeOption, float32Option, headsOption, headStrideOption, lastRead, missing, oneOf, optionReader, plainHeads, readShape, resolveDim,
   resolveStride, rowsOf, template,
 } from './options.js';
 import { checkOverlaps } from './overlap.js';
@@ -345,9 +345,7 @@ function check(original, fn, memory, opts, values) {
     const dimFrom = opts.dim !== undefined || shape !== undefined ? '' : weight !== null ? 'weight' : 'bias';
     call.tokens = rowsOf(fn, length, call.dim, call.stride, dimFrom, extent);
     call.rows = call.tokens * call.heads;
-    // Heads that are evenly spaced across tokens too (one token, or a
-    // stride of heads · headStride) are plain rows headStride apart: the same rows, in the same order.
-    if (call.heads > 1 && (call.tokens <= 1 || call.stride === call.heads * call.headStride)) {
+    if (plainHeads(call.tokens, call.heads, call.headStride, call.stride)) {
       call.stride = call.headStride;
       call.tokens = call.rows;
       call.heads = 1;

@@ -6,7 +6,7 @@
 // and the argument.
 import { CAST_MODE, CAST_MODES, DTYPE, DTYPES } from '../loader/abi.js';
 import { hasOwn, isSafeInteger, keys, List, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
-import { describe, float32Option, oneOf, optionReader, rowSpan, template } from '../ops/options.js';
+import { describe, float32Option, oneOf, optionReader, plainHeads, rowSpan, template } from '../ops/options.js';
 import { checkOverlaps } from '../ops/overlap.js';
 import { isGpuBuffer, mapStateOf, sizeOf, usageOf } from './gpu.js';
 import { FORM_NAMES, FORMS } from './programs/index.js';
@@ -163,8 +163,7 @@ export function readCall(fn, given, options) {
   call.rows = tokens * heads;
   // One row has no next row: its rows' span is dim (src/ops/options.js, rowSpan), and its stride never reaches a shader.
   call.stride = tokens <= 1 ? extent : stride;
-  // Heads evenly spaced across tokens too are plain rows headStride apart, in the same order (as src/ops/resolve.js makes them).
-  if (heads > 1 && (tokens <= 1 || stride === heads * headStride)) {
+  if (plainHeads(tokens, heads, headStride, stride)) {
     call.tokens = call.rows;
     call.stride = call.rows <= 1 ? dim : headStride;
   } else {
