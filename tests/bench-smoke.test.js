@@ -147,3 +147,17 @@ test('the ggml block rows (tests/bench/q8.js) run, and the package\'s rows write
   const table = q8Table(result);
   for (const row of rows) assert.ok(table.includes(`| ${row.name} |`), `table lacks ${row.name}`);
 });
+
+test('the ggml block rows run in a page of every browser engine (tests/bench/q8.js --engine)', async () => {
+  const rows = rowsFor(makeShape(1, 512));
+  for (const engine of ENGINES) {
+    const run = await runBenchInBrowser(engine.name, { shapes: ['1x512'], rows, rounds: 2, sampleSeconds: 0.005 });
+    const [result] = run.results;
+    assert.deepEqual(result.rows.map(({ row }) => row.id), rows.map((row) => row.id), run.version);
+    for (const { row, seconds } of result.rows) {
+      for (const s of seconds) assert.ok(s >= 0 && Number.isFinite(s), `${run.version} ${row.id}: ${s} s/call`);
+    }
+    const table = q8Table(result);
+    for (const row of rows) assert.ok(table.includes(`| ${row.name} |`), `${run.version}: table lacks ${row.name}`);
+  }
+});
