@@ -250,8 +250,10 @@ test('ties: x·id on k + 0.5 (roundf away from zero; q8_K to even), ±amax, zero
     // Blocks as the weight: amax 127·2^e makes d (or 1/iscale) 2^e exactly, so
     // (j + 0.5)·2^e lands on a tie; +m and -m both present; a zero block; a
     // block of subnormals (1/d overflows); one of huge values; one whose values overflow to Inf.
+    // 127·2^-107 and 127·2^-108 sit either side of the smallest amax the SIMD kernel's
+    // float32-weight loop writes itself (2^-100); below it, the chunk writes the row again.
     const blocks = [];
-    for (let e = -3; e <= 3; e++) {
+    for (const e of [-3, -2, -1, 0, 1, 2, 3, -107, -108, 100]) {
       const b = new Float32Array(n);
       for (let j = 0; j < n; j++) b[j] = ((j % 127) - 63 + 0.5) * 2 ** e;
       b[3] = 127 * 2 ** e;

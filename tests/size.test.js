@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 
-const SIMD_GZIP_BUDGET = 24 * 1024;
+const SIMD_GZIP_BUDGET = 25 * 1024;
 
 test(`the gzipped SIMD module stays within ${SIMD_GZIP_BUDGET} bytes`, (t) => {
   const raw = readFileSync(new URL('../build/rmsnorm-simd.wasm', import.meta.url));

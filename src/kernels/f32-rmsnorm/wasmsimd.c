@@ -427,39 +427,54 @@ RMSNORM_INLINE int32_t sum_int8x16(v128_t q) {
                                  0);
 }
 
-/* The largest of four u32 lanes: the largest magnitude's bits, for lanes
- * of magnitudes' bits (ordered as the magnitudes, a NaN above +Inf). */
-RMSNORM_INLINE uint32_t max_lane_u32(v128_t v) {
+/* The largest of four u32 lanes, in every lane: the largest magnitude's
+ * bits, for lanes of magnitudes' bits (ordered as the magnitudes, a NaN
+ * above +Inf). */
+RMSNORM_INLINE v128_t max_lanes_u32(v128_t v) {
   const v128_t pair = wasm_u32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
-  return (uint32_t) wasm_i32x4_extract_lane(
-      wasm_u32x4_max(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2)), 0);
+  return wasm_u32x4_max(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2));
 }
+
+RMSNORM_INLINE uint32_t max_lane_u32(v128_t v) {
+  return (uint32_t) wasm_i32x4_extract_lane(max_lanes_u32(v), 0);
+}
+
+/* The smallest amax (bits) of a q8_0 or q8_1 block that write_q8_32 writes
+ * (an all-zero block aside): 2^-100, whose d is normal and 1/d finite; a
+ * smaller one's 1/d may overflow (about 127 * 2^-128 and below). */
+#define Q8_32_TINY UINT32_C(0x0D800000)
 
 /* The magnitudes' bits of four values. */
 RMSNORM_INLINE v128_t magnitude_bits(v128_t v) {
   return wasm_v128_and(v, wasm_i32x4_splat(0x7FFFFFFF));
 }
 
-/* q8_0's and q8_1's quants of 32 values v times vid, at qs; their sum. */
-RMSNORM_INLINE int32_t quants32(const v128_t v[8], v128_t vid, uint8_t* qs, bool exact) {
-  int32_t sum = 0;
+/* q8_0's and q8_1's quants of 32 values v times vid, at qs. */
+RMSNORM_INLINE void quants32(const v128_t v[8], v128_t vid, uint8_t* qs, bool exact) {
   for (size_t h = 0; h < 2; h++) {
     v128_t r[4];
     for (size_t k = 0; k < 4; k++) {
       r[k] = wasm_f32x4_trunc(half_away4(wasm_f32x4_mul(v[4 * h + k], vid)));
     }
-    const v128_t q = to_int8x16(r, exact);
-    wasm_v128_store(qs + 16 * h, q);
-    sum += sum_int8x16(q);
+    wasm_v128_store(qs + 16 * h, to_int8x16(r, exact));
   }
-  return sum;
 }
 
-/* q8_0 or q8_1 of 32 float32 values. Without a NaN, MAX's order does not
- * matter to amax; in a block with one, MAX's order decides it, and the
- * scalar loop of the rule finds it (the rest quantizes NaN as the rule
- * does: to 0). */
-RMSNORM_INLINE void quantize32(const float* x, uint8_t* out, bool with_sum) {
+/* A block's d, and q8_1's s from the quants at qs (read back: q8_0, the
+ * common format, spends nothing on a sum it does not write). */
+RMSNORM_INLINE void put_scales32(uint8_t* out, const uint8_t* qs, float d, bool with_sum) {
+  q8_put16(out, f32_to_f16(d));
+  if (with_sum) {
+    const int32_t sum = sum_int8x16(wasm_v128_load(qs)) + sum_int8x16(wasm_v128_load(qs + 16));
+    q8_put16(out + 2, f32_to_f16((float) sum * d));
+  }
+}
+
+/* q8_0 (with_sum false) or q8_1 of 32 float32 values. Without a NaN, MAX's
+ * order does not matter to amax; in a block with one, MAX's order decides
+ * it, and the scalar loop of the rule finds it (the rest quantizes NaN as
+ * the rule does: to 0). */
+static __attribute__((noinline)) void quantize32(const float* x, uint8_t* out, bool with_sum) {
   v128_t v[8];
   v128_t vbits = wasm_i32x4_splat(0);
   for (size_t k = 0; k < 8; k++) {
@@ -473,13 +488,62 @@ RMSNORM_INLINE void quantize32(const float* x, uint8_t* out, bool with_sum) {
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   const v128_t vid = wasm_f32x4_splat(id);
   uint8_t* qs = out + (with_sum ? 4 : 2);
-  const int32_t sum = amax_bits < UINT32_C(0x7F800000) && id <= FLT_MAX
-                          ? quants32(v, vid, qs, true)
-                          : quants32(v, vid, qs, false);
-  q8_put16(out, f32_to_f16(d));
-  if (with_sum) {
-    q8_put16(out + 2, f32_to_f16((float) sum * d));
+  if (amax_bits < UINT32_C(0x7F800000) && id <= FLT_MAX) {
+    quants32(v, vid, qs, true);
+  } else {
+    quants32(v, vid, qs, false);
   }
+  put_scales32(out, qs, d, with_sum);
+}
+
+/* Step 4 of a float32 row (a multiple of 32 values) with a float32 weight
+ * and no offset, straight into q8_0 or q8_1 blocks. A block's 32 values of
+ * y stay in registers from the multiplies to the quants, where
+ * write_row_blocks passes them through a chunk in memory. write4's
+ * operations (x * inv, times w: float32 has no cast to round), then
+ * quantize32's, so the same bytes, on every block whose values are finite
+ * and whose 1/d is: false if a block was not (y overflowed, or the weight
+ * holds an Inf or NaN), and the chunk writes the row again. (A call in the
+ * loop for such a block, or a branch around the fast path, costs V8 a
+ * tenth of the loop's time: docs/benchmarks.md.) */
+RMSNORM_INLINE bool write_q8_32(const float* x, const float* w, uint8_t* out, size_t dim, float inv,
+                                bool with_sum) {
+  const v128_t vinv = wasm_f32x4_splat(inv);
+  const size_t bytes = with_sum ? Q8_1_BYTES : Q8_0_BYTES;
+  /* Each block's amax in every lane; the row's largest, and its smallest
+   * less one (an all-zero block's wraps to the largest u32). */
+  v128_t vlargest = wasm_i32x4_splat(0);
+  v128_t vsmallest = wasm_i32x4_splat(-1);
+  for (size_t i = 0; i < dim; i += Q8_32_VALUES, out += bytes) {
+    v128_t v[8];
+    v128_t vbits = wasm_i32x4_splat(0);
+    for (size_t k = 0; k < 8; k++) {
+      v[k] = wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(x + i + 4 * k), vinv),
+                            wasm_v128_load(w + i + 4 * k));
+      vbits = wasm_u32x4_max(vbits, magnitude_bits(v[k]));
+    }
+    const v128_t vamax = max_lanes_u32(vbits);
+    vlargest = wasm_u32x4_max(vlargest, vamax);
+    vsmallest = wasm_u32x4_min(vsmallest, wasm_i32x4_sub(vamax, wasm_i32x4_splat(1)));
+    const float d = wasm_f32x4_extract_lane(vamax, 0) / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    uint8_t* qs = out + (with_sum ? 4 : 2);
+    quants32(v, wasm_f32x4_splat(id), qs, true);
+    put_scales32(out, qs, d, with_sum);
+  }
+  return (uint32_t) wasm_i32x4_extract_lane(vlargest, 0) < UINT32_C(0x7F800000) &&
+         (uint32_t) wasm_i32x4_extract_lane(vsmallest, 0) >= Q8_32_TINY - 1;
+}
+
+/* Rows without a weight, or with another weight dtype or an offset, take
+ * the chunk: ggml's models have float32 norm weights. */
+static bool write_row_q8_32(const void* src, const void* w, uint8_t* out, size_t dim, float inv,
+                            int weight_dtype, bool offset, int format) {
+  if (offset || weight_dtype != RMSNORM_F32) {
+    return false;
+  }
+  return format == RMSNORM_Q8_1 ? write_q8_32(src, w, out, dim, inv, true)
+                                : write_q8_32(src, w, out, dim, inv, false);
 }
 
 /* q8_K's quants and bsums of 256 values times viscale. */
