@@ -283,7 +283,15 @@ $(LLAMACPP_BENCH): tests/bench/llamacpp/rms_norm.c | build/
 	  -sEXPORTED_FUNCTIONS=_llamacpp_rms_norm_mul_fused,_llamacpp_rms_norm_then_mul,_malloc,_free \
 	  -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB $< -o $@
 
-bench: deps build bench-native $(LLAMACPP_BENCH)
+# The ggml block benchmark's floor row (tests/bench/q8-floor/): less work
+# than ggml's q8_0 rule, under the same strict float flags as the modules.
+Q8_FLOOR_BENCH := build/q8-floor.wasm
+$(Q8_FLOOR_BENCH): tests/bench/q8-floor/q8_0_floor.c | build/
+	$(EMCC) $(CFLAGS) -msimd128 --no-entry -sSTANDALONE_WASM \
+	  -sEXPORTED_FUNCTIONS=_q8_0_floor,_malloc,_free \
+	  -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB $< -o $@
+
+bench: deps build bench-native $(LLAMACPP_BENCH) $(Q8_FLOOR_BENCH)
 	node tests/bench/run.js
 	node tests/bench/threads.js
 
@@ -301,7 +309,7 @@ bench-memory64: build $(CLANG19_WASM32_BENCH)
 	node tests/bench/memory64.js
 
 # The bounded fuzz run first, so that the test runner's summary closes the output.
-test: deps build bench-native $(LLAMACPP_BENCH) build/known-answers-host build/conversions-exhaustive
+test: deps build bench-native $(LLAMACPP_BENCH) $(Q8_FLOOR_BENCH) build/known-answers-host build/conversions-exhaustive
 	npm run --silent lint
 	$(MAKE) --no-print-directory fuzz
 	build/conversions-exhaustive

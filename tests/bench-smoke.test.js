@@ -134,12 +134,13 @@ test('a row with a wrong answer is refused before it is timed', async () => {
 test('the ggml block rows (tests/bench/q8.js) run, and the package\'s rows write the reference\'s blocks', async () => {
   const shape = makeShape(3, 512);
   const rows = rowsFor(shape);
-  assert.deepEqual(rows.map((row) => row.id), ['simd-zero-copy', 'q8_0-fused', 'q8_0-norm-then-quantize', 'q8_0-plain-js', 'q8_K-fused', 'q8_K-norm-then-quantize', 'q8_K-plain-js']);
+  assert.deepEqual(rows.map((row) => row.id), ['simd-zero-copy', 'simd-export', 'q8_0-fused', 'q8_0-norm-then-quantize', 'q8_0-plain-js', 'q8_K-fused', 'q8_K-norm-then-quantize', 'q8_K-plain-js', 'q8_0-floor']);
   assert.deepEqual(rowsFor(makeShape(1, 896)).map((row) => row.id).filter((id) => id.startsWith('q8_K')), [], 'no q8_K where dim is no multiple of 256');
   for (const row of rows) {
     if (row.format === undefined) continue;
     const { y } = await outputOf(row, shape);
-    if (row.id.endsWith('plain-js')) continue; // its own quantizer: the oracle check of the measurement below
+    // Their own quantizers: the oracle check of the measurement below.
+    if (row.id.endsWith('plain-js') || row.id.endsWith('floor')) continue;
     const want = dequantize(referenceQuantize(referenceRmsNorm(shape.x, shape.w, { eps: shape.eps }), { dtype: row.format }), { dtype: row.format });
     assertSameBits(y, want, `${row.id}: the reference's blocks`);
   }

@@ -3,39 +3,16 @@
 // build/llamacpp-rmsnorm.wasm): a sequential double sum of squares, then
 // either the fused `x·scale·w` or the older copy, scale and separate weight
 // multiply. Loaded from the file in Node and fetched in a browser page.
+import { standaloneExports } from './standalone.js';
 
-const WASM_URL = new URL('../../../build/llamacpp-rmsnorm.wasm', import.meta.url);
 const FLOAT_BYTES = 4;
-
-let instancePromise;
-async function wasmBytes() {
-  if (WASM_URL.protocol === 'file:') {
-    const { readFile } = await import('node:fs/promises');
-    return readFile(WASM_URL).catch((error) => {
-      throw new Error(`${WASM_URL.pathname} is missing: run \`make build/llamacpp-rmsnorm.wasm\` (${error.code})`);
-    });
-  }
-  const response = await fetch(WASM_URL);
-  if (!response.ok) throw new Error(`${WASM_URL}: HTTP ${response.status}`);
-  return response.arrayBuffer();
-}
-
-/** The module's instance, made once (one memory shared by both rows). */
-function llamacppInstance() {
-  instancePromise ??= wasmBytes().then(async (bytes) => {
-    const { instance } = await WebAssembly.instantiate(bytes, { env: { emscripten_notify_memory_growth() {} } });
-    instance.exports._initialize();
-    return instance.exports;
-  });
-  return instancePromise;
-}
 
 function llamacppRow(id, name, exportName) {
   return {
     id,
     name,
     async setup({ x, w, rows, dim, eps }) {
-      const exports = await llamacppInstance();
+      const exports = await standaloneExports('llamacpp-rmsnorm.wasm');
       const [xp, wp, yp] = [x.length, w.length, x.length].map((n) => exports.malloc(n * FLOAT_BYTES));
       // Views made after every malloc: a grown memory detaches the old buffer.
       const view = (p, n) => new Float32Array(exports.memory.buffer, p, n);

@@ -2,11 +2,15 @@
 // q8_0 and q8_K blocks, against the zero-copy float32 norm followed by the
 // package's own quantizer (two calls, the float32 row through memory), and
 // against plain JS (the naive row's loops, then a quantizer as one would
-// write it). Each row's output is its blocks dequantized, checked against
-// the float64 oracle within the quantization's error.
+// write it), and q8_0's floor: a kernel doing less than ggml's rule
+// (tests/bench/q8-floor/q8_0_floor.c, built by `make` into
+// build/q8-floor.wasm), the least a fused kernel could cost. Each row's
+// output is its blocks dequantized, checked against the float64 oracle
+// within the quantization's error.
 import { alloc, dequantize, init, quantize, rmsNorm } from '../../../src/index.js';
 import { naiveJs } from './js.js';
-import { simdZeroCopy } from './wasm.js';
+import { standaloneExports } from './standalone.js';
+import { simdExport, simdZeroCopy } from './wasm.js';
 
 export const FORMATS = { q8_0: { values: 32, bytes: 34 }, q8_K: { values: 256, bytes: 292 } };
 
@@ -134,5 +138,30 @@ function plainJs(format) {
   };
 }
 
-/** The float32 norm alone (the package's zero-copy row), then each format's three rows. */
-export const Q8_ROWS = [simdZeroCopy, ...Object.keys(FORMATS).flatMap((format) => [fused(format), normThenQuantize(format), plainJs(format)])];
+/** q8_0's floor (see the top): not ggml's bytes, and so only within the oracle's tolerance. */
+const q8_0Floor = {
+  id: 'q8_0-floor',
+  name: 'floor: y in registers, nearest-even, one division, no float16 rounding (not ggml\'s bytes) → q8_0',
+  format: 'q8_0',
+  async setup({ x, w, rows, dim, eps }) {
+    const exports = await standaloneExports('q8-floor.wasm');
+    const bytes = blockBytes('q8_0', { rows, dim });
+    const [xp, wp, qp] = [4 * x.length, 4 * w.length, bytes].map((n) => exports.malloc(n));
+    // Views made after every malloc: a grown memory detaches the old buffer.
+    new Float32Array(exports.memory.buffer, xp, x.length).set(x);
+    new Float32Array(exports.memory.buffer, wp, w.length).set(w);
+    return {
+      call: () => exports.q8_0_floor(xp, wp, qp, rows, dim, eps),
+      output: () => dequantize(new Uint8Array(exports.memory.buffer, qp, bytes).slice(), { dtype: 'q8_0' }),
+      expected: { tolerance: Q8_TOLERANCE },
+      dispose: () => [xp, wp, qp].forEach((p) => exports.free(p)),
+    };
+  },
+};
+
+/**
+ * The float32 norm alone (the package's zero-copy row, and its export called
+ * directly: the floor has no JS layer to pay for), then each format's three
+ * rows, and q8_0's floor.
+ */
+export const Q8_ROWS = [simdZeroCopy, simdExport, ...Object.keys(FORMATS).flatMap((format) => [fused(format), normThenQuantize(format), plainJs(format)]), q8_0Floor];
