@@ -118,6 +118,7 @@ test('quantize and dequantize refuse wrong arguments by name', () => {
 
 const { implementations } = await import('./helpers/implementations.js');
 const { prng, normalArray } = await import('./helpers/random.js');
+const { EDGE_POWERS, q8EdgeWeight, signedPowerRows } = await import('./helpers/q8-edges.js');
 const reference = await import('../src/reference/index.js');
 const IMPLS = await implementations();
 const FORMATS = { q8_0: { n: 32, bytes: 34 }, q8_1: { n: 32, bytes: 36 }, q8_K: { n: 256, bytes: 292 } };
@@ -236,40 +237,13 @@ test('every implementation, every weight mode, storage dtype, residual and row s
   }
 });
 
-/** Rows x = ±2^k with eps = 0 have inv = 2^-k: y = ±weight exactly, so the weight sets the block values. */
-function signedPowerRows(rand, rows, dim, k) {
-  const x = new Float32Array(rows * dim);
-  for (let i = 0; i < x.length; i++) x[i] = (rand() < 0.5 ? -1 : 1) * 2 ** k;
-  return x;
-}
-
 test('ties: x·id on k + 0.5 (roundf away from zero; q8_K to even), ±amax, zero blocks, subnormal and huge blocks', () => {
   const rand = prng(4242);
   for (const format of Object.keys(FORMATS)) {
-    const n = FORMATS[format].n;
-    // Blocks as the weight: amax 127·2^e makes d (or 1/iscale) 2^e exactly, so
-    // (j + 0.5)·2^e lands on a tie; +m and -m both present; a zero block; a
-    // block of subnormals (1/d overflows); one of huge values; one whose values overflow to Inf.
-    // 127·2^-107 and 127·2^-108 sit either side of the smallest amax the SIMD kernel's
-    // float32-weight loop writes itself (2^-100); below it, the chunk writes the row again.
-    const blocks = [];
-    for (const e of [-3, -2, -1, 0, 1, 2, 3, -107, -108, 100]) {
-      const b = new Float32Array(n);
-      for (let j = 0; j < n; j++) b[j] = ((j % 127) - 63 + 0.5) * 2 ** e;
-      b[3] = 127 * 2 ** e;
-      b[7] = -127 * 2 ** e; // ±amax
-      blocks.push(b);
-    }
-    blocks.push(new Float32Array(n)); // zeros
-    blocks.push(Float32Array.from({ length: n }, (_, j) => (j % 3 - 1) * 2 ** -140)); // subnormal
-    blocks.push(Float32Array.from({ length: n }, (_, j) => (j - n / 2) * 1e36)); // huge
-    blocks.push(Float32Array.from({ length: n }, (_, j) => (j === 5 ? 3e38 : j))); // 3e38 · 2 = Inf below
-    const weight = new Float32Array(blocks.length * n);
-    blocks.forEach((b, i) => weight.set(b, i * n));
+    const weight = q8EdgeWeight(FORMATS[format].n);
     const dim = weight.length;
-    for (const k of [0, -5, 9]) {
+    for (const k of EDGE_POWERS) {
       const x = signedPowerRows(rand, 4, dim, k);
-      if (k === 9) x.fill(2 ** 10, 0, 8); // a row that is not ±2^k: inv no longer a power of two; a first Inf
       for (const impl of IMPLS) {
         const plain = impl.rmsNorm(x, weight, { eps: 0 });
         if (k !== 9) {

@@ -15,6 +15,7 @@
 import { narrow } from '../../src/reference/float16.js';
 import { prng, uniformArray } from '../../web/lib/random.js';
 import { assertAllAgree, implementations } from './implementations.js';
+import { EDGE_POWERS, q8EdgeWeight, signedPowerRows } from './q8-edges.js';
 
 const DTYPES16 = ['bfloat16', 'float16'];
 const CAST_MODES = ['llama', 'gemma'];
@@ -34,7 +35,7 @@ function portableNormal16(rand, n, dtype, sigma) {
 
 const to16 = (values, dtype) => Uint16Array.from(values, (v) => narrow(Math.fround(v), dtype));
 
-/** Every case: { what, dtype, run(impl) → an output array or several, same?: pairs
+/** Every case: { what, dtype ('bytes' for ggml's blocks), run(impl) → an output array or several, same?: pairs
  * of outputs that must have the same bits within each implementation }. */
 export function bitExactCases() {
   const cases = [];
@@ -264,6 +265,45 @@ export function bitExactCases() {
         (impl) => impl.fromFloat32(values, { dtype }));
     }
   }
+  // ggml's blocks (options.outDtype): a million random rows, each of its own
+  // scale, through the fused q8_0 and q8_1 (32 values) and q8_K (256)
+  // outputs, the weight mode changing with the batch; each batch's input made
+  // inside run (a million rows held at once would be 200 MB). Then the rows
+  // whose blocks sit on the rule's edges (./q8-edges.js), and NaN and Inf in
+  // the weight.
+  const weightModes = [
+    (rand, dim) => [uniformArray(rand, dim, -2, 2), {}],
+    (rand, dim) => [to16(uniformArray(rand, dim, -2, 2), 'bfloat16'), { weightDtype: 'bfloat16' }],
+    () => [null, {}],
+    (rand, dim) => [uniformArray(rand, dim, -0.1, 0.1), { weightOffset: 1, castMode: 'gemma' }],
+  ];
+  for (const [format, dim, rows, batches] of [['q8_0', 32, 50_000, 9], ['q8_1', 32, 50_000, 9], ['q8_K', 256, 10_000, 10]]) {
+    for (let b = 0; b < batches; b++) {
+      const seed = 38_000 + 100 * dim + b;
+      add(`${format} ${rows} random rows of ${dim}, weight mode ${b % weightModes.length}, seed=${seed}`, 'bytes', (impl) => {
+        const rand = prng(seed);
+        const x = portableNormal(rand, rows * dim);
+        for (let r = 0; r < rows; r++) {
+          const scale = 2 ** Math.floor(rand() * 41 - 20);
+          for (let i = r * dim; i < (r + 1) * dim; i++) x[i] = Math.fround(x[i] * scale);
+        }
+        const [w, options] = weightModes[b % weightModes.length](rand, dim);
+        return impl.rmsNorm(x, w, { ...options, dim, outDtype: format });
+      });
+    }
+    const weight = q8EdgeWeight(dim);
+    for (const k of EDGE_POWERS) {
+      const x = signedPowerRows(prng(4242 + k), 4, weight.length, k);
+      add(`${format} edge blocks (ties, ±amax, zero, subnormal, huge, Inf), rows ±2^${k}`, 'bytes',
+        (impl) => impl.rmsNorm(x, weight, { eps: 0, outDtype: format }));
+    }
+    const rand = prng(99 + dim);
+    const nanWeight = uniformArray(rand, 2 * dim, -2, 2);
+    nanWeight[dim + 1] = NaN;
+    nanWeight[2] = Infinity;
+    const x = portableNormal(rand, 3 * 2 * dim);
+    add(`${format} NaN and Inf in the weight`, 'bytes', (impl) => impl.rmsNorm(x, nanWeight, { outDtype: format }));
+  }
   return cases;
 }
 
@@ -271,6 +311,7 @@ const NAN16 = { bfloat16: [0x7f80, 0x7fc0], float16: [0x7c00, 0x7e00] }; // [inf
 
 /** The array's words with every NaN replaced by one canonical NaN (engines may differ in sign and payload). */
 function canonicalWords(array, dtype) {
+  if (dtype === 'bytes') return array; // ggml's blocks: one NaN pattern already (src/kernels/q8_blocks.h)
   if (dtype === 'float32') {
     const words = new Uint32Array(array.buffer, array.byteOffset, array.length).slice();
     for (let i = 0; i < array.length; i++) if (Number.isNaN(array[i])) words[i] = 0x7fc00000;
