@@ -25,8 +25,10 @@ const bytesOf = (text) => Uint8Array.from(Buffer.from(text, 'base64'));
 const b64 = (v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
 
 /** The differences between a GPU result (base64) and the reference's array:
- * float32 words equal or both NaN; 16-bit patterns equal. */
+ * float32 words equal or both NaN; 16-bit patterns equal; 'bytes' (ggml's
+ * blocks) equal. */
 function differences(text, expected, dtype) {
+  if (dtype === 'bytes') return byteDifferences(text, expected);
   const bytes = bytesOf(text);
   const got = dtype === 'float32' ? new Float32Array(bytes.buffer) : new Uint16Array(bytes.buffer);
   const want = dtype === 'float32' ? Float32Array.from(expected) : new Uint16Array(expected.buffer, expected.byteOffset, expected.length);
@@ -41,19 +43,36 @@ function differences(text, expected, dtype) {
   return out;
 }
 
+/** Batches of at most 40 calls and about 8 MB of base64 inputs (a page
+ * holds a batch's inputs, outputs and GPU buffers at once). */
+function batchesOf(cases) {
+  const batches = [];
+  let size = 0;
+  for (const c of cases) {
+    const bytes = c.call.x.length + (c.call.residual?.length ?? 0);
+    if (batches.length === 0 || batches.at(-1).length === 40 || size + bytes > 8e6) {
+      batches.push([]);
+      size = 0;
+    }
+    batches.at(-1).push(c);
+    size += bytes;
+  }
+  return batches;
+}
+
 /** Runs `cases` (makeCall results) in the page in batches; returns the mismatches and the value count. */
 async function runAndCompare(page, cases) {
   const mismatches = [];
   let values = 0;
   let adapter;
-  for (let start = 0; start < cases.length; start += 40) {
-    const batch = cases.slice(start, start + 40);
+  let start = 0;
+  for (const batch of batchesOf(cases)) {
     const reply = await page.evaluate(async (calls) => (await import('/tests/helpers/webgpu-page.js')).runCalls(calls), batch.map((c) => c.call));
     adapter = reply.adapter;
     if (reply.errors.length > 0) mismatches.push(`calls ${start}..${start + batch.length - 1}: GPU errors ${reply.errors.join('; ')}`);
     reply.results.forEach((result, i) => {
       const c = batch[i];
-      const parts = [['out', result.out, c.expected.out, c.dtype], ['rstd', result.rstd, c.expected.rstd, 'float32']];
+      const parts = [['out', result.out, c.expected.out, c.outKind ?? c.dtype], ['rstd', result.rstd, c.expected.rstd, 'float32']];
       if (c.expected.residual) parts.push(['residual', result.residual, c.expected.residual, c.dtype]);
       if (c.expected.mean) parts.push(['mean', result.mean, c.expected.mean, 'float32']);
       for (const [part, text, expected, dtype] of parts) {
@@ -62,6 +81,7 @@ async function runAndCompare(page, cases) {
         if (diff.length > 0) mismatches.push(`${c.what} ${part}: ${diff.length} differ, first ${diff.slice(0, 3).join('; ')}`);
       }
     });
+    start += batch.length;
   }
   return { mismatches, values, adapter };
 }
