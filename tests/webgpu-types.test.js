@@ -26,7 +26,10 @@ const y32: Promise<Float32Array> = arrays.rmsNorm(new Float32Array(4), null, { d
 const y16 = arrays.addRmsNorm(new Uint16Array(4), new Uint16Array(4), null, { dim: 4, dtype: 'bfloat16' });
 const ln: Promise<Float32Array> = arrays.layerNorm(new Float32Array(4), null, new Float32Array(4));
 gpu.layerNorm(encoder, { x: buffer, mean: { buffer, offset: 16 } }, { rows: 1, dim: 4, eps: 1e-5 });
-void y32; void y16; void ln;
+const q: Promise<Uint8Array> = arrays.rmsNorm(new Uint16Array(64), null, { dim: 32, dtype: 'float16', outDtype: 'q8_0' });
+const qk: Promise<Uint8Array> = arrays.addRmsNorm(new Float32Array(256), new Float32Array(256), null, { dim: 256, outDtype: 'q8_K' });
+gpu.rmsNorm(encoder, { x: buffer, out: { buffer, offset: 3 } }, { rows: 2, dim: 32, outDtype: 'q8_1' });
+void y32; void y16; void ln; void q; void qk;
 const watched = createGpuKernels(device, { onProgress: ({ compiled, total, label }) => void [compiled, total, label], invocationsPerRow: 16 });
 async function decode() {
   const step = await watched.rmsNorm.prepare({ x: buffer, out: { buffer, offset: 256 } }, { rows: 2, dim: 4, rowStride: 8 });
@@ -46,6 +49,10 @@ arrays.rmsNorm(new Uint16Array(4), null, { dim: 4 });
 gpu.rmsNorm(encoder, { x: buffer }, { dim: 4 });
 // @ts-expect-error addRmsNorm needs buffers.residual
 gpu.addRmsNorm(encoder, { x: buffer }, { rows: 1, dim: 4 });
+// @ts-expect-error outDtype is a dtype or a block format
+gpu.rmsNorm(encoder, { x: buffer, out: buffer }, { rows: 1, dim: 32, outDtype: 'q4_0' });
+// @ts-expect-error blocks are a Uint8Array
+arrays.rmsNorm(new Float32Array(32), null, { dim: 32, outDtype: 'q8_0' }).then((y: Float32Array) => y);
 // @ts-expect-error castMode is 'llama' or 'gemma'
 gpu.rmsNorm(encoder, { x: buffer, out: buffer }, { rows: 1, dim: 4, castMode: 'mistral' });
 `;

@@ -25,8 +25,10 @@ const bytesOf = (text) => Uint8Array.from(Buffer.from(text, 'base64'));
 const b64 = (v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
 
 /** The differences between a GPU result (base64) and the reference's array:
- * float32 words equal or both NaN; 16-bit patterns equal. */
+ * float32 words equal or both NaN; 16-bit patterns equal; 'bytes' (ggml's
+ * blocks) equal. */
 function differences(text, expected, dtype) {
+  if (dtype === 'bytes') return byteDifferences(text, expected);
   const bytes = bytesOf(text);
   const got = dtype === 'float32' ? new Float32Array(bytes.buffer) : new Uint16Array(bytes.buffer);
   const want = dtype === 'float32' ? Float32Array.from(expected) : new Uint16Array(expected.buffer, expected.byteOffset, expected.length);
@@ -41,19 +43,36 @@ function differences(text, expected, dtype) {
   return out;
 }
 
+/** Batches of at most 40 calls and about 8 MB of base64 inputs (a page
+ * holds a batch's inputs, outputs and GPU buffers at once). */
+function batchesOf(cases) {
+  const batches = [];
+  let size = 0;
+  for (const c of cases) {
+    const bytes = c.call.x.length + (c.call.residual?.length ?? 0);
+    if (batches.length === 0 || batches.at(-1).length === 40 || size + bytes > 8e6) {
+      batches.push([]);
+      size = 0;
+    }
+    batches.at(-1).push(c);
+    size += bytes;
+  }
+  return batches;
+}
+
 /** Runs `cases` (makeCall results) in the page in batches; returns the mismatches and the value count. */
 async function runAndCompare(page, cases) {
   const mismatches = [];
   let values = 0;
   let adapter;
-  for (let start = 0; start < cases.length; start += 40) {
-    const batch = cases.slice(start, start + 40);
+  let start = 0;
+  for (const batch of batchesOf(cases)) {
     const reply = await page.evaluate(async (calls) => (await import('/tests/helpers/webgpu-page.js')).runCalls(calls), batch.map((c) => c.call));
     adapter = reply.adapter;
     if (reply.errors.length > 0) mismatches.push(`calls ${start}..${start + batch.length - 1}: GPU errors ${reply.errors.join('; ')}`);
     reply.results.forEach((result, i) => {
       const c = batch[i];
-      const parts = [['out', result.out, c.expected.out, c.dtype], ['rstd', result.rstd, c.expected.rstd, 'float32']];
+      const parts = [['out', result.out, c.expected.out, c.outKind ?? c.dtype], ['rstd', result.rstd, c.expected.rstd, 'float32']];
       if (c.expected.residual) parts.push(['residual', result.residual, c.expected.residual, c.dtype]);
       if (c.expected.mean) parts.push(['mean', result.mean, c.expected.mean, 'float32']);
       for (const [part, text, expected, dtype] of parts) {
@@ -62,8 +81,182 @@ async function runAndCompare(page, cases) {
         if (diff.length > 0) mismatches.push(`${c.what} ${part}: ${diff.length} differ, first ${diff.slice(0, 3).join('; ')}`);
       }
     });
+    start += batch.length;
   }
   return { mismatches, values, adapter };
+}
+
+// ---- ggml block outputs (options.outDtype) -----------------------------------
+
+const Q8_FORMATS = ['q8_0', 'q8_1', 'q8_K'];
+
+/** The first differing bytes of a GPU result (base64) against the reference's. */
+function byteDifferences(text, expected) {
+  const got = bytesOf(text);
+  if (got.length !== expected.length) return [`length ${got.length}, expected ${expected.length}`];
+  const out = [];
+  for (let i = 0; i < got.length && out.length < 3; i++) if (got[i] !== expected[i]) out.push(`[${i}] ${got[i]}, expected ${expected[i]}`);
+  return out;
+}
+
+/**
+ * Weights for rows of x = ±1 with eps 0, whose rms is exactly 1: the
+ * output is ±w itself, so each block's values are chosen here. Rows of 256
+ * values (eight q8_0 or q8_1 blocks, one q8_K block) that put the rule's
+ * edges in the blocks: halves (127 the largest, so that d = 1 and id = 1;
+ * for q8_K iscale = -1), +amax and -amax both in a block (the first one is
+ * q8_K's max), blocks of zeros, subnormals (1/d overflows), huge values
+ * (the float16 d overflows), NaN and infinities.
+ */
+function q8EdgeRows() {
+  const dim = 256;
+  const rows = [];
+  const row = (what, f) => rows.push({ what, w: Float32Array.from({ length: dim }, (_, j) => f(j)) });
+  row('halves', (j) => (j % 32 === 0 ? 127 : (j % 2 ? -1 : 1) * ((j % 11) + 0.5)));
+  row('+amax and -amax', (j) => (j % 32 === 3 ? -127 : j % 32 === 10 ? 127 : (j % 7) - 3.25));
+  row('zero blocks', (j) => (j < 64 || j >= 192 ? 0 : (j % 5) - 2));
+  row('subnormals', (j) => (j % 3 === 0 ? 1e-40 * ((j % 7) - 3) : j % 3 === 1 ? 1.4e-45 : -2.5e-39));
+  row('huge', (j) => (j % 4 === 0 ? 3.4e38 : j % 4 === 1 ? -1e38 : j));
+  row('NaN and infinities', (j) => (j === 5 ? NaN : j === 40 ? Infinity : j === 77 ? -Infinity : j === 200 ? NaN : (j % 9) - 4));
+  row('one NaN block', (j) => (j < 32 ? NaN : j / 7));
+  return { dim, rows };
+}
+
+/** Cases of `fn` with ggml block outputs, through the array form: the
+ * edge rows above, then random rows of every dtype, weight mode, residual
+ * and layout, each against the reference's bytes. */
+function q8Cases() {
+  const cases = [];
+  const { dim, rows } = q8EdgeRows();
+  const sign = prng(0x98);
+  for (const outDtype of Q8_FORMATS) {
+    for (const { what, w } of rows) {
+      const x = Float32Array.from({ length: 2 * dim }, () => (sign() < 0.5 ? -1 : 1));
+      const options = { dim, eps: 0, outDtype };
+      cases.push({ what: `${outDtype} ${what}`, fn: 'rmsNorm', x, weight: w, options, kinds: { x: 'float32', weight: 'float32' } });
+    }
+  }
+  const rand = prng(0x9b);
+  const encode = { float32: (v) => v, bfloat16: numberToBfloat16, float16: numberToFloat16 };
+  const values = (n, dtype, scale) => {
+    const f = Array.from({ length: n }, () => Math.fround((rand() - 0.5) * scale));
+    return dtype === 'float32' ? Float32Array.from(f) : Uint16Array.from(f, encode[dtype]);
+  };
+  let k = 0;
+  for (const outDtype of Q8_FORMATS) {
+    for (const dtype of ['float32', 'bfloat16', 'float16']) {
+      for (const mode of ['none', 'same', 'float32 weight', 'gemma offset']) {
+        for (const fn of ['rmsNorm', 'addRmsNorm']) {
+          k++;
+          const dim = outDtype === 'q8_K' ? 256 * (1 + (k % 3)) : 32 * (1 + (k % 9));
+          const layout = ['packed', 'rowStride', 'heads'][k % 3];
+          const heads = layout === 'heads' ? 2 : 1;
+          const headStride = dim + 32;
+          const tokens = 3 + (k % 4);
+          const stride = layout === 'rowStride' ? dim + 8 : layout === 'heads' ? 2 * headStride + 16 : dim;
+          const x = values(tokens * stride, dtype, 8);
+          const weightDtype = mode === 'float32 weight' || mode === 'gemma offset' ? 'float32' : dtype;
+          const weight = mode === 'none' ? null : values(dim, weightDtype, 3);
+          const options = { dim, eps: 1e-6, dtype, outDtype, rstd: tokens * heads };
+          if (mode !== 'none') Object.assign(options, { weightDtype, castMode: mode === 'gemma offset' ? 'gemma' : 'llama' });
+          if (mode === 'gemma offset') options.weightOffset = 1;
+          if (layout !== 'packed') options.rowStride = stride;
+          if (layout === 'heads') Object.assign(options, { heads, headStride });
+          const c = { what: `${outDtype} ${dtype} ${mode} ${fn} ${layout} ${tokens}x${dim}`, fn, x, weight, options, kinds: { x: dtype, weight: weightDtype } };
+          if (fn === 'addRmsNorm') c.residual = values(tokens * stride, dtype, 8);
+          cases.push(c);
+        }
+      }
+    }
+  }
+  for (const c of cases) {
+    const options = { ...c.options };
+    if (options.rstd !== undefined) options.rstd = new Float32Array(options.rstd);
+    const residual = c.residual?.slice();
+    c.expected = c.fn === 'addRmsNorm' ? reference.addRmsNorm(c.x, residual, c.weight, options) : reference.rmsNorm(c.x, c.weight, options);
+    c.expectedResidual = residual;
+    c.expectedRstd = options.rstd;
+  }
+  return cases;
+}
+
+/** Runs q8Cases through the array form in the page; returns the mismatches. */
+async function runQ8Cases(page, cases) {
+  const mismatches = [];
+  for (let start = 0; start < cases.length; start += 24) {
+    const batch = cases.slice(start, start + 24);
+    const reply = await page.evaluate(async (calls) => (await import('/tests/helpers/webgpu-page.js')).runCalls(calls), batch.map((c) => ({
+      fn: c.fn, x: b64(c.x), weight: c.weight && b64(c.weight), residual: c.residual && b64(c.residual), kinds: c.kinds, options: c.options,
+    })));
+    if (reply.errors.length > 0) mismatches.push(`GPU errors ${reply.errors.join('; ')}`);
+    reply.results.forEach((result, i) => {
+      const c = batch[i];
+      const diff = byteDifferences(result.out, c.expected);
+      if (diff.length > 0) mismatches.push(`${c.what}: blocks differ, first ${diff.join('; ')}`);
+      if (c.expectedResidual) {
+        const d = differences(result.residual, c.expectedResidual, c.options.dtype ?? 'float32');
+        if (d.length > 0) mismatches.push(`${c.what}: residual differs, first ${d.slice(0, 3).join('; ')}`);
+      }
+      if (c.expectedRstd) {
+        const d = differences(result.rstd, c.expectedRstd, 'float32');
+        if (d.length > 0) mismatches.push(`${c.what}: rstd differs, first ${d.slice(0, 3).join('; ')}`);
+      }
+    });
+  }
+  return mismatches;
+}
+
+/**
+ * Device-form calls with block outputs on one caller buffer: x (rows
+ * rowStride apart), the weight, addRmsNorm's residual, and out at a byte
+ * offset that is no multiple of 4 (q8_0's 34-byte blocks share words with
+ * each other and with the bytes around the output), the arena's other
+ * bytes random: each against the reference's bytes with every other byte
+ * of the buffer as it was.
+ */
+function q8DeviceCases() {
+  const rand = prng(0x9d);
+  const cases = [];
+  let k = 0;
+  for (const outDtype of Q8_FORMATS) {
+    for (const fn of ['rmsNorm', 'addRmsNorm']) {
+      k++;
+      const dim = outDtype === 'q8_K' ? 512 : 96;
+      const rows = 5;
+      const stride = dim + 4 * (k % 2);
+      const xOff = 16;
+      const rOff = xOff + rows * stride * 4 + 8;
+      const wOff = rOff + rows * stride * 4;
+      const outOff = wOff + dim * 4 + 1 + (k % 3); // 1 to 3 bytes past a word
+      const { values: per, bytes: blockBytes } = { q8_0: { values: 32, bytes: 34 }, q8_1: { values: 32, bytes: 36 }, q8_K: { values: 256, bytes: 292 } }[outDtype];
+      const outBytes = (rows * dim / per) * blockBytes;
+      const size = Math.ceil((outOff + outBytes + 7) / 4) * 4;
+      const arena = Uint8Array.from({ length: size }, () => Math.floor(rand() * 256));
+      const view = new DataView(arena.buffer);
+      const x = new Float32Array(rows * stride);
+      const residual = new Float32Array(rows * stride);
+      const weight = new Float32Array(dim);
+      for (let i = 0; i < x.length; i++) {
+        x[i] = Math.fround((rand() - 0.5) * 6);
+        residual[i] = Math.fround((rand() - 0.5) * 6);
+        view.setFloat32(xOff + 4 * i, x[i], true);
+        view.setFloat32(rOff + 4 * i, residual[i], true);
+      }
+      for (let i = 0; i < dim; i++) view.setFloat32(wOff + 4 * i, (weight[i] = Math.fround(rand() * 2)), true);
+      const options = { dim, eps: 1e-6, outDtype, rowStride: stride };
+      const expected = arena.slice();
+      const updated = residual.slice();
+      const blocks = fn === 'addRmsNorm' ? reference.addRmsNorm(x, updated, weight, options) : reference.rmsNorm(x, weight, options);
+      expected.set(blocks, outOff);
+      if (fn === 'addRmsNorm') for (let i = 0; i < rows; i++) for (let j = 0; j < dim; j++) new DataView(expected.buffer).setFloat32(rOff + 4 * (i * stride + j), updated[i * stride + j], true);
+      const roles = fn === 'addRmsNorm' ? ['x', 'residual', 'weight', 'out'] : ['x', 'weight', 'out'];
+      cases.push({
+        what: `${fn} ${outDtype} ${rows}x${dim} out at byte ${outOff}`, expected,
+        spec: { fn, arena: b64(arena), groups: [roles], offsets: { x: xOff, residual: rOff, weight: wOff, out: outOff }, params: { rows, dim, rowStride: stride, outDtype } },
+      });
+    }
+  }
+  return cases;
 }
 
 // ---- The soft-float's operations --------------------------------------------
@@ -270,7 +463,10 @@ const DEVICE_MISTAKES = {
   'rowStride a string': 'TypeError: rmsNorm: params.rowStride must be a number, got string "16"',
   'heads running into the next token': 'RangeError: rmsNorm: a token\'s heads span 40 values ((params.heads - 1) * params.headStride + params.dim), more than params.rowStride (32): they would run into the next token',
   'headStride below dim': 'RangeError: rmsNorm: params.headStride must be at least params.dim (16), got 8',
-  'outDtype on the device form': 'RangeError: rmsNorm: params.outDtype is not on the GPU yet; the wasm kernels take it',
+  'outDtype with dim not a multiple of its block': "RangeError: rmsNorm: params.outDtype 'q8_0' needs params.dim (16) to be a multiple of 32, its block size",
+  'outDtype unknown': `TypeError: rmsNorm: params.outDtype must be 'float32' or 'q8_0' or 'q8_1' or 'q8_K', got string "q4_0"`,
+  'outDtype without out': 'TypeError: rmsNorm: params.outDtype needs an output, but buffers.out is undefined',
+  'out too small for its blocks': 'RangeError: rmsNorm: buffers.out needs 68 bytes from offset 200, but the buffer has 256',
   'layerNorm headStride on the device form': 'RangeError: layerNorm: params.headStride is not on the GPU yet; the wasm kernels take it',
   'rows at rowStride past the buffer': 'RangeError: rmsNorm: buffers.x needs 376 bytes from offset 0, but the buffer has 256',
   'out rows interleaved with x, overlapping': 'RangeError: rmsNorm: buffers.out must be buffers.x itself or not overlap buffers.x',
@@ -557,9 +753,21 @@ for (const name of GPU_ENGINES) {
       for (const what of ['a tensor freed', 'a view of a tensor freed', 'an out detached']) assert.match(got[what], refused, what);
     });
 
-    test('array form: ggml block outputs (options.outDtype) are refused, not written as float32', async () => {
-      const got = await page.evaluate(async () => (await import('/tests/helpers/webgpu-page.js')).arrayOutDtype());
-      assert.deepEqual(got, { error: "RangeError: rmsNorm: options.outDtype 'q8_0' is not on the GPU yet; the wasm kernels write ggml's blocks", untouched: true });
+    test("array form: ggml block outputs (options.outDtype) have the reference's bytes: halves, ±amax, zero, subnormal, huge and non-finite blocks, every dtype, weight mode, residual and layout", async (t) => {
+      const cases = q8Cases();
+      const mismatches = await runQ8Cases(page, cases);
+      assert.deepEqual(mismatches.slice(0, 5), [], `${mismatches.length} of ${cases.length} calls differ`);
+      t.diagnostic(`${cases.length} calls, every block byte the reference's`);
+    });
+
+    test("device form: ggml block outputs have the reference's bytes at byte offsets inside a word, and every other byte of the buffer is untouched", async (t) => {
+      const cases = q8DeviceCases();
+      for (const c of cases) {
+        const got = await page.evaluate(async (spec) => (await import('/tests/helpers/webgpu-page.js')).runOnBuffers(spec), c.spec);
+        assert.equal(got.error, undefined, `${c.what}: ${got.error}`);
+        assert.deepEqual(byteDifferences(got.buffers[0], c.expected), [], c.what);
+      }
+      t.diagnostic(`${cases.length} calls (q8_0, q8_1, q8_K; rmsNorm and addRmsNorm), the whole buffer compared`);
     });
 
     test("array form: the wasm API's errors for the same mistakes", async () => {

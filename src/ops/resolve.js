@@ -257,7 +257,8 @@ function outFormatOf(op, fn, opts, dtype) {
   return oneOf(fn, 'options.outDtype', opts.outDtype, OUT_DTYPES[dtype], null);
 }
 
-const OUT_DTYPES = {
+/** The dtypes options.outDtype may name, by storage dtype: its own, or a block format. */
+export const OUT_DTYPES = {
   __proto__: null,
   float32: ['float32', 'q8_0', 'q8_1', 'q8_K'],
   bfloat16: ['bfloat16', 'q8_0', 'q8_1', 'q8_K'],

@@ -4,13 +4,13 @@
 // prepared call is made from. Nothing is recorded or created before this
 // returns: a bad call throws a TypeError or RangeError naming the function
 // and the argument.
-import { CAST_MODE, CAST_MODES, DTYPE, DTYPES } from '../loader/abi.js';
+import { BLOCK_FORMAT, CAST_MODE, CAST_MODES, DTYPES, ELEMENT_BYTES } from '../loader/abi.js';
 import { hasOwn, isSafeInteger, keys, List, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { describe, float32Option, oneOf, optionReader, plainHeads, rowSpan, template } from '../ops/options.js';
 import { checkOverlaps } from '../ops/overlap.js';
 import { isGpuBuffer, mapStateOf, sizeOf, usageOf } from './gpu.js';
 import { FORM_NAMES, FORMS } from './programs/index.js';
-import { ROW, STAT } from '../ops/resolve.js';
+import { BLOCKS, OUT_DTYPES, ROW, STAT } from '../ops/resolve.js';
 
 // WebGPU's flags, as they were when the package loaded.
 export const { STORAGE, UNIFORM, COPY_SRC, COPY_DST, MAP_READ } = globalThis.GPUBufferUsage ?? {};
@@ -22,8 +22,10 @@ export const MAP_MODE_READ = globalThis.GPUMapMode?.READ;
 // buffers. Its params are rows, dim and rowStride (the distance between
 // row starts of the per-row roles, in elements), and the description's
 // options that are values for the whole call (eps; dtype, weightDtype,
-// castMode and weightOffset where it has them): not its arrays, nor the
-// shape, which the device form gives as rows and dim.
+// castMode, weightOffset, outDtype where it has them): not its arrays, nor
+// the shape, which the device form gives as rows and dim. With outDtype a
+// block format, the call is the description's blocked form: out is ggml's
+// blocks, packed row after row whatever the row stride.
 const NOT_PARAMS = { __proto__: null, dim: true, shape: true, axis: true, rowStride: true };
 const readers = { __proto__: null };
 for (let i = 0; i < FORM_NAMES.length; i++) {
@@ -60,7 +62,7 @@ function countParam(fn, name, value, least) {
  * one run for the others), spanning [start, end). */
 class Binding {
   constructor(name, buffer, bufferSize, start, dtype, writes, runs, length, stride) {
-    const bytes = DTYPE[dtype].bytes;
+    const bytes = ELEMENT_BYTES[dtype];
     this.name = name;
     this.buffer = buffer;
     this.bufferSize = bufferSize; // its size in bytes, as measured (a GPUBuffer's size never changes)
@@ -91,7 +93,7 @@ function measureBinding(fn, name, value, dtype, writes, runs, length, stride) {
   const offset = given === undefined ? 0 : given;
   const at = isGpuBuffer(value) ? name : `${name}.offset`;
   if (typeof offset !== 'number') throw new TypeError(`${fn}: ${at} must be a number, got ${describe(offset)}`);
-  const { bytes } = DTYPE[dtype];
+  const bytes = ELEMENT_BYTES[dtype];
   if (!isSafeInteger(offset) || offset < 0 || offset % bytes !== 0) {
     throw new RangeError(`${fn}: ${at} must be a non-negative multiple of ${bytes} (the bytes of a ${dtype} value), got ${offset}`);
   }
@@ -125,6 +127,7 @@ export class GpuCall {
     this.weightDtype = null;
     this.gemma = false;
     this.weightOffset = 0;
+    this.outDtype = null; // a block format (params.outDtype), or null for the storage dtype
     this.measured = null;
   }
 }
@@ -137,7 +140,7 @@ setPrototypeOf(GpuCall.prototype, null);
 export function readCall(fn, given, options) {
   if (given === null || typeof given !== 'object') throw new TypeError(`${fn}: buffers must be an object, got ${describe(given)}`);
   if (options === null || typeof options !== 'object') throw new TypeError(`${fn}: params must be an object, got ${describe(options)}`);
-  const { op } = FORMS[fn];
+  let { op } = FORMS[fn];
   const buffers = readers[fn][0](fn, given, 'buffers');
   const params = readers[fn][1](fn, options, 'params');
   const { program } = FORMS[fn];
@@ -184,6 +187,15 @@ export function readCall(fn, given, options) {
     call.gemma = CAST_MODE[oneOf(fn, 'params.castMode', params.castMode, CAST_MODES, op.options.castMode)] === CAST_MODE.gemma;
     call.weightOffset = float32Option(fn, 'params.weightOffset', params.weightOffset, op.options.weightOffset, false);
   }
+  if (op.blocked !== null && params.outDtype !== undefined && params.outDtype !== dtype) {
+    call.outDtype = oneOf(fn, 'params.outDtype', params.outDtype, OUT_DTYPES[dtype], null);
+    const format = BLOCK_FORMAT[call.outDtype];
+    if (dim % format.values !== 0) {
+      throw new RangeError(`${fn}: params.outDtype '${call.outDtype}' needs params.dim (${dim}) to be a multiple of ${format.values}, its block size`);
+    }
+    if (buffers.out == null) throw new TypeError(`${fn}: params.outDtype needs an output, but buffers.out is ${describe(buffers.out)}`);
+    op = op.blocked;
+  }
   if (!isSafeInteger(tokens * stride)) throw new RangeError(`${fn}: params.rows * params.rowStride (${tokens * stride}) is too large`);
   // A call must write something: an output it may give alone, or an array it updates (addRmsNorm's residual).
   let writes = false;
@@ -201,10 +213,11 @@ export function readCall(fn, given, options) {
     names[i] = `buffers.${s.key}`;
     // x and residual are required; weight may be null; out and the statistics are optional.
     if (value == null && (s.param < 0 || s.nullable)) continue;
-    const roleDtype = s.dtype === 'weight' ? call.weightDtype : s.dtype === 'storage' ? dtype : 'float32';
-    // A per-row role: its tokens, each its heads' span (a statistic: a value a row).
+    const roleDtype = s.dtype === 'weight' ? call.weightDtype : s.dtype === 'storage' ? dtype : s.dtype === 'blocks' ? call.outDtype : 'float32';
+    // A per-row role: its tokens, each its heads' span (a statistic: a value a row; blocks: their bytes, packed).
+    const once = s.per === STAT ? rows : s.per === BLOCKS ? (rows * dim / BLOCK_FORMAT[call.outDtype].values) * BLOCK_FORMAT[call.outDtype].bytes : dim;
     records[i] = s.per === ROW ? measureBinding(fn, names[i], value, roleDtype, s.writes, call.tokens, rowSpan(call.heads, dim, call.headStride), call.stride)
-      : measureBinding(fn, names[i], value, roleDtype, s.writes, 1, s.per === STAT ? rows : dim, 0);
+      : measureBinding(fn, names[i], value, roleDtype, s.writes, 1, once, 0);
     measured[s.key] = records[i];
   }
   checkOverlaps(fn, op, records, call.stride, dim, names, call.heads, call.headStride);

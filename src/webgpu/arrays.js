@@ -9,9 +9,9 @@
 // A call of a shape and options seen before runs on the staging of the
 // last one: its GPU buffers, its read-back buffer and its prepared call,
 // so a loop of like calls creates nothing on the GPU after the first.
-import { DTYPE } from '../loader/abi.js';
+import { DTYPE, ELEMENT_BYTES } from '../loader/abi.js';
 import {
-  bufferOf, byteLengthOf, ceil, copyInto, defineProperty, Error, Float32Array, freeze, lengthOf, List, max, promiseThen, RangeError, setPrototypeOf, TypeError,
+  bufferOf, byteLengthOf, ceil, copyInto, defineProperty, Error, Float32Array, freeze, lengthOf, List, max, promiseThen, setPrototypeOf, TypeError,
   Uint16Array, Uint8Array,
 } from '../loader/intrinsics.js';
 import { readIn, readRows, stillHolds, writeOut, writeRows } from '../ops/arrays.js';
@@ -46,7 +46,7 @@ setPrototypeOf(Staging.prototype, null);
 /** What makes two calls' staging the same: the description, the shape,
  * the options the kernels see, and which slots were given. */
 function keyOf(call) {
-  let key = `${call.op.name} ${call.rows} ${call.dim} ${call.eps} ${call.dtype} ${call.weightDtype} ${call.castMode} ${call.weightOffset}`;
+  let key = `${call.op.name} ${call.rows} ${call.dim} ${call.eps} ${call.dtype} ${call.weightDtype} ${call.castMode} ${call.weightOffset} ${call.outDtype}`;
   for (let i = 0; i < call.records.length; i++) key += call.records[i] === null ? ' -' : ' +';
   return key;
 }
@@ -83,13 +83,14 @@ export function createArrayKernels(kernels) {
     const { rows, dim, dtype, op } = call;
     const n = rows * dim;
     const elementBytes = DTYPE[dtype].bytes;
+    const outBytes = call.outDtype === null ? n * elementBytes : rows * call.blockRowBytes; // blocks: packed rows
     const buffers = { __proto__: null }; // inherits nothing: every key is set below
     for (let i = 0; i < op.slots.length; i++) {
       const { key: name, reads, writes, row } = op.slots[i];
       const record = call.records[i];
       if ((record !== null && reads) || (writes && (name === 'out' || record !== null))) {
         // A per-row array's rows are staged packed, whatever its rowStride.
-        const bytes = record === null || row ? n * elementBytes : record.length * DTYPE[record.dtype].bytes;
+        const bytes = name === 'out' ? outBytes : record === null || row ? n * elementBytes : record.length * ELEMENT_BYTES[record.dtype];
         const buffer = createBuffer(device, { __proto__: null, size: words(bytes), usage: STORAGE | COPY_SRC | COPY_DST });
         staging.owned[staging.owned.length] = buffer;
         buffers[name] = buffer;
@@ -100,7 +101,7 @@ export function createArrayKernels(kernels) {
     for (let i = 0; i < op.slots.length; i++) {
       const { key: name, writes } = op.slots[i];
       if (!writes || buffers[name] === null) continue;
-      const bytes = name === 'out' || name === 'residual' ? n * elementBytes : rows * 4;
+      const bytes = name === 'out' ? outBytes : name === 'residual' ? n * elementBytes : rows * 4;
       staging.parts[staging.parts.length] = { __proto__: null, key: name, at: total, bytes, slot: i };
       total += ceil(bytes / 4) * 4;
     }
@@ -109,9 +110,10 @@ export function createArrayKernels(kernels) {
     staging.buffers = buffers;
     // Literals define their properties: no setter on Object.prototype runs.
     let params = { rows, dim, eps: call.eps };
-    if (op.hasDtype && buffers.weight === null) params = { rows, dim, eps: call.eps, dtype, castMode: call.castMode };
+    const outDtype = call.outDtype ?? undefined;
+    if (op.hasDtype && buffers.weight === null) params = { rows, dim, eps: call.eps, dtype, castMode: call.castMode, outDtype };
     else if (op.hasDtype) {
-      params = { rows, dim, eps: call.eps, dtype, castMode: call.castMode, weightDtype: call.weightDtype, weightOffset: call.weightOffset };
+      params = { rows, dim, eps: call.eps, dtype, castMode: call.castMode, weightDtype: call.weightDtype, weightOffset: call.weightOffset, outDtype };
     }
     try {
       staging.prepared = await kernels[op.name].prepare(buffers, params);
@@ -134,7 +136,6 @@ export function createArrayKernels(kernels) {
 
   async function run(call) {
     const { fn, op } = call;
-    if (call.outDtype !== null) throw new RangeError(`${fn}: options.outDtype '${call.outDtype}' is not on the GPU yet; the wasm kernels write ggml's blocks`);
     if (lost !== null) throw lostError(fn);
     // Every array read now, before the first await.
     const inputs = new List(op.slots.length);
@@ -188,7 +189,8 @@ export function createArrayKernels(kernels) {
       for (let i = 0; i < parts.length; i++) {
         const { key, at, bytes: size, slot } = parts[i];
         const wide = (key !== 'out' && key !== 'residual') || elementBytes === 4;
-        const bits = wide ? new Float32Array(bufferOf(bytes), at, size / 4) : new Uint16Array(bufferOf(bytes), at, size / 2);
+        const bits = key === 'out' && call.outDtype !== null ? new Uint8Array(bufferOf(bytes), at, size)
+          : wide ? new Float32Array(bufferOf(bytes), at, size / 4) : new Uint16Array(bufferOf(bytes), at, size / 2);
         if (op.slots[slot].row) writeRows(call.records[slot], bits, call);
         else writeOut(call.records[slot], bits);
       }

@@ -1,5 +1,5 @@
 // Types of rmsnorm-wasm/webgpu (docs/webgpu.md).
-import type { Dtype, LayerNormOptions, NormResult, OptionsArg, Storage, WeightOf } from '../index.js';
+import type { BlockFormat, Dtype, LayerNormOptions, NormResult, OptionsArg, RmsNormBlockOptions, Storage, WeightOf } from '../index.js';
 
 /** A GPUBuffer, or a byte offset in one (a multiple of the dtype's bytes; no other alignment). */
 export type GpuBinding = GPUBuffer | { buffer: GPUBuffer; offset?: number };
@@ -16,7 +16,10 @@ export interface GpuRmsNormBuffers {
   x: GpuBinding;
   /** dim values of params.weightDtype, or null/absent for no weight. */
   weight?: GpuBinding | null;
-  /** Laid out as x; may be x itself (in place). Absent: rstd only. */
+  /** Laid out as x; may be x itself (in place). Absent: rstd only. With
+   * params.outDtype a block format: rows × (dim / block size) × block bytes
+   * of ggml blocks from its byte offset (any), the rows packed whatever
+   * the row stride, over no other buffer's bytes. */
   out?: GpuBinding | null;
   /** rows float32 values: 1/rms of each row, as the backward pass reads it. */
   rstd?: GpuBinding | null;
@@ -43,6 +46,8 @@ export interface GpuRmsNormParams {
   weightDtype?: GpuDtype;
   castMode?: 'llama' | 'gemma';
   weightOffset?: number;
+  /** The storage dtype (the default), or ggml's blocks (dim a multiple of the block size; buffers.out required). */
+  outDtype?: GpuDtype | BlockFormat;
 }
 
 export interface GpuLayerNormBuffers {
@@ -107,8 +112,11 @@ export interface GpuKernelsOptions {
 
 /** The wasm API's rmsNorm, addRmsNorm and layerNorm (same arguments, options, results and errors) on the GPU, as promises. */
 export interface ArrayKernels {
+  rmsNorm<D extends Dtype = 'float32'>(x: Storage<D>, weight: NoInfer<WeightOf<D>> | null, options: RmsNormBlockOptions<D>): Promise<Uint8Array>;
   rmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
     x: Storage<D>, weight: NoInfer<WeightOf<D>> | null, ...options: OptionsArg<D, O>): Promise<NormResult<D, O>>;
+  addRmsNorm<D extends Dtype = 'float32'>(
+    x: Storage<D>, residual: Storage<D>, weight: NoInfer<WeightOf<D>> | null, options: RmsNormBlockOptions<D>): Promise<Uint8Array>;
   addRmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
     x: Storage<D>, residual: Storage<D>, weight: NoInfer<WeightOf<D>> | null, ...options: OptionsArg<D, O>): Promise<NormResult<D, O>>;
   layerNorm(x: Storage<'float32'>, weight: Storage<'float32'> | null, bias: Storage<'float32'> | null,

@@ -1,21 +1,46 @@
-// What the WGSL of every kernel shares: the uniform struct and binding
-// declarations written from a variant, each role's element accessors, and
-// the contract's fixed fold and pairwise sum of block sums
-// (src/kernels/f32-rmsnorm/rmsnorm_f32.h, step 1).
+// What the WGSL of every shader shares but its arithmetic (./softfloat.js,
+// ./fastfloat.js) and its reductions (./reduction.js): the opening (the
+// uniform struct and binding declarations written from a variant), each
+// role's element accessors, the storage dtypes (a row each), the named
+// constants, the rescue path's power of two and the entry point.
+import { SOFTFLOAT_WGSL } from './softfloat.js';
 
 /** Invocations a workgroup, in every variant. */
 export const WORKGROUP_SIZE = 64;
 
-export function structOf(names) {
+function structOf(names) {
   let s = 'struct Params {';
   for (let i = 0; i < names.length; i++) s += ` ${names[i]}: u32,`;
   return `${s} }`;
 }
 
+/** What opens every shader: softfloat, `more` (WGSL), the uniform block
+ * of `params` (u32 slots, binding 0; each has groups_x, entryPoint's) and
+ * the declarations of `bindings` ([{ access, atomic, words }], binding 1 on). */
+export function shaderHead(params, bindings, more = '') {
+  let decls = '';
+  for (let i = 0; i < bindings.length; i++) decls += bindingDecl(i + 1, bindings[i]);
+  return `${SOFTFLOAT_WGSL}${more}
+${structOf(params)}
+@group(0) @binding(0) var<uniform> P: Params;
+${decls}`;
+}
+
+/** The entry point of every shader, around `body`: `group` is the
+ * workgroup's place in the dispatch (./layout.js, dispatchSize), `tid` the
+ * invocation's in it. */
+export function entryPoint(body) {
+  return `@compute @workgroup_size(${WORKGROUP_SIZE})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let group = wid.x + wid.y * P.groups_x;
+${body}}
+`;
+}
+
 /** WGSL of a binding declaration: its words one by one, atomic, or four
  * (vec4) or two (vec2) at a time, for roles whose groups of four values
  * start on such a boundary (./layout.js, bindingsOf). */
-export function bindingDecl(index, b) {
+function bindingDecl(index, b) {
   const type = b.atomic ? 'array<atomic<u32>>' : b.words === 4 ? 'array<vec4<u32>>' : b.words === 2 ? 'array<vec2<u32>>' : 'array<u32>';
   return `@group(0) @binding(${index}) var<storage, ${b.access}> b${index}: ${type};\n`;
 }
@@ -24,11 +49,12 @@ export function bindingDecl(index, b) {
  * The accessors of one role, named `name`: `${name}_raw(e)` (the storage
  * bits of element e of its binding), `${name}_raw4(e, n)` (elements e..e+3,
  * 0 from the n-th on), and for a role written `${name}_put(e, v)` and
- * `${name}_put4(e, v, n)`. `wide`: float32 storage (one value a word);
+ * `${name}_put4(e, v, n)`. `dtype`: its storage's code (STORAGE below);
  * `pairs`: 16-bit and every group of four starts a word (e even).
  */
-export function roleAccess(name, binding, atomic, wide, pairs, writes, words = 1) {
+export function roleAccess(name, binding, atomic, dtype, pairs, writes, words = 1) {
   const b = `b${binding}`;
+  const wide = STORAGE[dtype].bytes === 4;
   if (words > 1) return vectorAccess(name, b, wide, writes);
   const load = (i) => (atomic ? `atomicLoad(&${b}[${i}])` : `${b}[${i}]`);
   const store = (i, v) => (atomic ? `atomicStore(&${b}[${i}], ${v});` : `${b}[${i}] = ${v};`);
@@ -151,85 +177,85 @@ fn ${name}_put4(e: u32, v: vec4<u32>, n: u32) {
 `;
 }
 
-/** The contract's fixed fold of a block's 16 lane sums and its pairwise
- * sum of block sums (a binary-counter stack), in softfloat. Each float
- * operation sits in one place: an adapter compiles a copy of a softfloat
- * function at every call (docs/webgpu.md, the cost of a pipeline). */
-export const SUMS_WGSL = `
-// t[0..16): a block's lane sums; t[16 + k] = t[FOLD_A[k]] + t[FOLD_B[k]];
-// v_j is t[18 + 3j] = (L_j + L_{j+4}) + (L_{j+8} + L_{j+12}); the block,
-// t[30], is (v_0 + v_2) + (v_1 + v_3). One call site keeps the shader small.
-const FOLD_A = array<u32, 15>(0u, 8u, 16u, 1u, 9u, 19u, 2u, 10u, 22u, 3u, 11u, 25u, 18u, 21u, 28u);
-const FOLD_B = array<u32, 15>(4u, 12u, 17u, 5u, 13u, 20u, 6u, 14u, 23u, 7u, 15u, 26u, 24u, 27u, 29u);
-fn fold_lanes(t: ptr<function, array<u32, 31>>) -> u32 {
-  for (var k = 0u; k < 15u; k = k + 1u) { (*t)[16u + k] = f32_add((*t)[FOLD_A[k]], (*t)[FOLD_B[k]]); }
-  return (*t)[30];
+// The storage dtypes, a row each by code (src/loader/abi.js): bytes a
+// value, one value's widening to float32 bits and narrowing back
+// (softfloat: any value), and the same for four values (the common path:
+// finite values only), written as widen${suffix}4 and narrow${suffix}4. A
+// new dtype is a row here (and its conversions in ./softfloat.js).
+export const STORAGE = [
+  { // float32
+    bytes: 4, widen: (h) => h, narrow: (v) => v,
+    four: (suffix) => `fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> { return h; }
+fn narrow${suffix}4(v: vec4<u32>) -> vec4<u32> { return v; }
+`,
+  },
+  { // bfloat16
+    bytes: 2, widen: (h) => `bf16_to_f32(${h})`, narrow: (v) => `f32_to_bf16(${v})`,
+    four: (suffix) => `fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> { return h << vec4<u32>(16u); }
+fn narrow${suffix}4(a: vec4<u32>) -> vec4<u32> { return (a + vec4<u32>(0x7fffu) + ((a >> vec4<u32>(16u)) & vec4<u32>(1u))) >> vec4<u32>(16u); }
+`,
+  },
+  // float16. A subnormal h = f * 2^-24 is (2^-14 + f * 2^-24) - 2^-14: one
+  // native subtraction of normal operands whose exact result, a normal
+  // float, is what "correctly rounded" returns (./fastfloat.js says why
+  // nothing else can change it).
+  {
+    bytes: 2, widen: (h) => `f16_to_f32(${h})`, narrow: (v) => `f32_to_f16(${v})`,
+    four: (suffix) => `fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> {
+  let sign = (h & vec4<u32>(0x8000u)) << vec4<u32>(16u);
+  let e = (h >> vec4<u32>(10u)) & vec4<u32>(0x1fu);
+  let f = h & vec4<u32>(0x3ffu);
+  let normal = ((e + vec4<u32>(112u)) << vec4<u32>(23u)) | (f << vec4<u32>(13u));
+  let sub = bitcast<vec4<u32>>(bitcast<vec4<f32>>(vec4<u32>(0x38800000u) | (f << vec4<u32>(13u))) - vec4<f32>(bitcast<f32>(0x38800000u)));
+  let tiny = select(sub & vec4<u32>(F32_ABS), vec4<u32>(0u), f == vec4<u32>(0u));
+  let special = select(normal, vec4<u32>(F32_INF) | (f << vec4<u32>(13u)), e == vec4<u32>(31u));
+  return sign | select(special, tiny, e == vec4<u32>(0u));
 }
-// Block sums added pairwise as they come: a stack of partial sums, each
-// over a power of two of blocks, merged while the top covers as many.
-// In softfloat here; FAST_SUMS_WGSL has the common path's twins.
-struct Pairwise { stack: array<u32, 32>, sizes: array<u32, 32>, depth: u32 }
-// Whether a sum over n blocks merges with the stack's top next (n 0: the
-// final merge, of everything left).
-fn pairwise_merge(p: ptr<function, Pairwise>, n: u32) -> bool {
-  return (*p).depth != 0u && (n == 0u || (*p).sizes[(*p).depth - 1u] == n);
+fn narrow${suffix}4(a: vec4<u32>) -> vec4<u32> {
+  let sign = (a >> vec4<u32>(16u)) & vec4<u32>(0x8000u);
+  let aa = a & vec4<u32>(F32_ABS);
+  let rb = aa - vec4<u32>(112u << 23u);
+  let qn = rb >> vec4<u32>(13u);
+  let normal = qn + select(vec4<u32>(0u), vec4<u32>(1u), (rb & vec4<u32>(0x1fffu)) + (qn & vec4<u32>(1u)) > vec4<u32>(0x1000u));
+  let sh = min(vec4<u32>(126u) - min(aa >> vec4<u32>(23u), vec4<u32>(126u)), vec4<u32>(25u));
+  let m = (aa & vec4<u32>(F_MANT)) | vec4<u32>(F_HIDDEN);
+  let qs = m >> sh;
+  let rest = m - (qs << sh);
+  let sub = qs + select(vec4<u32>(0u), vec4<u32>(1u), rest + (qs & vec4<u32>(1u)) > (vec4<u32>(1u) << (sh - vec4<u32>(1u))));
+  let r = select(sub, normal, aa >= vec4<u32>(0x38800000u));
+  return sign | select(r, vec4<u32>(0x7c00u), aa >= vec4<u32>(0x477ff000u));
 }
-fn pairwise_store(p: ptr<function, Pairwise>, s: u32, n: u32) {
-  (*p).stack[(*p).depth] = s;
-  (*p).sizes[(*p).depth] = n;
-  (*p).depth = (*p).depth + 1u;
-}
-fn pairwise_push(p: ptr<function, Pairwise>, block_sum: u32) {
-  var s = block_sum;
-  var n = 1u;
-  while (pairwise_merge(p, n)) {
-    (*p).depth = (*p).depth - 1u;
-    s = f32_add((*p).stack[(*p).depth], s);
-    n = n * 2u;
-  }
-  pairwise_store(p, s, n);
-}
-// The pending sums added from the top down: the last, smallest first.
-fn pairwise_total(p: ptr<function, Pairwise>) -> u32 {
-  var depth = (*p).depth - 1u;
-  var total = (*p).stack[depth];
-  while (depth > 0u) {
-    depth = depth - 1u;
-    total = f32_add((*p).stack[depth], total);
-  }
-  return total;
-}
-`;
+`,
+  },
+];
 
-/** The same fold and pairwise sum with the common path's add_pos
- * (./fastfloat.js), for non-negative lane sums in its range. */
-export const FAST_SUMS_WGSL = `
-// The same fold on lane groups L0..L3 (lanes 0-3, 4-7, 8-11, 12-15): v = (L0 + L1) + (L2 + L3) lane-wise.
-// The block is (v_0 + v_2) + (v_1 + v_3). A loop over the lanes, so that
-// each addition is compiled once, not four times.
-fn fold_fast(l0: vec4<u32>, l1: vec4<u32>, l2: vec4<u32>, l3: vec4<u32>) -> u32 {
-  var v: vec4<u32>;
-  for (var k = 0u; k < 4u; k = k + 1u) { v[k] = add_pos(add_pos(l0[k], l1[k]), add_pos(l2[k], l3[k])); }
-  return add_pos(add_pos(v.x, v.z), add_pos(v.y, v.w));
+/** Storage bits of `dtype` to float32 bits and back, one value and four,
+ * named widen${suffix}, narrow${suffix}, widen${suffix}4 and narrow${suffix}4. */
+export function conversions(dtype, suffix) {
+  const row = STORAGE[dtype];
+  return `fn widen${suffix}(h: u32) -> u32 { return ${row.widen('h')}; }
+fn narrow${suffix}(v: u32) -> u32 { return ${row.narrow('v')}; }
+${row.four(suffix)}`;
 }
 
-fn pairwise_push_fast(p: ptr<function, Pairwise>, block_sum: u32) {
-  var s = block_sum;
-  var n = 1u;
-  while (pairwise_merge(p, n)) {
-    (*p).depth = (*p).depth - 1u;
-    s = add_pos((*p).stack[(*p).depth], s);
-    n = n * 2u;
-  }
-  pairwise_store(p, s, n);
-}
-fn pairwise_total_fast(p: ptr<function, Pairwise>) -> u32 {
-  var depth = (*p).depth - 1u;
-  var total = (*p).stack[depth];
-  while (depth > 0u) {
-    depth = depth - 1u;
-    total = add_pos((*p).stack[depth], total);
-  }
-  return total;
+/** The constants every shader names, and the rescue path's power of two
+ * (src/kernels/common.h) with eps * 4^k: scale 1 where the plain result
+ * stands (no finite nonzero max, or eps * 4^k overflows). Its two
+ * multiplications are one call site, in a loop (docs/webgpu.md, the
+ * compile-size rule). */
+export const COMMON_WGSL = `
+const BLOCK: u32 = 256u; // values a block of the contract's blocked sum
+const LANES: u32 = 16u; // lane sums a block: value i of a block goes to lane i % LANES
+const TINY_SUM: u32 = 0x1f800000u; // 2^-64: a sum below it takes the rescue path
+const FLT_MAX: u32 = 0x7f7fffffu;
+fn blocks_of(n: u32) -> u32 { return (n + BLOCK - 1u) / BLOCK; }
+fn rescue_of(top: u32) -> vec2<u32> {
+  if (top == 0u || top >= F32_INF) { return vec2<u32>(F32_ONE, P.eps); }
+  let k = clamp(127 - i32(top >> 23u), -126, 126); // subnormals: exponent field 0
+  let s2 = u32(k + 127) << 23u;
+  var eps = P.eps;
+  for (var j = 0u; j < 2u; j = j + 1u) { eps = f32_mul(eps, s2); }
+  if (eps > FLT_MAX) { return vec2<u32>(F32_ONE, P.eps); }
+  return vec2<u32>(s2, eps);
 }
 `;

@@ -33,6 +33,7 @@ export function makeCall(what, fn, x, residual, weight, options = {}) {
   return {
     what,
     dtype,
+    outKind: options.outDtype !== undefined && options.outDtype !== dtype ? 'bytes' : dtype, // ggml's blocks: compared byte for byte
     rows,
     dim,
     call: {

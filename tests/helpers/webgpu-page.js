@@ -178,7 +178,10 @@ export async function deviceMistakes() {
     'rowStride a string': (e) => kernels.rmsNorm(e, good, { ...params, rowStride: '16' }),
     'heads running into the next token': (e) => kernels.rmsNorm(e, good, { rows: 2, dim: 16, rowStride: 32, heads: 2, headStride: 24 }),
     'headStride below dim': (e) => kernels.rmsNorm(e, good, { rows: 2, dim: 16, heads: 2, headStride: 8 }),
-    'outDtype on the device form': (e) => kernels.rmsNorm(e, good, { ...params, outDtype: 'q8_0' }),
+    'outDtype with dim not a multiple of its block': (e) => kernels.rmsNorm(e, good, { ...params, outDtype: 'q8_0' }),
+    'outDtype unknown': (e) => kernels.rmsNorm(e, good, { rows: 2, dim: 32, outDtype: 'q4_0' }),
+    'outDtype without out': (e) => kernels.rmsNorm(e, { x, weight, rstd }, { rows: 2, dim: 32, outDtype: 'q8_0' }),
+    'out too small for its blocks': (e) => kernels.rmsNorm(e, { x, out: { buffer: out, offset: 200 } }, { rows: 2, dim: 32, outDtype: 'q8_0' }),
     'layerNorm headStride on the device form': (e) => kernels.layerNorm(e, { x, out }, { ...params, headStride: 16 }),
     'rows at rowStride past the buffer': (e) => kernels.rmsNorm(e, { x, rstd }, { rows: 4, dim: 16, rowStride: 26 }),
     'out rows interleaved with x, overlapping': (e) => kernels.rmsNorm(e, { x: residual, out: { buffer: residual, offset: 32 } }, { rows: 2, dim: 16, rowStride: 20 }),
@@ -649,16 +652,4 @@ export async function compileEveryShader() {
   }
   await settle();
   return { count, failed };
-}
-
-/** The array form given options.outDtype (ggml's blocks, not on the GPU yet): the error, and whether out kept its bytes. */
-export async function arrayOutDtype() {
-  const { arrays } = await openDevice();
-  const out = new Uint8Array(34).fill(7);
-  try {
-    await arrays.rmsNorm(new Float32Array(32).fill(1), null, { dim: 32, outDtype: 'q8_0', out });
-    return { error: null, untouched: out.every((v) => v === 7) };
-  } catch (e) {
-    return { error: `${e.constructor.name}: ${e.message}`, untouched: out.every((v) => v === 7) };
-  }
 }

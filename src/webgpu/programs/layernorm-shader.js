@@ -2,16 +2,20 @@
 // variant of a call (which of weight, bias, out, mean and rstd it has, and
 // which binding each role lives in): the numbers of
 // src/kernels/f32-layernorm/layernorm_f32.h step by step, each float32
-// operation one call of ./softfloat.js. One invocation normalizes a row of
-// up to one block, a workgroup a longer row (one invocation on a long row
-// may outlast a driver's watchdog: lavapipe stopped one of 16,385 values
+// operation one of ../softfloat.js. One invocation normalizes a row of up
+// to one block, a workgroup a longer row (one invocation on a long row may
+// outlast a driver's watchdog: lavapipe stopped one of 16,385 values
 // part-way). Each of the contract's blocked sums (S1, then E1 and E2) runs
-// in the order of RMSNorm's step 1: 16 lanes of each 256-value block, the
-// fixed fold, the block sums pairwise. E1 and E2 take a pass each rather
-// than sharing one: every sum has its own lanes either way, so the bits
-// are the same. x - y is computed as x + (-y), which IEEE defines it to be.
-import { SOFTFLOAT_WGSL } from '../softfloat.js';
-import { bindingDecl, roleAccess, structOf, SUMS_WGSL, WORKGROUP_SIZE } from '../wgsl.js';
+// in the order of RMSNorm's step 1 (../reduction.js): 16 lanes of each
+// 256-value block, the fixed fold, the block sums pairwise; the steps from
+// the sums to the statistics are the reducer's. E1 and E2 take a pass each
+// rather than sharing one: every sum has its own lanes either way, so the
+// bits are the same. x - y is computed as x + (-y), which IEEE defines it
+// to be. Each softfloat operation is called at one site a loop
+// (docs/webgpu.md, the compile-size rule).
+import { DTYPE } from '../../loader/abi.js';
+import { PAIRWISE_WGSL, reduceBlocks, reducerVars, reducerWgsl } from '../reduction.js';
+import { COMMON_WGSL, entryPoint, roleAccess, shaderHead, WORKGROUP_SIZE } from '../wgsl.js';
 
 /** The uniform block, in u32 slots. */
 export const LAYERNORM_PARAMS = ['rows', 'dim', 'dim_f32', 'eps', 'groups_x',
@@ -20,6 +24,10 @@ export const LAYERNORM_PARAMS = ['rows', 'dim', 'dim_f32', 'eps', 'groups_x',
 /** Rows up to this long take an invocation each, longer ones a workgroup. */
 export const LAYERNORM_SERIAL_DIM = 256;
 
+const F32 = DTYPE.float32.code;
+/** The reducer's last step (stat_step below). */
+const LAST_STEP = 10;
+
 /**
  * The shader of one LayerNorm variant: { serial (an invocation a row, else
  * a workgroup a row), bindings: [{ access, atomic, words }] (binding 1 on),
@@ -27,12 +35,9 @@ export const LAYERNORM_SERIAL_DIM = 256;
  */
 export function layerNormShader(v) {
   const { roles } = v;
-  let decls = '';
-  for (let i = 0; i < v.bindings.length; i++) decls += bindingDecl(i + 1, v.bindings[i]);
   let access = '';
   const role = (name, r, writes) => {
-    const b = r === null ? null : v.bindings[r.binding - 1];
-    if (r !== null) access += roleAccess(name, r.binding, b.atomic, true, false, writes, b.words);
+    if (r !== null) access += roleAccess(name, r.binding, v.bindings[r.binding - 1].atomic, F32, false, writes, v.bindings[r.binding - 1].words);
   };
   role('x', roles.x, false);
   role('w', roles.weight, false);
@@ -40,189 +45,230 @@ export function layerNormShader(v) {
   role('y', roles.out, true);
   role('m', roles.mean, true);
   role('s', roles.rstd, true);
-  return `${SOFTFLOAT_WGSL}
-${structOf(LAYERNORM_PARAMS)}
-@group(0) @binding(0) var<uniform> P: Params;
-${decls}
+  // Step 6 and 7's operations on a value after x * scale, each (op, operand).
+  let stages = `    if (k == 1u) { b = st.mean_hi ^ F32_SIGN; }
+    if (k == 2u) { b = st.mean_lo ^ F32_SIGN; }
+    if (k == 3u) { op = OP_MUL; b = st.rstd; }
+`;
+  let count = 4;
+  if (roles.weight !== null) stages += `    if (k == ${count++}u) { op = OP_MUL; b = w_raw(P.w_off + i); }\n`;
+  if (roles.bias !== null) stages += `    if (k == ${count++}u) { b = b_raw(P.b_off + i); }\n`;
+  return `${shaderHead(LAYERNORM_PARAMS, v.bindings)}
 ${access}
-${SUMS_WGSL}
-const TINY_SUM: u32 = 0x1f800000u; // 2^-64
-const FLT_MAX: u32 = 0x7f7fffffu;
-
-fn f32_sub(a: u32, b: u32) -> u32 { return f32_add(a, b ^ F32_SIGN); }
-
-// z_i: x_i, or x_i * scale on the rescue path.
-fn z_at(xb: u32, i: u32, scale: u32) -> u32 {
-  let x = x_raw(xb + i);
-  if (scale == F32_ONE) { return x; }
-  return f32_mul(x, scale);
+${COMMON_WGSL}${PAIRWISE_WGSL}${reducerWgsl(LAST_STEP + 1, 4)}
+// An addition or a multiplication: the per-value operations' one call.
+fn f32_addmul(op: u32, a: u32, b: u32) -> u32 {
+  if (op == OP_MUL) { return f32_mul(a, b); }
+  return f32_add(a, b);
 }
 
-// The term summed for element i: 0 z_i, 1 e_i = z_i - mean_hi, 2 e_i * e_i.
-fn term_at(xb: u32, i: u32, scale: u32, mean_hi: u32, term: u32) -> u32 {
-  var v = z_at(xb, i, scale);
-  if (term != 0u) { v = f32_sub(v, mean_hi); }
-  if (term == 2u) { v = f32_mul(v, v); }
+// The sum being made (S1, E1, E2: its term) and what its steps read: the
+// rescue path's scale (1 on the plain path), mean_hi, E1.
+const TERM_S1: u32 = 0u;
+const TERM_E1: u32 = 1u;
+const TERM_E2: u32 = 2u;
+var<private> ln_term: u32;
+var<private> ln_scale: u32;
+var<private> ln_mean_hi: u32;
+var<private> ln_e1: u32;
+
+// Term i added to its lane's sum acc, an operation a round: z_i = x_i *
+// scale (on the rescue path), e_i = z_i - mean_hi (E1, E2), e_i * e_i (E2),
+// then into the lane.
+fn term_into(acc: u32, x: u32) -> u32 {
+  var v = x;
+  for (var k = 0u; k < 4u; k = k + 1u) {
+    if ((k == 0u && ln_scale == F32_ONE) || (k == 1u && ln_term == TERM_S1) || (k == 2u && ln_term != TERM_E2)) { continue; }
+    var op = OP_MUL;
+    var a = v;
+    var b = v;
+    if (k == 0u) { b = ln_scale; }
+    if (k == 1u) {
+      op = OP_ADD;
+      b = ln_mean_hi ^ F32_SIGN;
+    }
+    if (k == 3u) {
+      op = OP_ADD;
+      a = acc;
+    }
+    v = f32_addmul(op, a, b);
+  }
   return v;
 }
 
-struct Stats { mean_hi: u32, mean_lo: u32, rstd: u32, ok: bool }
-
-// Steps 4 and 5 from the sums, and whether the plain result stands.
-fn finish_stats(s1: u32, mean_hi: u32, e1: u32, e2: u32, eps: u32) -> Stats {
-  let mean_lo = f32_div(e1, P.dim_f32);
-  var variance = f32_sub(f32_div(e2, P.dim_f32), f32_mul(mean_lo, mean_lo));
+// A variance below zero (not -0, not NaN) is zero (the contract's step 4).
+fn clamped(variance: u32) -> u32 {
   let mag = variance & F32_ABS;
-  if ((variance & F32_SIGN) != 0u && mag != 0u && mag <= F32_INF) { variance = 0u; } // below zero (not -0, not NaN)
-  let rstd = f32_div(F32_ONE, f32_sqrt(f32_add(variance, eps)));
-  let ok = (s1 & F32_ABS) <= FLT_MAX && e2 >= TINY_SUM && e2 <= FLT_MAX && rstd != 0u;
-  return Stats(mean_hi, mean_lo, rstd, ok);
+  return select(variance, 0u, (variance & F32_SIGN) != 0u && mag != 0u && mag <= F32_INF);
 }
 
-// The rescue path's power of two (RMSNorm's, from max|x|) and eps * 4^k;
-// scale 1 when the plain result stands.
-fn rescue_of(top: u32) -> vec2<u32> {
-  if (top == 0u || top >= F32_INF) { return vec2<u32>(F32_ONE, P.eps); }
-  let k = clamp(127 - i32(top >> 23u), -126, 126);
-  let s2 = u32(k + 127) << 23u;
-  let eps = f32_mul(f32_mul(P.eps, s2), s2);
-  if (eps > FLT_MAX) { return vec2<u32>(F32_ONE, P.eps); }
-  return vec2<u32>(s2, eps);
+// The reducer's steps after each sum: after S1, mean_hi = S1 / dim (res[1]);
+// after E2, steps 4 and 5 (mean_lo = E1 / dim, E2 / dim, mean_lo^2, the
+// variance, + eps, its root, rstd: res[1..8)) and the outputs' mean =
+// (mean_hi + mean_lo) / scale and rstd * scale (res[8..${LAST_STEP + 1})).
+fn stat_step(s: u32, steps: ptr<function, Steps>, eps: u32) -> Round {
+  let res = *steps;
+  if (ln_term == TERM_S1 && s == 1u) { return Round(OP_DIV, res[0], P.dim_f32); }
+  if (ln_term != TERM_E2 || s > ${LAST_STEP}u) { return Round(ROUND_DONE, 0u, 0u); }
+  if (s == 1u) { return Round(OP_DIV, ln_e1, P.dim_f32); }
+  if (s == 2u) { return Round(OP_DIV, res[0], P.dim_f32); }
+  if (s == 3u) { return Round(OP_MUL, res[1], res[1]); }
+  if (s == 4u) { return Round(OP_ADD, res[2], res[3] ^ F32_SIGN); }
+  if (s == 5u) { return Round(OP_ADD, clamped(res[4]), eps); }
+  if (s == 6u) { return Round(OP_SQRT, res[5], 0u); }
+  if (s == 7u) { return Round(OP_DIV, F32_ONE, res[6]); }
+  if (s == 8u) { return Round(OP_ADD, ln_mean_hi, res[1]); }
+  if (s == 9u) { return Round(OP_DIV, res[8], ln_scale); }
+  return Round(OP_MUL, res[7], ln_scale);
+}
+
+// A row's statistics, and whether the plain result stands.
+struct Stats { mean_hi: u32, mean_lo: u32, rstd: u32, mean_out: u32, rstd_out: u32, ok: u32 }
+fn stats_of(s1: u32, res: Steps) -> Stats {
+  let e2 = res[0];
+  let rstd = res[7];
+  let ok = (s1 & F32_ABS) <= FLT_MAX && e2 >= TINY_SUM && e2 <= FLT_MAX && rstd != 0u;
+  return Stats(ln_mean_hi, res[1], rstd, res[9], res[10], select(0u, 1u, ok));
+}
+
+// Steps 6 and 7 for element i of a row: x * scale, - mean_hi, - mean_lo,
+// * rstd, then * w and + b where the call has them, an operation a round.
+fn out_value(x: u32, i: u32, st: Stats) -> u32 {
+  var v = x;
+  for (var k = select(1u, 0u, ln_scale != F32_ONE); k < ${count}u; k = k + 1u) {
+    var op = OP_ADD;
+    var b = ln_scale;
+    if (k == 0u) { op = OP_MUL; }
+${stages}    v = f32_addmul(op, v, b);
+  }
+  return v;
 }
 
 // Steps 6 and 7 for a row, its elements shared out from first_lane by stride.
-fn finish_row(row: u32, st: Stats, scale: u32, first_lane: u32, stride: u32) {
-  let xb = P.x_off + row * P.x_stride;
-${roles.out !== null ? `  let yb = P.y_off + row * P.y_stride;
-  for (var i = first_lane; i < P.dim; i = i + stride) {
-    var v = f32_mul(f32_sub(f32_sub(z_at(xb, i, scale), st.mean_hi), st.mean_lo), st.rstd);
-${roles.weight !== null ? '    v = f32_mul(v, w_raw(P.w_off + i));\n' : ''}${roles.bias !== null ? '    v = f32_add(v, b_raw(P.b_off + i));\n' : ''}    y_put(yb + i, v);
-  }` : '  _ = xb;'}
-  if (first_lane != 0u) { return; }
-${roles.mean !== null ? '  m_put(P.m_off + row, f32_div(f32_add(st.mean_hi, st.mean_lo), scale));\n' : ''}${roles.rstd !== null ? '  s_put(P.s_off + row, f32_mul(st.rstd, scale));\n' : ''}}
+fn finish_row(row: u32, st: Stats, first_lane: u32, stride: u32) {
+${roles.out !== null ? `  let xb = P.x_off + row * P.x_stride;
+  let yb = P.y_off + row * P.y_stride;
+  for (var i = first_lane; i < P.dim; i = i + stride) { y_put(yb + i, out_value(x_raw(xb + i), i, st)); }
+` : '  _ = row;\n  _ = st;\n'}  if (first_lane != 0u) { return; }
+${roles.mean !== null ? '  m_put(P.m_off + row, st.mean_out);\n' : ''}${roles.rstd !== null ? '  s_put(P.s_off + row, st.rstd_out);\n' : ''}}
 
-${v.serial ? serialEntry() : workgroupEntry()}
+${v.serial ? serialEntry() : workgroupEntry()}`;
+}
+
+/** Steps 1 to 5 of a row: its three blocked sums in a loop, each by
+ * `sum` (WGSL, the reducer's results), read where `lead` (a WGSL condition) holds;
+ * `share(name)`, the WGSL that gives every invocation that value. */
+function rowStats(name, params, sum, lead, share) {
+  return `fn ${name}(xb: u32, scale: u32, eps: u32${params}) -> Stats {
+  ln_scale = scale;
+  var s1 = 0u;
+  var st: Stats;
+  for (var term = TERM_S1; term <= TERM_E2; term = term + 1u) {
+    ln_term = term;
+    let res = ${sum};
+    if (${lead} && term == TERM_S1) {
+      s1 = res[0];
+      ln_mean_hi = res[1];
+    } else if (${lead} && term == TERM_E1) {
+      ln_e1 = res[0];
+    } else if (${lead}) {
+      st = stats_of(s1, res);
+    }
+${share('ln_mean_hi')}  }
+${share('st')}  return st;
+}`;
+}
+
+/** Steps 1 to 7 of a row: the statistics by `stats` (WGSL, a call of
+ * rowStats'), then on the rescue path if they fail, from max|x| by `top`. */
+function rowSteps(stats, top, first, stride) {
+  return `  let xb = P.x_off + row * P.x_stride;
+  var scale = F32_ONE;
+  var eps = P.eps;
+  var st: Stats;
+  for (var attempt = 0u; attempt < 2u; attempt = attempt + 1u) {
+    st = ${stats};
+    if (st.ok != 0u || attempt == 1u) { break; }
+${top}    let rescue = rescue_of(top);
+    if (rescue.x == F32_ONE) { break; }
+    scale = rescue.x;
+    eps = rescue.y;
+  }
+  finish_row(row, st, ${first}, ${stride});
 `;
 }
 
 function serialEntry() {
-  return `// The contract's blocked sum over the row of a term, in one invocation.
-fn blocked_sum(xb: u32, scale: u32, mean_hi: u32, term: u32) -> u32 {
-  let blocks = (P.dim + 255u) / 256u;
-  var sums: Pairwise;
-  for (var block = 0u; block < blocks; block = block + 1u) {
-    var t: array<u32, 31>;
-    for (var k = 0u; k < 16u; k = k + 1u) { t[k] = 0u; }
-    let end = min(P.dim, block * 256u + 256u);
-    for (var i = block * 256u; i < end; i = i + 1u) {
-      t[i & 15u] = f32_add(t[i & 15u], term_at(xb, i, scale, mean_hi, term));
-    }
-    pairwise_push(&sums, fold_lanes(&t));
-  }
-  return pairwise_total(&sums);
+  return `// The contract's blocked sum of the term over the row in one
+// invocation, and the reducer's steps after it.
+fn blocked_sum(xb: u32, eps: u32) -> Steps {
+  let blocks = blocks_of(P.dim);
+${reducerVars('  ', 'r', '0u', 'true')}  var block = 0u;
+${reduceBlocks('  ', 'r', 'eps', 'block == blocks', 'true', `    for (var k = 0u; k < LANES; k = k + 1u) { r_t[k] = 0u; }
+    let end = min(P.dim, block * BLOCK + BLOCK);
+    for (var i = block * BLOCK; i < end; i = i + 1u) { r_t[i % LANES] = term_into(r_t[i % LANES], x_raw(xb + i)); }
+    block = block + 1u;
+`)}  return r_res;
 }
 
-// Steps 1 to 5, and whether the plain result stands.
-fn row_stats(xb: u32, scale: u32, eps: u32) -> Stats {
-  let s1 = blocked_sum(xb, scale, 0u, 0u);
-  let mean_hi = f32_div(s1, P.dim_f32);
-  let e1 = blocked_sum(xb, scale, mean_hi, 1u);
-  let e2 = blocked_sum(xb, scale, mean_hi, 2u);
-  return finish_stats(s1, mean_hi, e1, e2, eps);
-}
+${rowStats('row_stats', '', 'blocked_sum(xb, eps)', 'true', () => '')}
 
-@compute @workgroup_size(${WORKGROUP_SIZE})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let row = gid.x + gid.y * P.groups_x * ${WORKGROUP_SIZE}u;
+${entryPoint(`  let row = group * ${WORKGROUP_SIZE}u + tid;
   if (row >= P.rows) { return; }
-  let xb = P.x_off + row * P.x_stride;
-  var scale = F32_ONE;
-  var st = row_stats(xb, F32_ONE, P.eps);
-  if (!st.ok) {
-    var top = 0u;
+${rowSteps('row_stats(xb, scale, eps)', `    var top = 0u;
     for (var i = 0u; i < P.dim; i = i + 1u) { top = max(top, x_raw(xb + i) & F32_ABS); }
-    let r = rescue_of(top);
-    if (r.x != F32_ONE) {
-      scale = r.x;
-      st = row_stats(xb, r.x, r.y);
-    }
-  }
-  finish_row(row, st, scale, 0u, 1u);
-}`;
+`, '0u', '1u')}`)}`;
 }
 
 function workgroupEntry() {
   return `const W: u32 = ${WORKGROUP_SIZE}u;
 const BLOCKS_AT_ONCE: u32 = ${WORKGROUP_SIZE / 16}u;
 var<workgroup> lanes: array<u32, ${WORKGROUP_SIZE}>;
-var<workgroup> block_sums: array<u32, ${WORKGROUP_SIZE / 16}>;
-var<workgroup> total_sum: u32;
 var<workgroup> max_abs: atomic<u32>;
 var<workgroup> top_abs: u32;
+var<workgroup> wg_ln_mean_hi: u32;
+var<workgroup> wg_st: Stats;
 
-// The contract's blocked sum of a term on the workgroup: invocation t owns
-// lane t mod 16 of block t / 16 of each pass, W / 16 invocations fold a
-// block each, and invocation 0 adds the block sums pairwise as they come;
-// the total is the same in every invocation. Uniform control flow.
-fn wg_blocked_sum(xb: u32, scale: u32, mean_hi: u32, term: u32, tid: u32) -> u32 {
-  let blocks = (P.dim + 255u) / 256u;
-  var sums: Pairwise;
-  for (var p = 0u; p * BLOCKS_AT_ONCE < blocks; p = p + 1u) {
-    let block = p * BLOCKS_AT_ONCE + (tid >> 4u);
+// The contract's blocked sum of the term on the workgroup: invocation t
+// owns lane t % LANES of block t / LANES of each pass, and invocation 0
+// folds the blocks, adds their sums pairwise as they come and takes the
+// reducer's steps. Uniform control flow.
+fn wg_blocked_sum(xb: u32, eps: u32, tid: u32) -> Steps {
+  let blocks = blocks_of(P.dim);
+${reducerVars('  ', 'r', '0u', 'true')}  for (var p = 0u; p * BLOCKS_AT_ONCE < blocks; p = p + 1u) {
+    let block = p * BLOCKS_AT_ONCE + tid / LANES;
     var acc = 0u;
     if (block < blocks) {
-      let end = min(P.dim, block * 256u + 256u);
-      for (var i = block * 256u + (tid & 15u); i < end; i = i + 16u) {
-        acc = f32_add(acc, term_at(xb, i, scale, mean_hi, term));
-      }
+      let end = min(P.dim, block * BLOCK + BLOCK);
+      for (var i = block * BLOCK + tid % LANES; i < end; i = i + LANES) { acc = term_into(acc, x_raw(xb + i)); }
     }
     lanes[tid] = acc;
     workgroupBarrier();
-    if (tid < BLOCKS_AT_ONCE) {
-      var t: array<u32, 31>;
-      for (var k = 0u; k < 16u; k = k + 1u) { t[k] = lanes[tid * 16u + k]; }
-      block_sums[tid] = fold_lanes(&t);
-    }
-    workgroupBarrier();
     if (tid == 0u) {
-      for (var k = 0u; k < BLOCKS_AT_ONCE && p * BLOCKS_AT_ONCE + k < blocks; k = k + 1u) {
-        pairwise_push(&sums, block_sums[k]);
-      }
-    }
+      let count = min(BLOCKS_AT_ONCE, blocks - p * BLOCKS_AT_ONCE);
+      let last = (p + 1u) * BLOCKS_AT_ONCE >= blocks;
+      var k = 0u; // the pass's blocks begun
+${reduceBlocks('      ', 'r', 'eps', 'last && k == count', 'k < count', `          for (var q = 0u; q < LANES; q = q + 1u) { r_t[q] = lanes[k * LANES + q]; }
+          k = k + 1u;
+`)}    }
+    workgroupBarrier();
   }
-  if (tid == 0u) { total_sum = pairwise_total(&sums); }
-  return workgroupUniformLoad(&total_sum);
+  return r_res;
 }
 
-fn wg_row_stats(xb: u32, scale: u32, eps: u32, tid: u32) -> Stats {
-  let s1 = wg_blocked_sum(xb, scale, 0u, 0u, tid);
-  let mean_hi = f32_div(s1, P.dim_f32);
-  let e1 = wg_blocked_sum(xb, scale, mean_hi, 1u, tid);
-  let e2 = wg_blocked_sum(xb, scale, mean_hi, 2u, tid);
-  return finish_stats(s1, mean_hi, e1, e2, eps);
-}
+${rowStats('wg_row_stats', ', tid: u32', 'wg_blocked_sum(xb, eps, tid)', 'tid == 0u', (name) => `    if (tid == 0u) { wg_${name} = ${name}; }
+    ${name} = workgroupUniformLoad(&wg_${name});
+`)}
 
-@compute @workgroup_size(${WORKGROUP_SIZE})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let row = wid.x + wid.y * P.groups_x;
+${entryPoint(`  let row = group;
   if (row >= P.rows) { return; }
-  let xb = P.x_off + row * P.x_stride;
-  var scale = F32_ONE;
-  var st = wg_row_stats(xb, F32_ONE, P.eps, tid);
-  if (!st.ok) {
-    if (tid == 0u) { atomicStore(&max_abs, 0u); }
+${rowSteps('wg_row_stats(xb, scale, eps, tid)', `    if (tid == 0u) { atomicStore(&max_abs, 0u); }
     workgroupBarrier();
     var m = 0u;
     for (var i = tid; i < P.dim; i = i + W) { m = max(m, x_raw(xb + i) & F32_ABS); }
     atomicMax(&max_abs, m);
     workgroupBarrier();
     if (tid == 0u) { top_abs = atomicLoad(&max_abs); }
-    let r = rescue_of(workgroupUniformLoad(&top_abs));
-    if (r.x != F32_ONE) {
-      scale = r.x;
-      st = wg_row_stats(xb, r.x, r.y, tid);
-    }
-  }
-  finish_row(row, st, scale, tid, W);
-}`;
+    let top = workgroupUniformLoad(&top_abs);
+`, 'tid', 'W')}`)}`;
 }

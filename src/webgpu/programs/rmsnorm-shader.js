@@ -37,8 +37,14 @@
 // neighbouring rows, or the caller's bytes beside the role, are left as
 // they were.
 import { FASTFLOAT_WGSL } from '../fastfloat.js';
-import { SOFTFLOAT_WGSL } from '../softfloat.js';
-import { bindingDecl, FAST_SUMS_WGSL, roleAccess, structOf, SUMS_WGSL, WORKGROUP_SIZE } from '../wgsl.js';
+import { FAST_SUMS_WGSL, PAIRWISE_WGSL, reduceBlocks, reducerVars, reducerWgsl } from '../reduction.js';
+import { DTYPE } from '../../loader/abi.js';
+import { List } from '../../loader/intrinsics.js';
+import { COMMON_WGSL, conversions, entryPoint, roleAccess, shaderHead, STORAGE, WORKGROUP_SIZE } from '../wgsl.js';
+
+const F32 = DTYPE.float32.code;
+/** The reducer's step whose result is inv (stat_step below). */
+const STEP_INV = 4;
 
 /** The uniform block, in u32 slots (its WGSL struct is written from this list). */
 export const PARAMS = ['rows', 'dim', 'dim_f32', 'eps', 'groups_x', 'x_hi',
@@ -46,67 +52,6 @@ export const PARAMS = ['rows', 'dim', 'dim_f32', 'eps', 'groups_x', 'x_hi',
 
 /** The prologue's uniform block. */
 export const PROLOGUE_PARAMS = ['dim', 'w_off', 'weight_offset', 'groups_x'];
-
-// The storage dtypes, a row each by code (src/loader/abi.js): bytes a
-// value, one value's widening to float32 bits and narrowing back
-// (softfloat: any value), and the same for four values (the common path:
-// finite values only), written as widen${suffix}4 and narrow${suffix}4. A
-// new dtype is a row here (and its conversions in ../softfloat.js).
-const STORAGE = [
-  { // float32
-    bytes: 4, widen: (h) => h, narrow: (v) => v,
-    four: (suffix) => `fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> { return h; }
-fn narrow${suffix}4(v: vec4<u32>) -> vec4<u32> { return v; }
-`,
-  },
-  { // bfloat16
-    bytes: 2, widen: (h) => `bf16_to_f32(${h})`, narrow: (v) => `f32_to_bf16(${v})`,
-    four: (suffix) => `fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> { return h << vec4<u32>(16u); }
-fn narrow${suffix}4(a: vec4<u32>) -> vec4<u32> { return (a + vec4<u32>(0x7fffu) + ((a >> vec4<u32>(16u)) & vec4<u32>(1u))) >> vec4<u32>(16u); }
-`,
-  },
-  // float16. A subnormal h = f * 2^-24 is (2^-14 + f * 2^-24) - 2^-14: one
-  // native subtraction of normal operands whose exact result, a normal
-  // float, is what "correctly rounded" returns (../fastfloat.js says why
-  // nothing else can change it).
-  {
-    bytes: 2, widen: (h) => `f16_to_f32(${h})`, narrow: (v) => `f32_to_f16(${v})`,
-    four: (suffix) => `fn widen${suffix}4(h: vec4<u32>) -> vec4<u32> {
-  let sign = (h & vec4<u32>(0x8000u)) << vec4<u32>(16u);
-  let e = (h >> vec4<u32>(10u)) & vec4<u32>(0x1fu);
-  let f = h & vec4<u32>(0x3ffu);
-  let normal = ((e + vec4<u32>(112u)) << vec4<u32>(23u)) | (f << vec4<u32>(13u));
-  let sub = bitcast<vec4<u32>>(bitcast<vec4<f32>>(vec4<u32>(0x38800000u) | (f << vec4<u32>(13u))) - vec4<f32>(bitcast<f32>(0x38800000u)));
-  let tiny = select(sub & vec4<u32>(F32_ABS), vec4<u32>(0u), f == vec4<u32>(0u));
-  let special = select(normal, vec4<u32>(F32_INF) | (f << vec4<u32>(13u)), e == vec4<u32>(31u));
-  return sign | select(special, tiny, e == vec4<u32>(0u));
-}
-fn narrow${suffix}4(a: vec4<u32>) -> vec4<u32> {
-  let sign = (a >> vec4<u32>(16u)) & vec4<u32>(0x8000u);
-  let aa = a & vec4<u32>(F32_ABS);
-  let rb = aa - vec4<u32>(112u << 23u);
-  let qn = rb >> vec4<u32>(13u);
-  let normal = qn + select(vec4<u32>(0u), vec4<u32>(1u), (rb & vec4<u32>(0x1fffu)) + (qn & vec4<u32>(1u)) > vec4<u32>(0x1000u));
-  let sh = min(vec4<u32>(126u) - min(aa >> vec4<u32>(23u), vec4<u32>(126u)), vec4<u32>(25u));
-  let m = (aa & vec4<u32>(F_MANT)) | vec4<u32>(F_HIDDEN);
-  let qs = m >> sh;
-  let rest = m - (qs << sh);
-  let sub = qs + select(vec4<u32>(0u), vec4<u32>(1u), rest + (qs & vec4<u32>(1u)) > (vec4<u32>(1u) << (sh - vec4<u32>(1u))));
-  let r = select(sub, normal, aa >= vec4<u32>(0x38800000u));
-  return sign | select(r, vec4<u32>(0x7c00u), aa >= vec4<u32>(0x477ff000u));
-}
-`,
-  },
-];
-
-/** Storage bits of `dtype` to float32 bits and back, one value and four,
- * named widen${suffix}, narrow${suffix}, widen${suffix}4 and narrow${suffix}4. */
-function conversions(dtype, suffix) {
-  const row = STORAGE[dtype];
-  return `fn widen${suffix}(h: u32) -> u32 { return ${row.widen('h')}; }
-fn narrow${suffix}(v: u32) -> u32 { return ${row.narrow('v')}; }
-${row.four(suffix)}`;
-}
 
 /**
  * The shader of one RMSNorm variant (see the top of this file):
@@ -119,32 +64,25 @@ export function rmsNormShader(v) {
   const { roles } = v;
   const team = v.team;
   const wide = STORAGE[v.dtype].bytes === 4;
-  let decls = '';
-  for (let i = 0; i < v.bindings.length; i++) decls += bindingDecl(i + 1, v.bindings[i]);
   let access = '';
-  const role = (name, r, isWide) => {
+  const role = (name, r, dtype) => {
     const b = v.bindings[r.binding - 1];
-    access += roleAccess(name, r.binding, b.atomic, isWide, r.pairs, name !== 'x' && name !== 'w', b.words);
+    access += roleAccess(name, r.binding, b.atomic, dtype, r.pairs, name !== 'x' && name !== 'w', b.words);
   };
-  role('x', roles.x, wide);
-  if (v.weight !== null) role('w', roles.weight, STORAGE[v.weight.dtype].bytes === 4);
-  if (roles.residual !== null) role('r', roles.residual, wide);
-  if (roles.out !== null) role('y', roles.out, wide);
-  if (roles.rstd !== null) role('s', roles.rstd, true);
+  role('x', roles.x, v.dtype);
+  if (v.weight !== null) role('w', roles.weight, v.weight.dtype);
+  if (roles.residual !== null) role('r', roles.residual, v.dtype);
+  if (roles.out !== null) role('y', roles.out, v.dtype);
+  if (roles.rstd !== null) role('s', roles.rstd, F32);
   const hasResidual = roles.residual !== null;
   const hasOut = roles.out !== null;
   // Llama rounds v to storage before the weight; float32 storage has nothing to round.
   const llamaRound = v.weight !== null && !v.gemma && !wide;
-  return `${SOFTFLOAT_WGSL}${FASTFLOAT_WGSL}
-${structOf(PARAMS)}
-@group(0) @binding(0) var<uniform> P: Params;
-${decls}
+  return `${shaderHead(PARAMS, v.bindings, FASTFLOAT_WGSL)}
 ${access}
 ${conversions(v.dtype, '')}
 ${v.weight !== null ? conversions(v.weight.dtype, '_w') : ''}
-${SUMS_WGSL}${FAST_SUMS_WGSL}
-const TINY_SUM: u32 = 0x1f800000u; // 2^-64
-const FLT_MAX: u32 = 0x7f7fffffu;
+${COMMON_WGSL}${PAIRWISE_WGSL}${FAST_SUMS_WGSL}${reducerWgsl(STEP_INV + 1, 3)}
 const TEAM: u32 = ${team}u;
 const LOW_X: u32 = 0x1fffffffu; // nonzero |x| >= 2^-63: its bits - 1 are at least this
 
@@ -250,134 +188,57 @@ fn square_of(h: u32, scale: u32) -> u32 {
   return x;
 }
 
-// Steps 2 and 3 an operation at a time, for the loops below that hold
-// one softfloat operation each: (a, b, op) of inv step 1 (S / dim), 2
-// (+ eps), 3 (the root) or 4 (one over it), from S and the last step's result.
-fn inv_step(step: u32, sum: u32, inv: u32, eps: u32) -> vec3<u32> {
-  if (step == 1u) { return vec3<u32>(sum, P.dim_f32, 2u); }
-  if (step == 2u) { return vec3<u32>(inv, eps, 1u); }
-  if (step == 3u) { return vec3<u32>(inv, 0u, 3u); }
-  return vec3<u32>(F32_ONE, inv, 2u);
-}
-
-// One softfloat operation: op 1 an addition, 2 a division, 3 a root (of a).
-fn f32_op(op: u32, a: u32, b: u32) -> u32 {
-  var r: u32;
-  if (op == 1u) {
-    r = f32_add(a, b);
-  } else if (op == 2u) {
-    r = f32_div(a, b);
-  } else {
-    r = f32_sqrt(a);
-  }
-  return r;
+// Steps 2 and 3 (the reducer's steps, ../reduction.js): res[1] = S / dim,
+// res[2] = res[1] + eps, res[3] its root, res[STEP_INV] = 1 / res[3].
+const STEP_INV: u32 = ${STEP_INV}u;
+fn stat_step(s: u32, res: ptr<function, Steps>, eps: u32) -> Round {
+  let last = (*res)[s - 1u];
+  if (s == 1u) { return Round(OP_DIV, last, P.dim_f32); }
+  if (s == 2u) { return Round(OP_ADD, last, eps); }
+  if (s == 3u) { return Round(OP_SQRT, last, 0u); }
+  if (s == STEP_INV) { return Round(OP_DIV, F32_ONE, last); }
+  return Round(ROUND_DONE, 0u, 0u);
 }
 
 // Steps 1 to 3 in softfloat for a whole row in one invocation, on
 // x * scale (with no sum asked for, steps 2 and 3 alone from S = given).
-// Returns (S, inv). Every softfloat operation of it sits in one loop that
-// holds one addition, one division and one root (an adapter compiles a
-// copy of a softfloat operation at each call): a round adds a value's
-// square to its lane, a node of the block's fold, or a pending block sum
-// to the one being merged, or takes an inv step.
+// Returns (S, inv). Its one softfloat operation a round: a value's square
+// into its lane, or the reducer's (the block's fold, the pairwise merge,
+// an inv step).
 fn general_row(row: u32, scale: u32, eps: u32, sum_it: bool, given: u32) -> vec2<u32> {
-  let blocks = select(0u, (P.dim + 255u) / 256u, sum_it);
-  var sums: Pairwise;
-  var t: array<u32, 31>;
-  var h = vec4<u32>(0u);
+  let blocks = select(0u, blocks_of(P.dim), sum_it);
+${reducerVars('  ', 'r', 'given', 'sum_it')}  var h = vec4<u32>(0u);
   var block = 0u; // blocks begun
   var i = 0u; // the block's next value, to end
   var end = 0u;
-  var j = 15u; // the fold's next node (15: no block being folded)
-  // The sum being merged (over n blocks; n 0 for the final merge of
-  // everything), then S; the inv step next (0 while S is summed; 1 S / dim,
-  // 2 + eps, 3 the root, 4 one over it, 5 done) and the last step's result.
-  var total = given;
-  var n = 0u;
-  var merging = false;
-  var step = select(1u, 0u, sum_it);
-  var inv = 0u;
   loop {
-    var op = 1u; // 1 an addition, 2 a division, 3 a root
-    var a = 0u;
-    var b = 0u;
-    var into = 0u; // the result to a lane (0), a fold node (1), the sum being merged (2), the inv step (3)
-    if (i < end) {
+    var o: Round;
+    let lane = i < end;
+    if (lane) {
       if ((i & 3u) == 0u) { h = h4(row, i); }
-      a = t[i & 15u];
-      b = square_of(h[i & 3u], scale);
-    } else if (j < 15u) {
-      a = t[FOLD_A[j]];
-      b = t[FOLD_B[j]];
-      into = 1u;
-    } else if (merging) {
-      // Merged while the stack's top covers as many blocks (all of it at the end).
-      if (pairwise_merge(&sums, n)) {
-        sums.depth = sums.depth - 1u;
-        a = sums.stack[sums.depth];
-        b = total;
-        into = 2u;
-      } else {
-        merging = false;
-        if (n != 0u) { pairwise_store(&sums, total, n); } else { step = 1u; }
+      o = Round(OP_ADD, r_t[i % LANES], square_of(h[i & 3u], scale));
+    } else {
+      o = reduce_next(&r, &r_t, &r_res, &r_sums, eps, block == blocks);
+      if (o.op == ROUND_BLOCK) {
+        for (var k = 0u; k < LANES; k = k + 1u) { r_t[k] = 0u; }
+        i = block * BLOCK;
+        end = min(P.dim, i + BLOCK);
+        r.j = 0u; // folded once its lanes are summed: the lanes' rounds come first
+        block = block + 1u;
         continue;
       }
-    } else if (step == 0u) {
-      if (block < blocks) {
-        for (var k = 0u; k < 16u; k = k + 1u) { t[k] = 0u; }
-        i = block * 256u;
-        end = min(P.dim, i + 256u);
-        j = 0u;
-        block = block + 1u;
-      } else {
-        // The pending sums added from the top down, the last (smallest) first.
-        sums.depth = sums.depth - 1u;
-        total = sums.stack[sums.depth];
-        n = 0u;
-        merging = true;
-      }
-      continue;
-    } else {
-      if (step == 5u) { break; }
-      into = 3u;
-      let o = inv_step(step, total, inv, eps);
-      a = o.x;
-      b = o.y;
-      op = o.z;
+      if (o.op == ROUND_DONE) { break; }
+      if (o.op == ROUND_AGAIN) { continue; }
     }
-    let r = f32_op(op, a, b);
-    if (into == 0u) {
-      t[i & 15u] = r;
+    let v = f32_op(o.op, o.a, o.b);
+    if (lane) {
+      r_t[i % LANES] = v;
       i = i + 1u;
-    } else if (into == 1u) {
-      t[16u + j] = r;
-      j = j + 1u;
-      if (j == 15u) {
-        total = t[30];
-        n = 1u;
-        merging = true;
-      }
-    } else if (into == 2u) {
-      total = r;
-      n = n * 2u;
     } else {
-      inv = r;
-      step = step + 1u;
+      reduce_take(&r, &r_t, &r_res, v);
     }
   }
-  return vec2<u32>(total, inv);
-}
-
-// The rescue path's 2^k from max|x| (src/kernels/common.h), and eps * 2^k * 2^k;
-// scale 1 when the plain result stands (no finite nonzero max, or eps * 4^k overflows).
-fn rescue_of(top: u32) -> vec2<u32> {
-  if (top == 0u || top >= F32_INF) { return vec2<u32>(F32_ONE, P.eps); }
-  let k = clamp(127 - i32(top >> 23u), -126, 126); // subnormals: exponent field 0
-  let s2 = u32(k + 127) << 23u;
-  var eps = P.eps;
-  for (var j = 0u; j < 2u; j = j + 1u) { eps = f32_mul(eps, s2); }
-  if (eps > FLT_MAX) { return vec2<u32>(F32_ONE, P.eps); }
-  return vec2<u32>(s2, eps);
+  return vec2<u32>(r_res[0], r_res[STEP_INV]);
 }
 
 fn plain_ok(sum: u32, inv: u32) -> bool { return sum >= TINY_SUM && sum <= FLT_MAX && inv != 0u; }
@@ -417,12 +278,10 @@ ${team === 1 ? serialEntry(v) : teamEntry(v)}
 
 /** A row an invocation: its lane groups in registers, no barriers. */
 function serialEntry(v) {
-  return `@compute @workgroup_size(${WORKGROUP_SIZE})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let row = (wid.x + wid.y * P.groups_x) * ${WORKGROUP_SIZE}u + tid;
+  return entryPoint(`  let row = group * ${WORKGROUP_SIZE}u + tid;
   if (row >= P.rows) { return; }
   // Step 1 on the common path: lanes 0-3, 4-7, 8-11, 12-15 of each block.
-  let blocks = (P.dim + 255u) / 256u;
+  let blocks = blocks_of(P.dim);
   var sums: Pairwise;
   var hi = vec4<u32>(0u);
   var lo = vec4<u32>(0xffffffffu);
@@ -435,8 +294,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var b = vec4<u32>(0u);
     var c = vec4<u32>(0u);
     var d = vec4<u32>(0u);
-    let end = block * 256u + min(P.dim - block * 256u + 15u, 256u) / 16u * 16u;
-    for (var i = block * 256u; i < end; i = i + 4u) {
+    let end = block * BLOCK + min(P.dim - block * BLOCK + LANES - 1u, BLOCK) / LANES * LANES;
+    for (var i = block * BLOCK; i < end; i = i + 4u) {
       let x = widen4(h4(row, i));
       let ax = x & vec4<u32>(F32_ABS);
       hi = max(hi, ax);
@@ -451,7 +310,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
   let r = row_result(row, Fast(pairwise_total_fast(&sums), max(max(hi.x, hi.y), max(hi.z, hi.w)), min(min(lo.x, lo.y), min(lo.z, lo.w))));
 ${v.roles.rstd !== null ? '  s_put(P.s_off + row * P.s_step, f32_mul(r.x, r.y));\n' : ''}  finish_row(row, 0u, 1u, r.z != 0u, r.x, r.y);
-}`;
+`);
 }
 
 /** TEAM invocations a row, 64 / TEAM rows a workgroup. A row that needs
@@ -466,8 +325,14 @@ var<workgroup> lanes: array<vec4<u32>, ${WORKGROUP_SIZE}>;
 var<workgroup> block_sums: array<u32, ${WORKGROUP_SIZE / 4}>;
 var<workgroup> row_hi: array<atomic<u32>, ROWS>;
 var<workgroup> row_lo: array<atomic<u32>, ROWS>;
-// Each row's S (inv once done), scale, eps and state (0 the common path's
-// S, 1 softfloat next, 2 the rescue pass next, 3 done), whether step 4
+// A row's state: its S is the common path's, steps 1 to 3 in softfloat
+// are next, the rescue pass is next, or inv is made. A row that needs a
+// pass sets its state's bit of \`pending\`.
+const STATE_COMMON: u32 = 0u;
+const STATE_SOFT: u32 = 1u;
+const STATE_RESCUE: u32 = 2u;
+const STATE_DONE: u32 = 3u;
+// Each row's S (inv once done), scale, eps and state, whether step 4
 // takes the common path, and the common path's statistics.
 var<workgroup> row_stats: array<vec4<u32>, ROWS>;
 var<workgroup> row_fast: array<u32, ROWS>;
@@ -475,8 +340,8 @@ var<workgroup> row_ok: array<Fast, ROWS>;
 var<workgroup> pending: atomic<u32>;
 var<workgroup> pending_now: u32;
 
-// What the rows of the workgroup still need (bit 0 softfloat, bit 1 the
-// rescue pass), the same in every invocation. Uniform control flow.
+// What the rows of the workgroup still need (bits STATE_SOFT and
+// STATE_RESCUE), the same in every invocation. Uniform control flow.
 fn pending_all(tid: u32) -> u32 {
   workgroupBarrier();
   if (tid == 0u) { pending_now = atomicLoad(&pending); }
@@ -484,43 +349,32 @@ fn pending_all(tid: u32) -> u32 {
 }
 
 // Steps 1 to 3 in softfloat for the rows in state \`want\`, on x * their
-// scale: each lane group as on the common path, a lane at a time (state
-// 0: steps 2 and 3 alone, from the common path's S). The team leader
-// then folds each block's lanes, adds the block sums pairwise as they
-// come, and makes the total and inv, all through one loop that holds one
-// addition, one division and one root: an adapter compiles a copy of a
-// softfloat operation at each call, and the leader's share is a sixteenth
-// of the row's additions. Called in uniform control flow (it holds the
+// scale: each lane group as on the common path, a lane at a time
+// (STATE_COMMON: steps 2 and 3 alone, from the common path's S). The team
+// leader then folds each block's lanes, adds the block sums pairwise as
+// they come, and makes the total and inv through the reducer, one
+// operation a round (../reduction.js; the leader's share is a sixteenth
+// of the row's additions). Called in uniform control flow (it holds the
 // workgroup's barriers).
 fn general_pass(row: u32, member: u32, tid: u32, want: u32, live: bool) {
   let team = tid / TEAM;
-  // (State 0 is the team leader's own, just written: it alone reads it.)
+  // (STATE_COMMON is the team leader's own, just written: it alone reads it.)
   let leads = live && member == 0u;
   var s = vec4<u32>(0u);
-  if (want != 0u || leads) { s = row_stats[team]; }
+  if (want != STATE_COMMON || leads) { s = row_stats[team]; }
   let mine = live && s.w == want;
-  let blocks = select((P.dim + 255u) / 256u, 0u, want == 0u);
+  let blocks = select(blocks_of(P.dim), 0u, want == STATE_COMMON);
   let lane = member & 3u;
-  // The leader's state from chunk to chunk: the sum being merged (of n
-  // blocks; n 0 while it is the total), whether it is yet to be stored,
-  // S, the inv step next (0 while S is summed; 1 S / dim, 2 + eps, 3 the
-  // root, 4 one over it, 5 done) and the last step's result.
-  var sums: Pairwise;
-  var merged = 0u;
-  var n = 0u;
-  var holding = false;
-  var sum = s.x;
-  var step = 0u;
-  var inv = 0u;
-  // (With no blocks, one round: the leader's steps 2 and 3 alone.)
+  // The leader's reducer, from chunk to chunk.
+${reducerVars('  ', 'r', 's.x', 'want != STATE_COMMON')}  // (With no blocks, one round: the leader's steps 2 and 3 alone.)
   for (var c = 0u; c == 0u || c * BLOCKS_AT_ONCE < blocks; c = c + 1u) {
     let summing = c * BLOCKS_AT_ONCE < blocks;
     if (summing) {
       let block = c * BLOCKS_AT_ONCE + (member >> 2u);
       var acc = vec4<u32>(0u);
       if (mine && block < blocks) {
-        let end = min(P.dim, block * 256u + 256u);
-        for (var i = block * 256u + 4u * lane; i < end; i = i + 16u) {
+        let end = min(P.dim, block * BLOCK + BLOCK);
+        for (var i = block * BLOCK + 4u * lane; i < end; i = i + LANES) {
           let h = h4(row, i);
           for (var k = 0u; k < 4u; k = k + 1u) { acc[k] = f32_add(acc[k], square_of(h[k], s.y)); }
         }
@@ -533,107 +387,39 @@ fn general_pass(row: u32, member: u32, tid: u32, want: u32, live: bool) {
       let count = min(BLOCKS_AT_ONCE, blocks - min(first, blocks));
       let last = first + BLOCKS_AT_ONCE >= blocks;
       var k = 0u; // the chunk's blocks begun
-      var j = 15u; // the fold's next node (15: no block being folded)
-      var t: array<u32, 31>;
-      loop {
-        // One operation a round: op 1 an addition, 2 a division, 3 a root;
-        // its result goes to a fold node (0), the sum being merged (1) or
-        // the inv step (2).
-        var op = 1u;
-        var a = 0u;
-        var b = 0u;
-        var into = 0u;
-        if (j < 15u) {
-          a = t[FOLD_A[j]];
-          b = t[FOLD_B[j]];
-        } else if (holding) {
-          if (pairwise_merge(&sums, n)) {
-            sums.depth = sums.depth - 1u;
-            a = sums.stack[sums.depth];
-            b = merged;
-            into = 1u;
-          } else {
-            holding = false;
-            if (n != 0u) {
-              pairwise_store(&sums, merged, n);
-            } else {
-              sum = merged;
-              step = 1u;
-            }
-            continue;
-          }
-        } else if (k < count) {
-          // Block k's 16 lane sums: lane group g is member 4k + g's.
-          for (var q = 0u; q < 16u; q = q + 1u) { t[q] = lanes[tid + 4u * k + (q >> 2u)][q & 3u]; }
-          j = 0u;
+      // Block k's 16 lane sums: lane group g is member 4k + g's.
+${reduceBlocks('      ', 'r', 's.z', 'last && k == count', 'k < count', `          for (var q = 0u; q < LANES; q = q + 1u) { r_t[q] = lanes[tid + 4u * k + (q >> 2u)][q & 3u]; }
           k = k + 1u;
-          continue;
-        } else if (!last) {
-          break;
-        } else if (step == 0u && want != 0u) {
-          // The pending sums added from the top down, the last (smallest)
-          // first: one more merge, of everything.
-          sums.depth = sums.depth - 1u;
-          merged = sums.stack[sums.depth];
-          n = 0u;
-          holding = true;
-          continue;
-        } else {
-          step = max(step, 1u);
-          if (step == 5u) { break; }
-          into = 2u;
-          let o = inv_step(step, sum, inv, s.z);
-          a = o.x;
-          b = o.y;
-          op = o.z;
-        }
-        let r = f32_op(op, a, b);
-        if (into == 0u) {
-          t[16u + j] = r;
-          j = j + 1u;
-          if (j == 15u) {
-            merged = t[30];
-            n = 1u;
-            holding = true;
-          }
-        } else if (into == 1u) {
-          merged = r;
-          n = n * 2u;
-        } else {
-          inv = r;
-          step = step + 1u;
-        }
-      }
-    }
+`)}    }
     if (summing) { workgroupBarrier(); }
   }
   if (mine && member == 0u) {
-    var next = vec4<u32>(inv, s.y, s.z, 3u);
-    if (want == 0u) {
+    let sum = r_res[0];
+    let inv = r_res[STEP_INV];
+    var next = vec4<u32>(inv, s.y, s.z, STATE_DONE);
+    if (want == STATE_COMMON) {
       // The common path's S: its inv, unless ms + eps overflows.
       if (inv == 0u) {
-        next = vec4<u32>(sum, s.y, s.z, 1u);
+        next = vec4<u32>(sum, s.y, s.z, STATE_SOFT);
         row_fast[team] = 0u;
-        atomicOr(&pending, 1u);
+        atomicOr(&pending, STATE_SOFT);
       } else {
         row_fast[team] = select(0u, 1u, out_fast_ok(row_ok[team], inv));
       }
-    } else if (want == 1u && !plain_ok(sum, inv)) {
-      let r = rescue_of(atomicLoad(&row_hi[team]));
-      if (r.x != F32_ONE) {
-        next = vec4<u32>(inv, r.x, r.y, 2u);
-        atomicOr(&pending, 2u);
+    } else if (want == STATE_SOFT && !plain_ok(sum, inv)) {
+      let rescue = rescue_of(atomicLoad(&row_hi[team]));
+      if (rescue.x != F32_ONE) {
+        next = vec4<u32>(inv, rescue.x, rescue.y, STATE_RESCUE);
+        atomicOr(&pending, STATE_RESCUE);
       }
     }
     row_stats[team] = next;
   }
 }
 
-@compute @workgroup_size(${WORKGROUP_SIZE})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let team = tid / TEAM;
+${entryPoint(`  let team = tid / TEAM;
   let member = tid % TEAM;
-  let row = (wid.x + wid.y * P.groups_x) * ROWS + team;
+  let row = group * ROWS + team;
   let live = row < P.rows;
   if (member == 0u) {
     atomicStore(&row_hi[team], 0u);
@@ -642,7 +428,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   if (tid == 0u) { atomicStore(&pending, 0u); } // (the chunk loop's barriers order these stores before any use)
   // Step 1 on the common path: this invocation's lane group of
   // BLOCKS_AT_ONCE blocks at a time, folded by block, pushed in order.
-  let blocks = (P.dim + 255u) / 256u;
+  let blocks = blocks_of(P.dim);
   let lane = member & 3u;
   var sums: Pairwise;
   var hi = vec4<u32>(0u);
@@ -651,8 +437,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let block = c * BLOCKS_AT_ONCE + (member >> 2u);
     var acc = vec4<u32>(0u);
     if (live && block < blocks) {
-      let end = min(P.dim, block * 256u + 256u);
-      for (var i = block * 256u + 4u * lane; i < end; i = i + 16u) {
+      let end = min(P.dim, block * BLOCK + BLOCK);
+      for (var i = block * BLOCK + 4u * lane; i < end; i = i + LANES) {
         let x = widen4(h4(row, i));
         let a = x & vec4<u32>(F32_ABS);
         hi = max(hi, a);
@@ -676,17 +462,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   if (live && member == 0u) {
     let f = Fast(pairwise_total_fast(&sums), atomicLoad(&row_hi[team]), atomicLoad(&row_lo[team]));
     let ok = fast_ok(f);
-    // The common path's inv is made by general_pass(0u) below, with the others.
-    row_stats[team] = vec4<u32>(f.sum, F32_ONE, P.eps, select(1u, 0u, ok));
+    // The common path's inv is made by general_pass(STATE_COMMON) below, with the others.
+    row_stats[team] = vec4<u32>(f.sum, F32_ONE, P.eps, select(STATE_SOFT, STATE_COMMON, ok));
     row_fast[team] = select(0u, 1u, ok);
     row_ok[team] = f;
-    if (!ok) { atomicOr(&pending, 1u); }
+    if (!ok) { atomicOr(&pending, STATE_SOFT); }
   }
   // Steps 2 and 3 from the common path's S; then steps 1 to 3 in softfloat
-  // for the rows that need it (1), and the rescue pass (2) for those whose
-  // S or ms + eps left the safe range.
-  for (var want = 0u; want < 3u; want = want + 1u) {
-    if (want != 0u && (pending_all(tid) & want) == 0u) { break; }
+  // for the rows that need it, and the rescue pass for those whose S or
+  // ms + eps left the safe range.
+  for (var want = STATE_COMMON; want < STATE_DONE; want = want + 1u) {
+    if (want != STATE_COMMON && (pending_all(tid) & want) == 0u) { break; }
     general_pass(row, member, tid, want, live);
   }
   workgroupBarrier();
@@ -694,28 +480,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let fast = row_fast[team] != 0u;
   if (!live) { return; }
 ${v.roles.rstd !== null ? '  if (member == 0u) { s_put(P.s_off + row * P.s_step, f32_mul(s.x, s.y)); }\n' : ''}  finish_row(row, member, TEAM, fast, s.x, s.y);
-}`;
+`)}`;
 }
 
 /** The prologue: w' = weight_offset + widen(w), a value an invocation.
  * `dtype`: the weight's. */
 export function prologueShader(dtype) {
-  const raw = STORAGE[dtype].bytes === 4 ? 'wb[e]' : '(wb[e >> 1u] >> ((e & 1u) << 4u)) & 0xffffu';
-  const widen = STORAGE[dtype].widen('h');
-  return `${SOFTFLOAT_WGSL}
-${structOf(PROLOGUE_PARAMS)}
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read> wb: array<u32>;
-@group(0) @binding(2) var<storage, read_write> wv: array<u32>;
-
-@compute @workgroup_size(${WORKGROUP_SIZE})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let j = gid.x + gid.y * P.groups_x * ${WORKGROUP_SIZE}u;
+  const bindings = new List(2);
+  bindings[0] = { __proto__: null, access: 'read', atomic: false, words: 1 };
+  bindings[1] = { __proto__: null, access: 'read_write', atomic: false, words: 1 };
+  return `${shaderHead(PROLOGUE_PARAMS, bindings)}
+${roleAccess('w', 1, false, dtype, false, false)}${roleAccess('v', 2, false, F32, false, true)}
+${entryPoint(`  let j = group * ${WORKGROUP_SIZE}u + tid;
   if (j >= P.dim) { return; }
-  let e = P.w_off + j;
-  let h = ${raw};
-  var w = ${widen};
-  wv[j] = f32_add(P.weight_offset, w);
-}
-`;
+  v_put(j, f32_add(P.weight_offset, ${STORAGE[dtype].widen(`w_raw(P.w_off + j)`)}));
+`)}`;
 }
