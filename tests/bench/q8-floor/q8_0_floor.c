@@ -56,7 +56,8 @@ void q8_0_floor(const float* x, const float* w, uint8_t* out, size_t rows, size_
         const v128_t hi = wasm_i16x8_narrow_i32x4(q[4 * h + 2], q[4 * h + 3]);
         wasm_v128_store(out + 2 + 16 * h, wasm_i8x16_narrow_i16x8(lo, hi));
       }
-      // d = amax / 127 as float16, its float32 bits truncated (normal d only: a floor, not a format).
+      // d = amax / 127 as float16, its float32 bits truncated (normal d only: a floor, not a
+      // format).
       uint32_t d_bits;
       const float d = amax * (1.0f / 127.0f);
       memcpy(&d_bits, &d, sizeof d_bits);
