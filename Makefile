@@ -308,6 +308,9 @@ $(CLANG19_WASM32_BENCH): src/abi/exports.c $(KERNEL_SOURCES) $(KERNEL_HEADERS) $
 bench-memory64: build $(CLANG19_WASM32_BENCH)
 	node tests/bench/memory64.js
 
+# llama.cpp built stock and on the package, and its runner (docs/llama.cpp.md).
+include src/integrations/llama.cpp/llama.mk
+
 # The bounded fuzz run first, so that the test runner's summary closes the output.
 test: deps build bench-native $(LLAMACPP_BENCH) $(Q8_FLOOR_BENCH) build/known-answers-host build/conversions-exhaustive
 	npm run --silent lint
