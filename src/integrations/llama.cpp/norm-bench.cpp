@@ -1,0 +1,94 @@
+// norm-bench.cpp: the norm op alone inside the engine, linked to each
+// ggml-cpu build (stock or integrated; llama.mk). Two ggml graphs on one
+// thread, as llama.cpp's graph holds them:
+//   norm  mul(rms_norm(x), w), float32 out (ggml-cpu fuses RMS_NORM + MUL)
+//   q8_0  the same cast to q8_0 for a mul_mat: stock ggml runs the norm, then
+//         its wasm quantize_row_q8_0 (mul_mat's from_float); the integrated
+//         build runs the three nodes as one call of the package
+// Prints one JSON object: per shape and graph the median microseconds of a
+// compute over `repeats` batches.
+//
+//   norm-bench [rows]x[dim] ... [--repeats N]
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "ggml-cpu.h"
+#include "ggml.h"
+
+namespace {
+
+double now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The median time of one compute of `graph`, over `repeats` batches of calls
+// lasting about 20 ms each.
+double median_us(ggml_context* ctx, ggml_cgraph* graph, int repeats) {
+  int calls = 1;
+  for (;;) {
+    const double t0 = now_us();
+    for (int i = 0; i < calls; i++) ggml_graph_compute_with_ctx(ctx, graph, 1);
+    if (now_us() - t0 > 20000 || calls >= 1 << 20) break;
+    calls *= 2;
+  }
+  std::vector<double> times;
+  for (int r = 0; r < repeats; r++) {
+    const double t0 = now_us();
+    for (int i = 0; i < calls; i++) ggml_graph_compute_with_ctx(ctx, graph, 1);
+    times.push_back((now_us() - t0) / calls);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeats = 9;
+  std::vector<std::pair<int, int>> shapes;
+  for (int i = 1; i < argc; i++) {
+    const std::string arg = argv[i];
+    if (arg == "--repeats" && i + 1 < argc) {
+      repeats = atoi(argv[++i]);
+    } else {
+      int rows, dim;
+      if (sscanf(arg.c_str(), "%dx%d", &rows, &dim) != 2 || rows < 1 || dim < 32 || dim % 32) {
+        fprintf(stderr, "norm-bench: shapes are ROWSxDIM with DIM a multiple of 32, got %s\n", arg.c_str());
+        return 1;
+      }
+      shapes.emplace_back(rows, dim);
+    }
+  }
+  printf("{\"engine\":\"%s\",\"shapes\":[", RUN_ENGINE);
+  for (size_t s = 0; s < shapes.size(); s++) {
+    const auto [rows, dim] = shapes[s];
+    ggml_init_params params = {size_t(rows) * dim * 16 + (size_t(1) << 20), nullptr, false};
+    ggml_context* ctx = ggml_init(params);
+    ggml_tensor* x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, dim, rows);
+    ggml_tensor* w = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, dim);
+    // Values of a residual stream's order of magnitude, from a fixed LCG.
+    unsigned state = 12345;
+    auto next = [&state] {
+      state = state * 1664525u + 1013904223u;
+      return (state >> 8) / float(1 << 24) * 4.0f - 2.0f;
+    };
+    for (int64_t i = 0; i < ggml_nelements(x); i++) ggml_set_f32_1d(x, i, next());
+    for (int64_t i = 0; i < dim; i++) ggml_set_f32_1d(w, i, next());
+    ggml_tensor* norm = ggml_mul(ctx, ggml_rms_norm(ctx, x, 1e-5f), w);
+    ggml_cgraph* norm_graph = ggml_new_graph(ctx);
+    ggml_build_forward_expand(norm_graph, norm);
+    ggml_cgraph* q8_graph = ggml_new_graph(ctx);
+    ggml_build_forward_expand(q8_graph, ggml_cast(ctx, ggml_mul(ctx, ggml_rms_norm(ctx, x, 1e-5f), w), GGML_TYPE_Q8_0));
+    const double norm_us = median_us(ctx, norm_graph, repeats);
+    const double q8_us = median_us(ctx, q8_graph, repeats);
+    printf("%s{\"rows\":%d,\"dim\":%d,\"norm_us\":%.4f,\"q8_0_us\":%.4f}", s ? "," : "", rows, dim, norm_us, q8_us);
+    ggml_free(ctx);
+  }
+  printf("]}\n");
+  return 0;
+}
