@@ -19,8 +19,8 @@ import { promisify } from 'node:util';
 import * as api from '../src/index.js';
 import { CAST_MODES, DTYPES } from '../src/loader/abi.js';
 import { bfloat16ToNumber, float16ToNumber, numberToBfloat16, numberToFloat16, widen } from '../src/reference/float16.js';
-import { quantize } from '../src/reference/index.js';
-import { assertSameBitsAs } from './helpers/bits.js';
+import { dequantize, quantize } from '../src/reference/index.js';
+import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
 import { ENGINES, startTestServer } from './helpers/engines.js';
 
 const run = promisify(execFile);
@@ -31,6 +31,7 @@ const LIBRARIES = { simd: 'librmsnorm_wasm_simd.a', scalar: 'librmsnorm_wasm_sca
 const LIBRARIES_64 = { simd: 'librmsnorm_wasm_simd64.a', scalar: 'librmsnorm_wasm_scalar64.a' };
 const freestanding64 = join(repo, 'tests', 'c-library', 'freestanding64.c');
 const headsProgram = join(repo, 'tests', 'c-library', 'heads.c');
+const quantizeProgram = join(repo, 'tests', 'c-library', 'quantize.c');
 
 let work;
 let packageDir; // the tarball, extracted
@@ -216,6 +217,71 @@ test('block outputs: the C library\'s ggml blocks are the JS API\'s, and the ref
     assert.equal(errors.rowBytes, 2 * 292);
     assert.equal(errors.rowBytesNotAMultiple, 0);
     assert.equal(errors.kept, 1, `${backend}: refused calls wrote nothing`);
+  }
+});
+
+/** A float16 pattern's value, decoded here from its fields (not by the reference's float16.js). */
+function halfValue(h) {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exponent = (h >> 10) & 31;
+  const mantissa = h & 1023;
+  if (exponent === 31) return mantissa === 0 ? sign * Infinity : NaN;
+  return exponent === 0 ? sign * mantissa * 2 ** -24 : sign * (1024 + mantissa) * 2 ** (exponent - 25);
+}
+
+/** ggml's dequantize_row_*, written here from the block layout: qs_j · d, one float32 product. */
+function dequantizedBy(bytes, format) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const [values, blockBytes, qsAt] = { q8_0: [32, 34, 2], q8_1: [32, 36, 4], q8_K: [256, 292, 4] }[format];
+  const out = new Float32Array((bytes.length / blockBytes) * values);
+  for (let b = 0; b < bytes.length / blockBytes; b++) {
+    const at = b * blockBytes;
+    const d = format === 'q8_K' ? view.getFloat32(at, true) : halfValue(view.getUint16(at, true));
+    for (let j = 0; j < values; j++) out[b * values + j] = Math.fround(view.getInt8(at + qsAt + j) * d);
+  }
+  return out;
+}
+
+// rmsnorm_wasm_quantize / _dequantize (tests/c-library/quantize.c): random
+// rows at scales 2^-24..2^23 and edge blocks, each format, against the
+// reference's quantize (independent code) and a dequantizer written here.
+test('quantize and dequantize: the reference\'s blocks to the byte, ggml\'s dequantize_row_* to the bit, strided rows, each wrong argument its status', async () => {
+  for (const [backend, library] of Object.entries(LIBRARIES)) {
+    const out = join(work, `quantize-${backend}.cjs`);
+    await run('emcc', ['-O2', ...(backend === 'simd' ? ['-msimd128'] : []), '-Wall', '-Wextra', '-Werror', '-I', join(packageDir, 'c'), quantizeProgram,
+      join(packageDir, 'c', library), '-sSINGLE_FILE=1', '-sENVIRONMENT=node', '-o', out], { env });
+    const c = JSON.parse((await run(process.execPath, [out], { maxBuffer: 2 ** 28 })).stdout);
+    const x = f32Of(c.x);
+    assert.ok(x.some((v) => v !== v) && x.some((v) => v === Infinity) && x.some((v) => v !== 0 && Math.abs(v) < 2 ** -126), `${backend}: NaN, Inf and subnormal rows`);
+    await api.init({ backend });
+    assert.equal(c.formats.length, 3);
+    for (const f of c.formats) {
+      const format = FORMAT_NAMES[f.format];
+      const context = `${backend} ${format}`;
+      assert.equal(f.status, 0, `${context}: status`);
+      assert.equal(f.rowBytes, api.quantize(new Float32Array(c.dim), { dtype: format }).length, `${context}: rmsnorm_wasm_block_row_bytes`);
+      assert.equal(f.tailKept, 1, `${context}: nothing written past the blocks`);
+      assert.equal(f.stridedSame, 1, `${context}: prepared calls on strided rows = the packed calls, gaps kept`);
+      const blocks = bytesOf(f.blocks);
+      const want = quantize(x, { dtype: format });
+      const differing = want.reduce((n, byte, i) => n + (byte !== blocks[i]), 0);
+      assert.equal(differing, 0, `${context}: bytes differing from the reference's quantize, of ${want.length}`);
+      assert.equal(blocks.length, want.length);
+      assert.deepEqual(blocks, api.quantize(x, { dtype: format }), `${context}: the JS API's quantize`);
+      assertSameBits(f32Of(f.y), dequantizedBy(blocks, format), `${context}: dequantize`);
+      assertSameBits(f32Of(f.y), dequantize(blocks, { dtype: format }), `${context}: the JS dequantize`);
+      const noise = bytesOf(f.noise);
+      assertSameBits(f32Of(f.noiseY), dequantizedBy(noise, format), `${context}: dequantize of random bytes`);
+    }
+    assert.deepEqual(c.errors.statuses, {
+      'format 0': 4, 'format 4': 4, 'dequantize format 4': 4, 'dim 0': 2, 'dim 48 for q8_0': 8, 'dim 32 for q8_K': 8,
+      'dequantize dim 48 for q8_1': 8, 'rows 0, NULL arrays': 0, 'x NULL': 1, 'blocks NULL': 1, 'dequantize y NULL': 1,
+      "x's bytes overflow size_t": 2, 'blocks run past the top': 6, 'dequantize y runs past the top': 6, 'blocks overlap x': 5,
+      'dequantize y overlaps blocks': 5, 'dequantize in place': 5, 'null call': 1, 'row_stride below dim': 7,
+      'one row takes any row_stride': 0, 'blocks in a gap of strided x': 0, "blocks across a gap onto x's second row": 5,
+      "dequantize y's rows around the blocks": 0, end: 0,
+    }, `${backend}: statuses`);
+    assert.equal(c.errors.kept, 1, `${backend}: refused calls wrote nothing`);
   }
 });
 
@@ -453,7 +519,7 @@ for (const engine of ENGINES.filter((e) => e.name !== 'webkit')) {
       await api.init({ backend });
       const cases = outputs[backend];
       let compared = 0;
-      for (const c of cases.filter((k) => !['errors', 'convert', 'rmsNormQ8'].includes(k.op)).map(fromBits)) {
+      for (const c of cases.filter((k) => !['errors', 'convert', 'rmsNormQ8', 'quantize'].includes(k.op)).map(fromBits)) {
         assert.equal(c.status, 0, `${backend} ${c.op}: status`);
         if (c.above4GiB !== undefined) {
           assert.equal(c.above4GiB, 1, `${backend}: the program's memory grew to 5 GiB`);
@@ -479,6 +545,17 @@ for (const engine of ENGINES.filter((e) => e.name !== 'webkit')) {
         const weight = arrayOf(c.weight, weightDtype);
         const want = c.add ? api.addRmsNorm(x, arrayOf(c.residual, dtype), weight, options) : api.rmsNorm(x, weight, options);
         assert.deepEqual(bytesOf(c.blocks), want, `wasm64 ${backend} ${format} dim ${c.dim}: blocks`);
+      }
+      // The quantizer and the dequantizer alone: the reference's blocks, ggml's dequantize_row_*.
+      const quantized = cases.filter((k) => k.op === 'quantize');
+      assert.equal(quantized.length, 3);
+      for (const c of quantized) {
+        const format = FORMAT_NAMES[c.format];
+        assert.equal(c.status, 0, `wasm64 ${backend} quantize ${format}: status`);
+        assert.equal(c.gapsUntouched, 1, `wasm64 ${backend} quantize ${format}: gaps`);
+        const blocks = bytesOf(c.blocks);
+        assert.deepEqual(blocks, quantize(f32Of(c.x), { dtype: format }), `wasm64 ${backend} quantize ${format}: blocks`);
+        assertSameBits(f32Of(c.y), dequantizedBy(blocks, format), `wasm64 ${backend} dequantize ${format}`);
       }
       // The converters: the wasm32 library's widenings (held to the reference above), the reference's narrowings.
       const convert = cases.find((k) => k.op === 'convert');

@@ -180,6 +180,10 @@ static bool known_dtype(rmsnorm_wasm_dtype dtype) {
          dtype == RMSNORM_WASM_FLOAT16;
 }
 
+static bool known_format(int format) {
+  return format >= RMSNORM_WASM_Q8_0 && format <= RMSNORM_WASM_Q8_K;
+}
+
 /* The kernels' own rule (../kernels/float16.h), whose codes are these. */
 static size_t element_bytes(rmsnorm_wasm_dtype dtype) {
   return dtype_size((int) dtype);
@@ -221,6 +225,8 @@ enum call_op {
   OP_NONE = 0, /* nothing to do: rows == 0, or the prepare failed */
   OP_RMSNORM,
   OP_RMSNORM_Q8,
+  OP_QUANTIZE,
+  OP_DEQUANTIZE,
   OP_LAYERNORM,
   OP_RMSNORM_BACKWARD,
   OP_LAYERNORM_BACKWARD,
@@ -230,6 +236,7 @@ enum call_op {
 enum { RMS_X, RMS_RESIDUAL, RMS_WEIGHT, RMS_Y, RMS_RSTD };
 enum { LN_X, LN_WEIGHT, LN_BIAS, LN_Y, LN_MEAN, LN_RSTD };
 enum { BW_DY, BW_X, BW_WEIGHT, BW_MEAN, BW_RSTD, BW_DX, BW_DWEIGHT, BW_DBIAS };
+enum { Q8_FLOATS, Q8_BLOCKS }; /* the quantizer's and the dequantizer's */
 
 /* A call that does nothing: what a failed prepare leaves, so that running
  * it anyway touches no array. */
@@ -271,7 +278,7 @@ static rmsnorm_wasm_status check_rmsnorm(const void* x, void* residual, const vo
                                          rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
                                          bool stats_only, int format) {
   if (!rms_options_known(weight, dtype, weight_dtype, cast_mode, weight_offset) ||
-      !(format == 0 || (format >= RMSNORM_WASM_Q8_0 && format <= RMSNORM_WASM_Q8_K))) {
+      !(format == 0 || known_format(format))) {
     return RMSNORM_WASM_ERROR_OPTION;
   }
   const size_t size = element_bytes(dtype);
@@ -358,11 +365,71 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_q8(
 }
 
 size_t rmsnorm_wasm_block_row_bytes(rmsnorm_wasm_block_format format, size_t dim) {
-  if (format < RMSNORM_WASM_Q8_0 || format > RMSNORM_WASM_Q8_K ||
-      dim % q8_block_values(format) != 0) {
+  if (!known_format((int) format) || dim % q8_block_values(format) != 0) {
     return 0;
   }
   return dim / q8_block_values(format) * q8_block_bytes(format);
+}
+
+/* ---- the quantizer and the dequantizer alone ------------------------------
+ * Rows of float32 values, row_stride apart, and rows of blocks, packed. */
+
+/* Both directions' checks, in the header's order; `dequantize`: the
+ * float32 rows are written, else the blocks. */
+static rmsnorm_wasm_status check_blockwise(const float* values, const void* blocks, size_t rows,
+                                           size_t dim, size_t row_stride, int format,
+                                           bool dequantize) {
+  if (!known_format(format)) {
+    return RMSNORM_WASM_ERROR_OPTION;
+  }
+  rmsnorm_wasm_status status = check_shape(rows, dim, row_stride, sizeof(float));
+  if (status == RMSNORM_WASM_OK && dim % q8_block_values(format) != 0) {
+    status = RMSNORM_WASM_ERROR_BLOCK;
+  }
+  if (status != RMSNORM_WASM_OK || rows == 0) {
+    return status;
+  }
+  if (values == NULL || blocks == NULL) {
+    return RMSNORM_WASM_ERROR_NULL;
+  }
+  /* A row of blocks takes fewer bytes than its float32 values, whose span was checked. */
+  const size_t row_bytes = rmsnorm_wasm_block_row_bytes(format, dim);
+  const struct span spans[] = {
+      [Q8_FLOATS] = {values, rows, dim, row_stride, sizeof(float), dequantize, -1},
+      [Q8_BLOCKS] = {blocks, rows, row_bytes, row_bytes, 1, !dequantize, -1},
+  };
+  return check_spans(spans, 2);
+}
+
+static rmsnorm_wasm_status prepare_blockwise(rmsnorm_wasm_call* call, const float* values,
+                                             const void* blocks, size_t rows, size_t dim,
+                                             size_t row_stride, int format, bool dequantize) {
+  if (call == NULL) {
+    return RMSNORM_WASM_ERROR_NULL;
+  }
+  const rmsnorm_wasm_status status =
+      check_blockwise(values, blocks, rows, dim, row_stride, format, dequantize);
+  if (status == RMSNORM_WASM_OK) {
+    set_shape(call, dequantize ? OP_DEQUANTIZE : OP_QUANTIZE, rows, dim, row_stride, 0.0f);
+    call->block_format = format;
+    call->arrays[Q8_FLOATS] = values;
+    call->arrays[Q8_BLOCKS] = blocks;
+  }
+  return prepared(call, status);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_prepare_quantize(rmsnorm_wasm_call* call, const float* x,
+                                                  void* blocks, size_t rows, size_t dim,
+                                                  size_t row_stride,
+                                                  rmsnorm_wasm_block_format format) {
+  return prepare_blockwise(call, x, blocks, rows, dim, row_stride, (int) format, false);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_prepare_dequantize(rmsnorm_wasm_call* call, const void* blocks,
+                                                    float* y, size_t rows, size_t dim,
+                                                    size_t row_stride,
+                                                    rmsnorm_wasm_block_format format) {
+  return prepare_blockwise(call, y, blocks, rows, dim, row_stride, (int) format, true);
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_rstd(rmsnorm_wasm_call* call, const void* x,
@@ -662,6 +729,34 @@ static void run_rmsnorm_q8(const rmsnorm_wasm_call* call) {
    call->cast_mode, call->weight_offset, call->block_format);
 }
 
+/* Packed rows are one run of blocks; strided ones go row by row. */
+static void run_quantize(const rmsnorm_wasm_call* call) {
+  const void* const* a = call->arrays;
+  const int format = call->block_format;
+  const size_t per_row = call->dim / q8_block_values(format);
+  const size_t row_bytes = per_row * q8_block_bytes(format);
+  const size_t n = call->row_stride == call->dim ? 1 : call->rows;
+  const size_t blocks = call->row_stride == call->dim ? call->rows * per_row : per_row;
+  for (size_t r = 0; r < n; r++) {
+    UKERNEL(quantize_q8)
+    (IN(float, Q8_FLOATS) + r * call->row_stride, OUT(uint8_t, Q8_BLOCKS) + r * row_bytes, blocks,
+     format);
+  }
+}
+
+static void run_dequantize(const rmsnorm_wasm_call* call) {
+  const void* const* a = call->arrays;
+  const int format = call->block_format;
+  const size_t values = q8_block_values(format), bytes = q8_block_bytes(format);
+  const size_t per_row = call->dim / values;
+  for (size_t r = 0; r < call->rows; r++) {
+    for (size_t b = 0; b < per_row; b++) {
+      q8_dequantize_block(IN(uint8_t, Q8_BLOCKS) + (r * per_row + b) * bytes, format,
+                          OUT(float, Q8_FLOATS) + r * call->row_stride + b * values);
+    }
+  }
+}
+
 static void run_layernorm(const rmsnorm_wasm_call* call) {
   const void* const* a = call->arrays;
   UKERNEL(layernorm)
@@ -688,6 +783,8 @@ void rmsnorm_wasm_run(const rmsnorm_wasm_call* call) {
   switch (call->op) {
     case OP_RMSNORM: run_rmsnorm(call); break;
     case OP_RMSNORM_Q8: run_rmsnorm_q8(call); break;
+    case OP_QUANTIZE: run_quantize(call); break;
+    case OP_DEQUANTIZE: run_dequantize(call); break;
     case OP_LAYERNORM: run_layernorm(call); break;
     case OP_RMSNORM_BACKWARD: run_rmsnorm_backward(call); break;
     case OP_LAYERNORM_BACKWARD: run_layernorm_backward(call); break;
@@ -729,6 +826,20 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_q8(const void* x, void* residual, const
       rmsnorm_wasm_prepare_rmsnorm_q8(&call, x, residual, weight, out, rstd, rows, dim, dim, eps,
                                       dtype, weight_dtype, cast_mode, weight_offset, format),
       run_rmsnorm_q8);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_quantize(const float* x, void* blocks, size_t rows, size_t dim,
+                                          rmsnorm_wasm_block_format format) {
+  rmsnorm_wasm_call call;
+  return ran(&call, rmsnorm_wasm_prepare_quantize(&call, x, blocks, rows, dim, dim, format),
+             run_quantize);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_dequantize(const void* blocks, float* y, size_t rows, size_t dim,
+                                            rmsnorm_wasm_block_format format) {
+  rmsnorm_wasm_call call;
+  return ran(&call, rmsnorm_wasm_prepare_dequantize(&call, blocks, y, rows, dim, dim, format),
+             run_dequantize);
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_f32(const float* x, const float* weight, float* y, size_t rows,

@@ -204,6 +204,36 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_q8(const void* x, void* residual, const
  * or 36, (dim / 256) * 292; 0 if dim is not a multiple or format unknown. */
 size_t rmsnorm_wasm_block_row_bytes(rmsnorm_wasm_block_format format, size_t dim);
 
+/*
+ * The quantizer alone, for activations no norm writes (an attention output
+ * before its projection; ggml's from_float for a vec_dot_type of q8_0, q8_1
+ * or q8_K): `rows` rows of `dim` float32 values at x, each row to
+ * rmsnorm_wasm_block_row_bytes(format, dim) bytes of ggml blocks, packed,
+ * at `blocks`: byte for byte what ggml's quantize_row_q8_0_ref,
+ * quantize_row_q8_1_ref or quantize_row_q8_K_ref writes for the row, by
+ * the rule of rmsnorm_wasm_rmsnorm_q8 (NaN to 0 and saturation where ggml's
+ * C is undefined), and the JS API's quantize(). blocks may overlap nothing.
+ * Checks, in the order above: format known (ERROR_OPTION); dim >= 1
+ * (ERROR_DIM); x's span fits size_t bytes (ERROR_DIM); dim a multiple of
+ * the block size, 32 or 256 (ERROR_BLOCK); with rows == 0 nothing is
+ * touched (OK); x and blocks non-NULL (ERROR_NULL); sizes, range, overlap.
+ */
+rmsnorm_wasm_status rmsnorm_wasm_quantize(const float* x, void* blocks, size_t rows, size_t dim,
+                                          rmsnorm_wasm_block_format format);
+
+/*
+ * Blocks back to float32, as ggml's dequantize_row_q8_0 and
+ * dequantize_row_q8_K (and the JS API's dequantize(), q8_1 alike): each
+ * value y_j = (float) qs_j * d, one float32 product, with d the block's
+ * float16 d widened exactly (q8_0, q8_1) or its float32 d (q8_K). `rows`
+ * rows of rmsnorm_wasm_block_row_bytes(format, dim) bytes at `blocks` to
+ * rows of dim float32 values at y; y may overlap nothing. The error
+ * against the values quantized: docs/numerics.md. Checks as
+ * rmsnorm_wasm_quantize's, y in x's place.
+ */
+rmsnorm_wasm_status rmsnorm_wasm_dequantize(const void* blocks, float* y, size_t rows, size_t dim,
+                                            rmsnorm_wasm_block_format format);
+
 /* Only the per-row rstd of RMSNorm (rows floats), to the bit what
  * rmsnorm_wasm_rmsnorm's rstd gets. rstd may not overlap x. */
 rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_rstd(const void* x, float* rstd, size_t rows, size_t dim,
@@ -303,6 +333,18 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_heads(
     float* rstd, size_t tokens, size_t heads, size_t dim, size_t head_stride, size_t row_stride,
     float eps, rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
     rmsnorm_wasm_cast_mode cast_mode, float weight_offset);
+
+/* rmsnorm_wasm_quantize's and rmsnorm_wasm_dequantize's calls with the
+ * float32 rows (x, or y) row_stride values apart (a ggml view, src1 rows
+ * with a stride); the rows of blocks stay packed. */
+rmsnorm_wasm_status rmsnorm_wasm_prepare_quantize(rmsnorm_wasm_call* call, const float* x,
+                                                  void* blocks, size_t rows, size_t dim,
+                                                  size_t row_stride,
+                                                  rmsnorm_wasm_block_format format);
+rmsnorm_wasm_status rmsnorm_wasm_prepare_dequantize(rmsnorm_wasm_call* call, const void* blocks,
+                                                    float* y, size_t rows, size_t dim,
+                                                    size_t row_stride,
+                                                    rmsnorm_wasm_block_format format);
 
 rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_f32(rmsnorm_wasm_call* call, const float* x,
                                                        const float* weight, const float* bias,
