@@ -4,7 +4,7 @@
 #   build/llama.cpp-integrated/  the same commit with llama.patch applied
 #   build/llama.cpp-stock/       one CMake build: libllama, ggml and the stock ggml-cpu
 #   build/llama.cpp-ggml-cpu/    the integrated tree's CMake build: only what the patch changes
-#   build/llama-run-{stock,integrated}.js  the runner (run.cpp) linked to each
+#   build/llama-run-{stock,integrated}.cjs  the runner (run.cpp) linked to each
 
 # The source: node-llama-cpp ships llama.cpp as a git bundle; npm pack fetches
 # the tarball without installing the package (its install scripts download
@@ -18,7 +18,7 @@ LLAMA_SOURCE := build/llama.cpp
 LLAMA_INTEGRATED_SOURCE := build/llama.cpp-integrated
 LLAMA_STOCK_BUILD := build/llama.cpp-stock
 LLAMA_INTEGRATED_BUILD := build/llama.cpp-ggml-cpu
-LLAMA_ENGINES := build/llama-run-stock.js build/llama-run-integrated.js
+LLAMA_ENGINES := build/llama-run-stock.cjs build/llama-run-integrated.cjs
 
 $(LLAMA_SOURCE)/.pinned:
 	rm -rf build/llama.cpp-npm $(LLAMA_SOURCE)
@@ -52,7 +52,7 @@ define llama_configure
 	grep -q 'arch/wasm/quants.c' $(2)/build.ninja || { echo "$(2): arch/wasm/quants.c is not compiled"; exit 1; }
 endef
 
-$(LLAMA_STOCK_BUILD)/.built: $(LLAMA_SOURCE)/.pinned $(LLAMA_DIR)/llama.mk
+$(LLAMA_STOCK_BUILD)/.built: $(LLAMA_SOURCE)/.pinned
 	$(call llama_configure,$(LLAMA_SOURCE),$(LLAMA_STOCK_BUILD))
 	nice -n 5 ninja -C $(LLAMA_STOCK_BUILD) llama ggml-cpu
 	touch $@
@@ -71,7 +71,7 @@ $(LLAMA_INTEGRATED_SOURCE)/.patched: $(LLAMA_SOURCE)/.pinned $(LLAMA_PATCH)
 	git -C $(LLAMA_INTEGRATED_SOURCE) apply --whitespace=nowarn $(CURDIR)/$(LLAMA_PATCH)
 	touch $@
 
-$(LLAMA_INTEGRATED_BUILD)/.built: $(LLAMA_INTEGRATED_SOURCE)/.patched $(LLAMA_DIR)/llama.mk src/abi/rmsnorm_wasm.h
+$(LLAMA_INTEGRATED_BUILD)/.built: $(LLAMA_INTEGRATED_SOURCE)/.patched src/abi/rmsnorm_wasm.h
 	$(call llama_configure,$(LLAMA_INTEGRATED_SOURCE),$(LLAMA_INTEGRATED_BUILD),\
 	  -DCMAKE_C_FLAGS="-msimd128 -I$(CURDIR)/src/abi" -DCMAKE_CXX_FLAGS="-msimd128 -I$(CURDIR)/src/abi")
 	nice -n 5 ninja -C $(LLAMA_INTEGRATED_BUILD) ggml-cpu $(LLAMA_GRAPH_OBJECT)
@@ -81,7 +81,7 @@ build/libllama-integrated.a: $(LLAMA_STOCK_BUILD)/.built $(LLAMA_INTEGRATED_BUIL
 	cp $(LLAMA_STOCK_BUILD)/src/libllama.a $@
 	$(EMAR) r $@ $(LLAMA_INTEGRATED_BUILD)/$(LLAMA_GRAPH_OBJECT)
 
-# The runner (run.cpp), one object linked to each engine: a single JS file
+# The runner (run.cpp), one object linked to each engine: a single CommonJS file
 # (the wasm inlined) that reads the model from the host's files in Node.
 LLAMA_RUN_FLAGS := -O2 -msimd128 -std=c++17 -Wall -Wextra -Werror \
   -I$(LLAMA_SOURCE)/include -I$(LLAMA_SOURCE)/ggml/include
@@ -91,24 +91,24 @@ LLAMA_GGML_LIBS = $(1)/ggml/src/libggml.a $(1)/ggml/src/libggml-cpu.a $(1)/ggml/
 build/llama-run-%.o: $(LLAMA_DIR)/run.cpp $(LLAMA_STOCK_BUILD)/.built
 	em++ $(LLAMA_RUN_FLAGS) -DRUN_ENGINE='"$*"' -c $< -o $@
 
-build/llama-run-stock.js: build/llama-run-stock.o $(LLAMA_STOCK_BUILD)/.built
+build/llama-run-stock.cjs: build/llama-run-stock.o $(LLAMA_STOCK_BUILD)/.built
 	em++ $(LLAMA_RUN_LDFLAGS) $< $(LLAMA_STOCK_BUILD)/src/libllama.a $(call LLAMA_GGML_LIBS,$(LLAMA_STOCK_BUILD)) -o $@
 
-build/llama-run-integrated.js: build/llama-run-integrated.o build/libllama-integrated.a c/librmsnorm_wasm_simd.a
+build/llama-run-integrated.cjs: build/llama-run-integrated.o build/libllama-integrated.a c/librmsnorm_wasm_simd.a
 	em++ $(LLAMA_RUN_LDFLAGS) $< build/libllama-integrated.a $(LLAMA_STOCK_BUILD)/ggml/src/libggml.a \
 	  $(LLAMA_INTEGRATED_BUILD)/ggml/src/libggml-cpu.a $(LLAMA_STOCK_BUILD)/ggml/src/libggml-base.a \
 	  c/librmsnorm_wasm_simd.a -o $@
 
 # The norm op alone in each ggml-cpu build (norm-bench.cpp, for
 # tests/bench/llama-cpp.js).
-LLAMA_NORM_BENCHES := build/llama-norm-bench-stock.js build/llama-norm-bench-integrated.js
+LLAMA_NORM_BENCHES := build/llama-norm-bench-stock.cjs build/llama-norm-bench-integrated.cjs
 
 build/llama-norm-bench-%.o: $(LLAMA_DIR)/norm-bench.cpp $(LLAMA_STOCK_BUILD)/.built
 	em++ $(LLAMA_RUN_FLAGS) -DRUN_ENGINE='"$*"' -c $< -o $@
 
-build/llama-norm-bench-stock.js: build/llama-norm-bench-stock.o $(LLAMA_STOCK_BUILD)/.built
+build/llama-norm-bench-stock.cjs: build/llama-norm-bench-stock.o $(LLAMA_STOCK_BUILD)/.built
 	em++ $(LLAMA_RUN_LDFLAGS) $< $(LLAMA_STOCK_BUILD)/ggml/src/libggml-cpu.a $(LLAMA_STOCK_BUILD)/ggml/src/libggml-base.a -o $@
 
-build/llama-norm-bench-integrated.js: build/llama-norm-bench-integrated.o $(LLAMA_INTEGRATED_BUILD)/.built c/librmsnorm_wasm_simd.a
+build/llama-norm-bench-integrated.cjs: build/llama-norm-bench-integrated.o $(LLAMA_INTEGRATED_BUILD)/.built c/librmsnorm_wasm_simd.a
 	em++ $(LLAMA_RUN_LDFLAGS) $< $(LLAMA_INTEGRATED_BUILD)/ggml/src/libggml-cpu.a \
 	  $(LLAMA_STOCK_BUILD)/ggml/src/libggml-base.a c/librmsnorm_wasm_simd.a -o $@
