@@ -291,9 +291,10 @@ $(Q8_FLOOR_BENCH): tests/bench/q8-floor/q8_0_floor.c | build/
 	  -sEXPORTED_FUNCTIONS=_q8_0_floor,_malloc,_free \
 	  -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB $< -o $@
 
-bench: deps build bench-native $(LLAMACPP_BENCH) $(Q8_FLOOR_BENCH)
+bench: deps build bench-native $(LLAMACPP_BENCH) $(Q8_FLOOR_BENCH) llama-cpp
 	node tests/bench/run.js
 	node tests/bench/threads.js
+	node tests/bench/llama-cpp.js
 
 # What memory64 costs against wasm32 (tests/bench/memory64.js, in Chromium
 # and Firefox): beside the shipped modules, the wasm32 kernels built by the
@@ -308,11 +309,15 @@ $(CLANG19_WASM32_BENCH): src/abi/exports.c $(KERNEL_SOURCES) $(KERNEL_HEADERS) $
 bench-memory64: build $(CLANG19_WASM32_BENCH)
 	node tests/bench/memory64.js
 
-# llama.cpp built stock and on the package, and its runner (docs/llama.cpp.md).
+# llama.cpp built stock and on the package, its runner, its norm benchmark and
+# the models (docs/llama.cpp.md).
 include src/integrations/llama.cpp/llama.mk
+.PHONY: llama-cpp
+llama-cpp: $(LLAMA_ENGINES) $(LLAMA_NORM_BENCHES) models
 
 # The bounded fuzz run first, so that the test runner's summary closes the output.
-test: deps build bench-native $(LLAMACPP_BENCH) $(Q8_FLOOR_BENCH) build/known-answers-host build/conversions-exhaustive
+test: deps build bench-native $(LLAMACPP_BENCH) $(Q8_FLOOR_BENCH) build/known-answers-host build/conversions-exhaustive \
+  llama-cpp
 	npm run --silent lint
 	$(MAKE) --no-print-directory fuzz
 	build/conversions-exhaustive
