@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { before, test } from 'node:test';
 import { init, rmsNorm } from '../src/index.js';
 import { quantize } from '../src/reference/index.js';
+import { measureModels, measureNorms, modelTable, normTable } from './bench/llama-cpp.js';
 
 const root = new URL('../', import.meta.url);
 const fixture = JSON.parse(readFileSync(new URL('tests/fixtures/tiny-llama.json', root)));
@@ -232,4 +233,13 @@ test('integrated llama.cpp, Q4_K GGUF at width 2048: mul_mat receives the norm\'
     assert.ok(p.norm, `${p.name} is not cast from a norm's output`);
     assert.deepEqual(p.bytes, quantize(p.norm.y, { dtype: 'q8_K' }), p.name);
   }
+});
+
+test('the benchmark\'s programs run and fill their tables (no timing asserted)', () => {
+  const norms = measureNorms({ shapes: ['2x64'], rounds: 1, repeats: 1 });
+  for (const engine of ENGINES) assert.ok(norms['2x64'][engine].norm > 0 && norms['2x64'][engine].q8_0 > 0, engine);
+  assert.match(normTable(norms), /^\| 2×64 \|/m);
+  const models = measureModels({ runs: [{ model: 'tiny-llama-q8_0', prompt: 2, decode: 2 }], rounds: 1 });
+  for (const engine of ENGINES) assert.ok(models[0][engine].prefillTokensPerSecond > 0 && models[0][engine].decodeMsPerToken > 0, engine);
+  assert.match(modelTable(models), /^\| tiny-llama-q8_0 \| 2, 2 \|/m);
 });
