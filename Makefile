@@ -78,7 +78,8 @@ build: $(EMBEDDED) $(C_LIBRARY)
 # (tests/helpers/engines.js); Mesa's Vulkan drivers give the browsers a
 # software WebGPU adapter; SIMDe lets the same SIMD128 source build for the
 # host (native benchmark, sanitizers, fuzzing), with clang and its runtimes;
-# clang-format checks the C style. Each installs only what is missing.
+# clang-format checks the C style; CMake and Ninja build llama.cpp
+# (src/integrations/llama.cpp/llama.mk). Each installs only what is missing.
 install_missing = if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; \
@@ -103,6 +104,8 @@ deps: demo-deps
 	command -v $(CC_NATIVE) >/dev/null || missing="$$missing clang"; \
 	command -v $(CLANG_FORMAT) >/dev/null || missing="$$missing clang-format"; \
 	command -v $(HOST_CC) >/dev/null || missing="$$missing clang-14"; \
+	command -v cmake >/dev/null || missing="$$missing cmake"; \
+	command -v ninja >/dev/null || missing="$$missing ninja-build"; \
 	dpkg -s libclang-rt-14-dev >/dev/null 2>&1 || missing="$$missing libclang-rt-14-dev"; \
 	$(install_missing)
 
