@@ -5,6 +5,7 @@
 #   build/llama.cpp-stock/       one CMake build: libllama, ggml and the stock ggml-cpu
 #   build/llama.cpp-ggml-cpu/    the integrated tree's CMake build: only what the patch changes
 #   build/llama-run-{stock,integrated}.cjs  the runner (run.cpp) linked to each
+#   build/llama-norm-bench-{stock,integrated}.cjs  the norm op alone (norm-bench.cpp) in each ggml-cpu
 
 # The source: node-llama-cpp ships llama.cpp as a git bundle; npm pack fetches
 # the tarball without installing the package (its install scripts download
@@ -68,6 +69,7 @@ LLAMA_GRAPH_OBJECT := src/CMakeFiles/llama.dir/llama-graph.cpp.o
 $(LLAMA_INTEGRATED_SOURCE)/.patched: $(LLAMA_SOURCE)/.pinned $(LLAMA_PATCH)
 	rm -rf $(LLAMA_INTEGRATED_SOURCE)
 	git -c advice.detachedHead=false clone --quiet $(LLAMA_SOURCE) $(LLAMA_INTEGRATED_SOURCE)
+	git -C $(LLAMA_INTEGRATED_SOURCE) -c advice.detachedHead=false checkout --quiet $(LLAMA_COMMIT)
 	git -C $(LLAMA_INTEGRATED_SOURCE) apply --whitespace=nowarn $(CURDIR)/$(LLAMA_PATCH)
 	touch $@
 
