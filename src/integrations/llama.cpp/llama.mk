@@ -4,7 +4,7 @@
 #   build/llama.cpp-integrated/  the same commit with llama.patch applied
 #   build/llama.cpp-stock/       one CMake build: libllama, ggml and the stock ggml-cpu
 #   build/llama.cpp-ggml-cpu/    the integrated tree's CMake build: only what the patch changes
-#   build/llama-run-{stock,integrated}.cjs  the runner (run.cpp) linked to each
+#   build/llama-run-{stock,integrated}.{cjs,mjs}  the runner (run.cpp) linked to each, for Node and the page
 #   build/llama-norm-bench-{stock,integrated}.cjs  the norm op alone (norm-bench.cpp) in each ggml-cpu
 
 # The source: node-llama-cpp ships llama.cpp as a git bundle; npm pack fetches
@@ -19,7 +19,8 @@ LLAMA_SOURCE := build/llama.cpp
 LLAMA_INTEGRATED_SOURCE := build/llama.cpp-integrated
 LLAMA_STOCK_BUILD := build/llama.cpp-stock
 LLAMA_INTEGRATED_BUILD := build/llama.cpp-ggml-cpu
-LLAMA_ENGINES := build/llama-run-stock.cjs build/llama-run-integrated.cjs
+LLAMA_ENGINES := build/llama-run-stock.cjs build/llama-run-integrated.cjs \
+  build/llama-run-stock.mjs build/llama-run-integrated.mjs
 
 $(LLAMA_SOURCE)/.pinned:
 	rm -rf build/llama.cpp-npm $(LLAMA_SOURCE)
@@ -83,23 +84,35 @@ build/libllama-integrated.a: $(LLAMA_STOCK_BUILD)/.built $(LLAMA_INTEGRATED_BUIL
 	cp $(LLAMA_STOCK_BUILD)/src/libllama.a $@
 	$(EMAR) r $@ $(LLAMA_INTEGRATED_BUILD)/$(LLAMA_GRAPH_OBJECT)
 
-# The runner (run.cpp), one object linked to each engine: a single CommonJS file
-# (the wasm inlined) that reads the model from the host's files in Node.
+# The runner (run.cpp), one object linked to each engine twice: for Node, a
+# single CommonJS file (the wasm inlined) that reads the model from the host's
+# files; for the page, a single ES module whose factory gives the same main
+# (callMain, its JSON printed through the module's `print`) and the in-memory
+# FS the page writes the model's bytes into.
 LLAMA_RUN_FLAGS := -O2 -msimd128 -std=c++17 -Wall -Wextra -Werror \
   -I$(LLAMA_SOURCE)/include -I$(LLAMA_SOURCE)/ggml/include
 LLAMA_RUN_LDFLAGS := -O2 -sSINGLE_FILE=1 -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sEXIT_RUNTIME=1
+LLAMA_WEB_LDFLAGS := -O2 -sSINGLE_FILE=1 -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createLlamaRun \
+  -sENVIRONMENT=web -sINVOKE_RUN=0 -sEXIT_RUNTIME=0 -sFORCE_FILESYSTEM=1 \
+  -sEXPORTED_RUNTIME_METHODS=callMain,FS -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB
 LLAMA_GGML_LIBS = $(1)/ggml/src/libggml.a $(1)/ggml/src/libggml-cpu.a $(1)/ggml/src/libggml-base.a
+LLAMA_LIBS_stock := $(LLAMA_STOCK_BUILD)/src/libllama.a $(call LLAMA_GGML_LIBS,$(LLAMA_STOCK_BUILD))
+LLAMA_LIBS_integrated := build/libllama-integrated.a $(LLAMA_STOCK_BUILD)/ggml/src/libggml.a \
+  $(LLAMA_INTEGRATED_BUILD)/ggml/src/libggml-cpu.a $(LLAMA_STOCK_BUILD)/ggml/src/libggml-base.a \
+  c/librmsnorm_wasm_simd.a
 
 build/llama-run-%.o: $(LLAMA_DIR)/run.cpp $(LLAMA_STOCK_BUILD)/.built
 	em++ $(LLAMA_RUN_FLAGS) -DRUN_ENGINE='"$*"' -c $< -o $@
 
-build/llama-run-stock.cjs: build/llama-run-stock.o $(LLAMA_STOCK_BUILD)/.built
-	em++ $(LLAMA_RUN_LDFLAGS) $< $(LLAMA_STOCK_BUILD)/src/libllama.a $(call LLAMA_GGML_LIBS,$(LLAMA_STOCK_BUILD)) -o $@
+# $(1) the engine: the runner's object and that engine's libraries.
+LLAMA_RUN_LINK = em++ $(if $(filter %.mjs,$@),$(LLAMA_WEB_LDFLAGS),$(LLAMA_RUN_LDFLAGS)) $< $(LLAMA_LIBS_$(1)) -o $@
 
-build/llama-run-integrated.cjs: build/llama-run-integrated.o build/libllama-integrated.a c/librmsnorm_wasm_simd.a
-	em++ $(LLAMA_RUN_LDFLAGS) $< build/libllama-integrated.a $(LLAMA_STOCK_BUILD)/ggml/src/libggml.a \
-	  $(LLAMA_INTEGRATED_BUILD)/ggml/src/libggml-cpu.a $(LLAMA_STOCK_BUILD)/ggml/src/libggml-base.a \
-	  c/librmsnorm_wasm_simd.a -o $@
+build/llama-run-stock.cjs build/llama-run-stock.mjs: build/llama-run-stock.o $(LLAMA_STOCK_BUILD)/.built
+	$(call LLAMA_RUN_LINK,stock)
+
+build/llama-run-integrated.cjs build/llama-run-integrated.mjs: build/llama-run-integrated.o build/libllama-integrated.a \
+  c/librmsnorm_wasm_simd.a
+	$(call LLAMA_RUN_LINK,integrated)
 
 # The norm op alone in each ggml-cpu build (norm-bench.cpp, for
 # tests/bench/llama-cpp.js).

@@ -1,0 +1,36 @@
+// The runner (run.cpp) in a page: build/llama-run-{stock,integrated}.mjs, the
+// same main as the Node runner's, linked for the web (llama.mk). The model's
+// bytes go into the module's in-memory files; each run is one call of main,
+// whose JSON (run.cpp's header) comes back through the module's print.
+const MODEL_PATH = '/model.gguf';
+
+/**
+ * Loads an engine module and a GGUF model: `{ run(prompts, options) }`, where
+ * prompts are arrays of token ids and options are run.cpp's flags
+ * ({ maxLen, stop, capture }); run returns run.cpp's JSON, parsed.
+ */
+export async function loadLlamaRun(engineUrl, modelUrl) {
+  const [{ default: create }, model] = await Promise.all([
+    import(engineUrl),
+    fetch(modelUrl).then((response) => {
+      if (!response.ok) throw new Error(`${modelUrl}: HTTP ${response.status}`);
+      return response.arrayBuffer();
+    }),
+  ]);
+  let out = [];
+  let errors = [];
+  const module = await create({ print: (line) => out.push(line), printErr: (line) => errors.push(line) });
+  module.FS.writeFile(MODEL_PATH, new Uint8Array(model));
+  return {
+    run(prompts, { maxLen, stop, capture = 'none' } = {}) {
+      out = [];
+      errors = [];
+      const args = [MODEL_PATH, prompts.map((p) => p.join(',')).join(';'), '--capture', capture];
+      if (maxLen !== undefined) args.push('--max-len', `${maxLen}`);
+      if (stop !== undefined) args.push('--stop', `${stop}`);
+      const status = module.callMain(args);
+      if (status !== 0 || errors.length) throw new Error(`llama.cpp runner: status ${status}: ${errors.join('\n')}`);
+      return JSON.parse(out.join('\n'));
+    },
+  };
+}
