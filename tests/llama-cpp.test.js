@@ -7,32 +7,14 @@
 // engines (build/llama-run-*.cjs) and the models (build/models/).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { before, test } from 'node:test';
 import { init, rmsNorm } from '../src/index.js';
 import { quantize } from '../src/reference/index.js';
 import { measureModels, measureNorms, modelTable, normTable } from './bench/llama-cpp.js';
+import { assertFixtureRun, decodeCalls, fixture, LOGIT_BOUND, MAX_LEN, MODELS, NORMS_PER_CALL, STOP, text } from './helpers/llama-cpp.js';
 
 const root = new URL('../', import.meta.url);
-const fixture = JSON.parse(readFileSync(new URL('tests/fixtures/tiny-llama.json', root)));
-const { config, vocab } = JSON.parse(readFileSync(new URL('web/model/weights.json', root)));
 const ENGINES = ['stock', 'integrated'];
-const MODELS = {
-  f32: 'build/models/tiny-llama-f32.gguf',
-  bf16: 'build/models/tiny-llama-bf16.gguf',
-  q8_0: 'build/models/tiny-llama-q8_0.gguf',
-  // A Llama at decode width (dim 2048, 2 blocks), Q4_K: its vec_dot_type is q8_K.
-  wideQ4K: 'build/models/wide-llama-q4_k.gguf',
-};
-// The prompts' logits against PyTorch's (float32 compute on the bf16
-// weights), largest absolute difference: llama.cpp keeps its KV cache in
-// float16 (measured: 0.0104 at most, both engines), and the BF16 model
-// multiplies by activations ggml rounds to bfloat16, its vec_dot_type
-// (measured: 0.057).
-const LOGIT_BOUND = { f32: 0.02, bf16: 0.1 };
-// The names' start and end token ('.'), and the context.
-const STOP = 0;
-const MAX_LEN = config.max_seq_len;
 
 /**
  * The runner's JSON for every fixture prompt (src/integrations/llama.cpp/run.cpp):
@@ -65,16 +47,10 @@ const floatsOf = (base64) => {
   return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
 };
 const bitsOf = (floats) => new Uint32Array(floats.buffer, floats.byteOffset, floats.length);
-const text = (tokens) => tokens.map((t) => vocab[t]).join('');
 
 /** The norm events of a result, decoded. */
 const normsOf = (result) =>
   result.captures.filter((e) => e.kind === 'norm').map((e) => ({ ...e, x: floatsOf(e.x), weight: floatsOf(e.weight), y: floatsOf(e.y) }));
-
-// Each decode call of a prompt runs the model's 9 norms (4 blocks of 2, and
-// the final one): one call for the prompt, one per token fed back.
-const decodeCalls = (result, maxLen = MAX_LEN) => 1 + Math.max(0, result.continuation.length - (result.tokens + result.continuation.length === maxLen ? 1 : 0));
-const NORMS_PER_CALL = 2 * config.n_layers + 1;
 
 before(async () => {
   await init();
@@ -83,20 +59,7 @@ before(async () => {
 for (const engine of ENGINES) {
   for (const model of ['f32', 'bf16']) {
     test(`${engine} llama.cpp, ${model} GGUF: PyTorch's 22 greedy continuations, logits within ${LOGIT_BOUND[model]}`, () => {
-      const results = run(engine, model);
-      let worst = 0;
-      fixture.cases.forEach((c, i) => {
-        const r = results[i];
-        assert.equal(text([...c.tokens.slice(1), ...r.continuation]), c.greedy, `prompt ${JSON.stringify(c.prompt)}`);
-        c.logits.forEach((row, p) => {
-          row.forEach((want, v) => {
-            const error = Math.abs(r.logits[p][v] - want);
-            worst = Math.max(worst, error);
-            assert.ok(error <= LOGIT_BOUND[model], `prompt ${JSON.stringify(c.prompt)}, position ${p}, token ${v}: ${r.logits[p][v]} against ${want}`);
-          });
-        });
-      });
-      assert.ok(worst > 0, 'the logits equal PyTorch\'s to the bit: is the fixture read at all?');
+      assertFixtureRun(run(engine, model), model);
     });
   }
 }

@@ -1,0 +1,55 @@
+// What the llama.cpp tests in Node (tests/llama-cpp.test.js) and in the
+// browsers (tests/llama-cpp-browsers.test.js) share: the fixture, the models,
+// the bounds, and the check of a run's continuations and logits.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+
+const root = new URL('../../', import.meta.url);
+export const fixture = JSON.parse(readFileSync(new URL('tests/fixtures/tiny-llama.json', root)));
+export const { config, vocab } = JSON.parse(readFileSync(new URL('web/model/weights.json', root)));
+export const MODELS = {
+  f32: 'build/models/tiny-llama-f32.gguf',
+  bf16: 'build/models/tiny-llama-bf16.gguf',
+  q8_0: 'build/models/tiny-llama-q8_0.gguf',
+  // A Llama at decode width (dim 2048, 2 blocks), Q4_K: its vec_dot_type is q8_K.
+  wideQ4K: 'build/models/wide-llama-q4_k.gguf',
+};
+// The prompts' logits against PyTorch's (float32 compute on the bf16
+// weights), largest absolute difference: llama.cpp keeps its KV cache in
+// float16 (measured: 0.0104 at most, both engines), and the BF16 model
+// multiplies by activations ggml rounds to bfloat16, its vec_dot_type
+// (measured: 0.057).
+export const LOGIT_BOUND = { f32: 0.02, bf16: 0.1 };
+// The names' start and end token ('.'), and the context.
+export const STOP = 0;
+export const MAX_LEN = config.max_seq_len;
+
+// Each decode call of a prompt runs the model's 9 norms (4 blocks of 2, and
+// the final one): one call for the prompt, one per token fed back.
+export const decodeCalls = (result, maxLen = MAX_LEN) =>
+  1 + Math.max(0, result.continuation.length - (result.tokens + result.continuation.length === maxLen ? 1 : 0));
+export const NORMS_PER_CALL = 2 * config.n_layers + 1;
+
+export const text = (tokens) => tokens.map((t) => vocab[t]).join('');
+
+/**
+ * The runner's results for the 22 fixture prompts (run.cpp's JSON): each
+ * greedy continuation is PyTorch's, each logit within LOGIT_BOUND[model].
+ */
+export function assertFixtureRun(results, model) {
+  assert.equal(results.length, fixture.cases.length);
+  let worst = 0;
+  fixture.cases.forEach((c, i) => {
+    const r = results[i];
+    assert.equal(text([...c.tokens.slice(1), ...r.continuation]), c.greedy, `prompt ${JSON.stringify(c.prompt)}`);
+    c.logits.forEach((row, p) => {
+      row.forEach((want, v) => {
+        const error = Math.abs(r.logits[p][v] - want);
+        worst = Math.max(worst, error);
+        assert.ok(error <= LOGIT_BOUND[model], `prompt ${JSON.stringify(c.prompt)}, position ${p}, token ${v}: ${r.logits[p][v]} against ${want}`);
+      });
+    });
+  });
+  assert.ok(worst > 0, 'the logits equal PyTorch\'s to the bit: is the fixture read at all?');
+  return worst;
+}

@@ -1,0 +1,95 @@
+// llama.cpp built for the web, stock and on the package, in Chromium and
+// Firefox: the runner linked for the page (build/llama-run-*.mjs, llama.mk)
+// loads the tiny Llama's GGUF from the test server and runs the 22 fixture
+// prompts; their continuations and logits are held to the Node test's bounds
+// (tests/helpers/llama-cpp.js), and every RMSNorm the integrated engine
+// computes for one prompt is checked in the page against the package's
+// rmsNorm (/src/index.js, on the browser's own wasm). `make test` builds the
+// engines and the models.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ENGINES, startTestServer } from './helpers/engines.js';
+import { assertFixtureRun, decodeCalls, fixture, MAX_LEN, MODELS, NORMS_PER_CALL, STOP } from './helpers/llama-cpp.js';
+
+const LLAMA_ENGINES = ['stock', 'integrated'];
+const MODEL_DTYPES = ['f32', 'bf16'];
+// The prompt whose norms are checked: the longest continuation, the most
+// decode calls (its prefill's rows, then one row per call).
+const generated = (c) => c.greedy.length - c.tokens.length;
+const NORMS_CASE = fixture.cases.reduce((best, c) => (generated(c) > generated(best) ? c : best));
+
+/** In the page: the fixture prompts through one engine and model. */
+async function runFixture({ engine, model, prompts, maxLen, stop }) {
+  const { loadLlamaRun } = await import('/src/integrations/llama.cpp/page.js');
+  const runner = await loadLlamaRun(`/build/llama-run-${engine}.mjs`, `/${model}`);
+  const result = runner.run(prompts, { maxLen, stop });
+  return { engine: result.engine, results: result.results };
+}
+
+/** In the page: every norm the integrated engine computes for one prompt, against the package's rmsNorm. */
+async function checkNorms({ model, prompt, maxLen, stop }) {
+  const [{ loadLlamaRun }, { init, rmsNorm }] = await Promise.all([
+    import('/src/integrations/llama.cpp/page.js'),
+    import('/src/index.js'),
+  ]);
+  await init();
+  const runner = await loadLlamaRun('/build/llama-run-integrated.mjs', `/${model}`);
+  const [result] = runner.run([prompt], { maxLen, stop, capture: 'norms' }).results;
+  const floats = (base64) => {
+    const bytes = Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0));
+    return new Float32Array(bytes.buffer);
+  };
+  const mismatches = [];
+  let norms = 0;
+  let values = 0;
+  for (const e of result.captures.filter((c) => c.kind === 'norm')) {
+    const x = floats(e.x);
+    const got = new Uint32Array(floats(e.y).buffer);
+    const want = new Uint32Array(rmsNorm(x, floats(e.weight), { eps: e.eps }).buffer);
+    if (x.length !== e.rows * e.dim || got.length !== want.length) mismatches.push(`${e.name}: ${x.length} inputs, ${got.length} outputs`);
+    const first = want.findIndex((bits, k) => bits !== got[k]);
+    if (first !== -1) mismatches.push(`${e.name} (${e.rows}x${e.dim}): value ${first}`);
+    norms++;
+    values += got.length;
+  }
+  return { tokens: result.tokens, continuation: result.continuation, norms, values, mismatches };
+}
+
+for (const browserEngine of ENGINES.filter((e) => e.name !== 'webkit')) {
+  test(`llama.cpp in ${browserEngine.name}: stock and integrated, F32 and BF16, PyTorch's 22 continuations; the integrated norms are the package's rmsNorm`, async (t) => {
+    const server = await startTestServer();
+    const browser = await browserEngine.launch();
+    try {
+      t.diagnostic(browser.version);
+      const prompts = fixture.cases.map((c) => c.tokens);
+      for (const engine of LLAMA_ENGINES) {
+        for (const model of MODEL_DTYPES) {
+          const page = await browser.openPage(server.url('/tests/pages/blank.html'));
+          try {
+            const reply = await page.evaluate(runFixture, { engine, model: MODELS[model], prompts, maxLen: MAX_LEN, stop: STOP });
+            assert.equal(reply.engine, engine);
+            const worst = assertFixtureRun(reply.results, model);
+            t.diagnostic(`${engine} ${model}: largest logit difference from PyTorch ${worst.toFixed(4)}`);
+            assert.deepEqual(await page.problems(), []);
+          } finally {
+            await page.close();
+          }
+        }
+      }
+      const page = await browser.openPage(server.url('/tests/pages/blank.html'));
+      try {
+        const r = await page.evaluate(checkNorms, { model: MODELS.f32, prompt: NORMS_CASE.tokens, maxLen: MAX_LEN, stop: STOP });
+        assert.deepEqual(r.mismatches, [], `prompt ${JSON.stringify(NORMS_CASE.prompt)}`);
+        assert.equal(r.norms, NORMS_PER_CALL * decodeCalls(r), 'norms captured');
+        assert.ok(r.values > 0);
+        t.diagnostic(`integrated f32, prompt ${JSON.stringify(NORMS_CASE.prompt)}: ${r.norms} norms, ${r.values} values, all the package's bits`);
+        assert.deepEqual(await page.problems(), []);
+      } finally {
+        await page.close();
+      }
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  });
+}
