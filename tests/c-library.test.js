@@ -353,6 +353,23 @@ test('heads: one C call for q and one for k give the 24 per-head calls\' bits, t
       assert.deepEqual(bits(y), c.gapsY, `${backend} C library = ${name}: heads with gaps, y`);
       assert.deepEqual(bits(residual), c.gapsResidual, `${backend} C library = ${name}: heads with gaps, residual`);
     }
+    // Heads to ggml blocks: the per-head calls' blocks (in C), and the JS API's and the reference's heads calls'.
+    assert.equal(c.q8.same, 1, `${backend}: heads to blocks = the per-head block calls, rstd and residual included`);
+    assert.deepEqual(c.q8.statuses, {
+      'unknown format': 4, 'dim 8 for q8_0': 8, 'dim 128 for q8_K': 8, 'out NULL': 1, 'out is x: blocks are never in place': 5,
+      "out over x's second head": 5, "out in the gap between x's heads": 0, 'rstd over the blocks': 5, end: 0,
+    }, `${backend}: heads to blocks, statuses`);
+    const w256 = Float32Array.from({ length: 256 }, (_, i) => 0.75 + (i % 16) / 16);
+    for (const [name, k] of Object.entries(kernels)) {
+      const rstd = new Float32Array(TOKENS * Q);
+      const qBlocks = k.rmsNorm(f32Of(c.input), qNorm, { eps: 1e-6, rowStride: WIDTH, heads: Q, outDtype: 'q8_0', rstd });
+      assert.deepEqual(qBlocks, bytesOf(c.q8.qBlocks), `${backend} C library = ${name}: QK-norm to q8_0`);
+      assert.deepEqual(bits(rstd), c.q8.qRstd, `${backend} C library = ${name}: QK-norm to q8_0, rstd`);
+      const residual = f32Of(c.q8.gapsResidualIn);
+      const kBlocks = k.addRmsNorm(f32Of(c.q8.gapsX), residual, w256, { eps: 1e-6, rowStride: 700, heads: 2, headStride: 300, outDtype: 'q8_K' });
+      assert.deepEqual(kBlocks, bytesOf(c.q8.gapsBlocks), `${backend} C library = ${name}: heads with gaps to q8_K`);
+      assert.deepEqual(bits(residual), c.q8.gapsResidual, `${backend} C library = ${name}: heads with gaps to q8_K, residual`);
+    }
     assert.deepEqual(c.gapsY, c.gapsPerHeadY, `${backend}: heads with gaps = per head, y`);
     assert.deepEqual(c.gapsResidual, c.gapsPerHeadResidual, `${backend}: heads with gaps = per head, residual`);
   }

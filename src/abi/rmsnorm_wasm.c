@@ -297,7 +297,7 @@ static rmsnorm_wasm_status check_rmsnorm(const void* x, void* residual, const vo
   }
   const size_t weight_size = weight != NULL ? element_bytes(weight_dtype) : 1;
   const struct span spans[] = {
-      [RMS_X] = {x, rows, dim, row_stride, size, false, RMS_Y},
+      [RMS_X] = {x, rows, dim, row_stride, size, false, format == 0 ? RMS_Y : -1},
       [RMS_RESIDUAL] = {residual, rows, dim, row_stride, size, true, -1},
       [RMS_WEIGHT] = {weight, 1, dim, dim, weight_size, false, -1},
       /* Blocks: packed rows of bytes, never in place. */
@@ -464,10 +464,11 @@ static bool spans_meet(const struct span* a, const struct span* b) {
 }
 
 /* The aliasing rules on a heads call's arrays (RMS_* slots; x, residual and
- * y per-row, `whole` their whole spans): y may be x itself, head for head. */
+ * y per-row, unless y is `blocks`, `whole` their whole spans): y may be x
+ * itself, head for head. */
 static rmsnorm_wasm_status check_heads_overlap(const struct span* whole, size_t heads, size_t dim,
-                                               size_t head_stride) {
-  static const bool per_row[5] = {[RMS_X] = true, [RMS_RESIDUAL] = true, [RMS_Y] = true};
+                                               size_t head_stride, bool blocks) {
+  const bool per_row[5] = {[RMS_X] = true, [RMS_RESIDUAL] = true, [RMS_Y] = !blocks};
   for (int i = 0; i < 5; i++) {
     for (int j = i + 1; j < 5; j++) {
       if (whole[i].at == NULL || whole[j].at == NULL || !(whole[i].output || whole[j].output)) {
@@ -492,16 +493,16 @@ static rmsnorm_wasm_status check_heads_overlap(const struct span* whole, size_t 
   return RMSNORM_WASM_OK;
 }
 
-/* The checks of rmsnorm_wasm_prepare_rmsnorm_heads, in the header's order;
- * `token_span`: a token's values, (heads - 1) * head_stride + dim. */
-static rmsnorm_wasm_status check_rmsnorm_heads(const void* x, void* residual, const void* weight,
-                                               void* y, float* rstd, size_t tokens, size_t heads,
-                                               size_t dim, size_t head_stride, size_t row_stride,
-                                               float eps, rmsnorm_wasm_dtype dtype,
-                                               rmsnorm_wasm_dtype weight_dtype,
-                                               rmsnorm_wasm_cast_mode cast_mode,
-                                               float weight_offset, size_t* token_span) {
-  if (!rms_options_known(weight, dtype, weight_dtype, cast_mode, weight_offset)) {
+/* The checks of rmsnorm_wasm_prepare_rmsnorm_heads (format 0) and _heads_q8,
+ * in the header's order; `token_span`: a token's values,
+ * (heads - 1) * head_stride + dim. */
+static rmsnorm_wasm_status check_rmsnorm_heads(
+    const void* x, void* residual, const void* weight, void* y, float* rstd, size_t tokens,
+    size_t heads, size_t dim, size_t head_stride, size_t row_stride, float eps,
+    rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode,
+    float weight_offset, int format, size_t* token_span) {
+  if (!rms_options_known(weight, dtype, weight_dtype, cast_mode, weight_offset) ||
+      !(format == 0 || known_format(format))) {
     return RMSNORM_WASM_ERROR_OPTION;
   }
   if (dim == 0 || heads == 0) {
@@ -525,6 +526,9 @@ static rmsnorm_wasm_status check_rmsnorm_heads(const void* x, void* residual, co
   if (!bytes_of(&all, &all_bytes)) {
     return RMSNORM_WASM_ERROR_DIM;
   }
+  if (format != 0 && dim % q8_block_values(format) != 0) {
+    return RMSNORM_WASM_ERROR_BLOCK;
+  }
   if (!valid_eps(eps)) {
     return RMSNORM_WASM_ERROR_EPS;
   }
@@ -538,11 +542,14 @@ static rmsnorm_wasm_status check_rmsnorm_heads(const void* x, void* residual, co
     return RMSNORM_WASM_ERROR_DIM; /* rstd's tokens * heads values */
   }
   const size_t weight_size = weight != NULL ? element_bytes(weight_dtype) : 1;
+  /* Blocks: tokens * heads packed rows of bytes, never in place. */
+  const size_t block_row = format != 0 ? rmsnorm_wasm_block_row_bytes(format, dim) : 0;
   struct span whole[] = {
-      [RMS_X] = {x, tokens, *token_span, row_stride, size, false, RMS_Y},
+      [RMS_X] = {x, tokens, *token_span, row_stride, size, false, format == 0 ? RMS_Y : -1},
       [RMS_RESIDUAL] = {residual, tokens, *token_span, row_stride, size, false, -1},
       [RMS_WEIGHT] = {weight, 1, dim, dim, weight_size, false, -1},
-      [RMS_Y] = {y, tokens, *token_span, row_stride, size, false, RMS_X},
+      [RMS_Y] = format == 0 ? (struct span){y, tokens, *token_span, row_stride, size, false, RMS_X}
+                            : (struct span){y, tokens * heads, block_row, block_row, 1, false, -1},
       [RMS_RSTD] = {rstd, tokens * heads, 1, 1, sizeof(float), false, -1},
   };
   /* Sizes and ranges of the whole arrays (no output, so no overlap check there). */
@@ -551,7 +558,38 @@ static rmsnorm_wasm_status check_rmsnorm_heads(const void* x, void* residual, co
     return status;
   }
   whole[RMS_RESIDUAL].output = whole[RMS_Y].output = whole[RMS_RSTD].output = true;
-  return check_heads_overlap(whole, heads, dim, head_stride);
+  return check_heads_overlap(whole, heads, dim, head_stride, format != 0);
+}
+
+static rmsnorm_wasm_status prepare_heads(rmsnorm_wasm_call* call, const void* x, void* residual,
+                                         const void* weight, void* y, float* rstd, size_t tokens,
+                                         size_t heads, size_t dim, size_t head_stride,
+                                         size_t row_stride, float eps, rmsnorm_wasm_dtype dtype,
+                                         rmsnorm_wasm_dtype weight_dtype,
+                                         rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
+                                         int format) {
+  if (call == NULL) {
+    return RMSNORM_WASM_ERROR_NULL;
+  }
+  size_t token_span = 0;
+  const rmsnorm_wasm_status status =
+      check_rmsnorm_heads(x, residual, weight, y, rstd, tokens, heads, dim, head_stride, row_stride,
+                          eps, dtype, weight_dtype, cast_mode, weight_offset, format, &token_span);
+  if (status != RMSNORM_WASM_OK) {
+    return prepared(call, status);
+  }
+  const int op = format == 0 ? OP_RMSNORM : OP_RMSNORM_Q8;
+  if (tokens <= 1 || row_stride == heads * head_stride) {
+    /* Heads evenly spaced across tokens too: plain rows head_stride apart, in the same order. */
+    set_shape(call, op, tokens * heads, dim, head_stride, eps);
+  } else {
+    set_shape(call, op, tokens, dim, row_stride, eps);
+    call->heads = heads;
+    call->head_stride = head_stride;
+  }
+  call->block_format = format;
+  set_rms_arrays(call, x, residual, weight, y, rstd, dtype, weight_dtype, cast_mode, weight_offset);
+  return RMSNORM_WASM_OK;
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_heads(
@@ -559,26 +597,18 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_heads(
     float* rstd, size_t tokens, size_t heads, size_t dim, size_t head_stride, size_t row_stride,
     float eps, rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
     rmsnorm_wasm_cast_mode cast_mode, float weight_offset) {
-  if (call == NULL) {
-    return RMSNORM_WASM_ERROR_NULL;
-  }
-  size_t token_span = 0;
-  const rmsnorm_wasm_status status =
-      check_rmsnorm_heads(x, residual, weight, y, rstd, tokens, heads, dim, head_stride, row_stride,
-                          eps, dtype, weight_dtype, cast_mode, weight_offset, &token_span);
-  if (status != RMSNORM_WASM_OK) {
-    return prepared(call, status);
-  }
-  if (tokens <= 1 || row_stride == heads * head_stride) {
-    /* Heads evenly spaced across tokens too: plain rows head_stride apart, in the same order. */
-    set_shape(call, OP_RMSNORM, tokens * heads, dim, head_stride, eps);
-  } else {
-    set_shape(call, OP_RMSNORM, tokens, dim, row_stride, eps);
-    call->heads = heads;
-    call->head_stride = head_stride;
-  }
-  set_rms_arrays(call, x, residual, weight, y, rstd, dtype, weight_dtype, cast_mode, weight_offset);
-  return RMSNORM_WASM_OK;
+  return prepare_heads(call, x, residual, weight, y, rstd, tokens, heads, dim, head_stride,
+                       row_stride, eps, dtype, weight_dtype, cast_mode, weight_offset, 0);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_heads_q8(
+    rmsnorm_wasm_call* call, const void* x, void* residual, const void* weight, void* out,
+    float* rstd, size_t tokens, size_t heads, size_t dim, size_t head_stride, size_t row_stride,
+    float eps, rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
+    rmsnorm_wasm_cast_mode cast_mode, float weight_offset, rmsnorm_wasm_block_format format) {
+  return prepare_heads(call, x, residual, weight, out, rstd, tokens, heads, dim, head_stride,
+                       row_stride, eps, dtype, weight_dtype, cast_mode, weight_offset,
+                       (int) format);
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_f32(rmsnorm_wasm_call* call, const float* x,
@@ -721,12 +751,22 @@ static void run_rmsnorm(const rmsnorm_wasm_call* call) {
   }
 }
 
+/* As run_rmsnorm, the blocks packed: token t's at t * heads rows of blocks. */
 static void run_rmsnorm_q8(const rmsnorm_wasm_call* call) {
   const void* const* a = call->arrays;
-  UKERNEL(rmsnorm_q8)
-  (a[RMS_X], OUT(void, RMS_RESIDUAL), a[RMS_WEIGHT], OUT(void, RMS_Y), OUT(float, RMS_RSTD),
-   call->rows, call->dim, call->row_stride, call->eps, call->dtype, call->weight_dtype,
-   call->cast_mode, call->weight_offset, call->block_format);
+  const size_t token_bytes = call->row_stride * dtype_size(call->dtype);
+  const size_t token_blocks =
+      call->heads * rmsnorm_wasm_block_row_bytes(call->block_format, call->dim);
+  for (size_t t = 0, n = call->heads == 1 ? 1 : call->rows; t < n; t++) {
+    const size_t at = t * token_bytes;
+    float* rstd = OUT(float, RMS_RSTD);
+    UKERNEL(rmsnorm_q8)
+    (moved(a[RMS_X], at), (void*) (uintptr_t) moved(a[RMS_RESIDUAL], at), a[RMS_WEIGHT],
+     (void*) (uintptr_t) moved(a[RMS_Y], t * token_blocks),
+     rstd == NULL ? NULL : rstd + t * call->heads, call->heads == 1 ? call->rows : call->heads,
+     call->dim, call->heads == 1 ? call->row_stride : call->head_stride, call->eps, call->dtype,
+     call->weight_dtype, call->cast_mode, call->weight_offset, call->block_format);
+  }
 }
 
 /* Packed rows are one run of blocks; strided ones go row by row. */

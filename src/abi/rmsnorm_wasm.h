@@ -346,6 +346,20 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_dequantize(rmsnorm_wasm_call* call, con
                                                     size_t row_stride,
                                                     rmsnorm_wasm_block_format format);
 
+/* rmsnorm_wasm_prepare_rmsnorm_heads with each row quantized to ggml
+ * blocks of `format`, as rmsnorm_wasm_rmsnorm_q8 (QK-norm, or a per-head
+ * norm, feeding a q8 mul_mat): out holds tokens * heads rows of
+ * rmsnorm_wasm_block_row_bytes(format, dim) bytes, packed, row (t, h)'s at
+ * row t * heads + h (rstd's index); it may overlap nothing. The bits of one
+ * rmsnorm_wasm_prepare_rmsnorm_q8 call per head. Checks: the heads
+ * call's, format known among the options (ERROR_OPTION) and, after the
+ * shape, dim a multiple of the block size (ERROR_BLOCK). */
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_heads_q8(
+    rmsnorm_wasm_call* call, const void* x, void* residual, const void* weight, void* out,
+    float* rstd, size_t tokens, size_t heads, size_t dim, size_t head_stride, size_t row_stride,
+    float eps, rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
+    rmsnorm_wasm_cast_mode cast_mode, float weight_offset, rmsnorm_wasm_block_format format);
+
 rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_f32(rmsnorm_wasm_call* call, const float* x,
                                                        const float* weight, const float* bias,
                                                        float* y, float* mean, float* rstd,
