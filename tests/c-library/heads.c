@@ -156,6 +156,16 @@ static int block_outputs(void) {
     }
   }
 
+  /* One token: its heads as plain rows head_stride apart, the first token's blocks. */
+  static uint8_t one_token[Q_HEADS * QROW];
+  if (check("q8_0 heads, one token", rmsnorm_wasm_prepare_rmsnorm_heads_q8(
+                                         &call, input, NULL, q_norm, one_token, NULL, 1, Q_HEADS,
+                                         HEAD_DIM, HEAD_DIM, WIDTH, eps, F32, RMSNORM_WASM_Q8_0))) {
+    return 1;
+  }
+  rmsnorm_wasm_run(&call);
+  same &= memcmp(one_token, q_blocks, sizeof one_token) == 0;
+
   /* Two heads of 256, 300 apart, tokens 700 apart, fused with a residual, to q8_K. */
   enum { T = 3, H = 2, D = 256, HS = 300, RS = 700, LEN = (T - 1) * RS + (H - 1) * HS + D };
   enum { KROW = 292 };
