@@ -365,7 +365,7 @@ test('mistakes are refused by name before anything is written', () => {
     const residual = new Float32Array(2 * dim).fill(2);
     const out = new Uint8Array(64).fill(9);
     assert.throws(() => impl.rmsNorm(x, new Float32Array(dim), { outDtype: 'q8_0' }),
-      { name: 'RangeError', message: "rmsNorm: options.outDtype 'q8_0' needs dim (48) to be a multiple of 32, its block size" });
+      { name: 'RangeError', message: "rmsNorm: options.outDtype 'q8_0' needs dim (48) to be a multiple of 32, its block size: leave outDtype out for float32 rows" });
     assert.throws(() => impl.addRmsNorm(x, residual, null, { dim, outDtype: 'q8_1', out }),
       { name: 'RangeError', message: /^addRmsNorm: options\.outDtype 'q8_1' needs dim \(48\)/ });
     assert.ok(residual.every((v) => v === 2), `${impl.name}: the residual is not written`);
@@ -384,9 +384,9 @@ test('mistakes are refused by name before anything is written', () => {
     xv.fill(1);
     const snapshot = new Uint8Array(buffer).slice();
     assert.throws(() => impl.rmsNorm(xv, null, { dim: 32, outDtype: 'q8_0', out: new Uint8Array(buffer, 200, 68) }),
-      { name: 'RangeError', message: 'rmsNorm: options.out must not overlap x' });
+      { name: 'RangeError', message: /^rmsNorm: options\.out must not overlap x \(ggml blocks are never written in place/ });
     assert.throws(() => impl.rmsNorm(xv, null, { dim: 32, outDtype: 'q8_0', out: new Uint8Array(buffer, 0, 68) }),
-      { name: 'RangeError', message: 'rmsNorm: options.out must not overlap x' });
+      { name: 'RangeError', message: /^rmsNorm: options\.out must not overlap x \(ggml blocks are never written in place/ });
     assert.deepEqual(new Uint8Array(buffer), snapshot, `${impl.name}: nothing written`);
     // Beside x in the same buffer is fine; and outDtype naming the storage dtype is the plain call.
     const beside = new Uint8Array(buffer, 256, 68);
@@ -394,6 +394,37 @@ test('mistakes are refused by name before anything is written', () => {
     assert.deepEqual(beside, reference.quantize(reference.rmsNorm(xv, null, { dim: 32 }), { dtype: 'q8_0' }));
     assert.deepEqual(impl.rmsNorm(x64, null, { dim: 32, outDtype: 'float32' }), reference.rmsNorm(x64, null, { dim: 32 }));
   }
+});
+
+// Issue 46's measure on the JS side: mistakes a user makes with the block
+// outputs, each refused with the right class and a message that names the
+// fix (the C library's are held in tests/c-library.test.js).
+test('mistakes on the block outputs: each message names the fix', () => {
+  const x = new Float32Array(64).fill(1);
+  const w = new Float32Array(64).fill(1);
+  const MISTAKES = [
+    ['a format ggml has but the package does not', (k) => k.rmsNorm(x, w, { outDtype: 'q4_0' }), TypeError, "must be 'float32' or 'q8_0' or 'q8_1' or 'q8_K'"],
+    ['q8_0 rows of 48', (k) => k.rmsNorm(new Float32Array(96), new Float32Array(48), { outDtype: 'q8_0' }), RangeError, 'leave outDtype out for float32 rows'],
+    ['q8_K rows of 64', (k) => k.rmsNorm(x, w, { outDtype: 'q8_K' }), RangeError, "or use 'q8_0' or 'q8_1' (blocks of 32)"],
+    ['quantize without a format', (k) => k.quantize(x, {}), TypeError, "'q8_0', 'q8_1' or 'q8_K'"],
+    ['quantize 40 values', (k) => k.quantize(new Float32Array(40), { dtype: 'q8_0' }), RangeError, 'quantize whole rows whose length is a multiple of 32'],
+    ['quantize bfloat16 bits', (k) => k.quantize(new Uint16Array(64), { dtype: 'q8_0' }), TypeError, "widen them first: toFloat32(x, { dtype: 'bfloat16' })"],
+    ['blocks into a Float32Array', (k) => k.rmsNorm(x, w, { outDtype: 'q8_0', out: new Float32Array(64) }), TypeError, 'must be a Uint8Array (the bytes of ggml q8_0 blocks)'],
+    ['an out of the float32 length', (k) => k.rmsNorm(x, w, { outDtype: 'q8_0', out: new Uint8Array(64) }), RangeError, 'must equal the bytes of 2 q8_0 blocks of 34 (68)'],
+    ['blocks written over x', (k) => k.rmsNorm(x, w, { outDtype: 'q8_0', out: new Uint8Array(x.buffer, 0, 68) }), RangeError, 'give options.out a buffer of its own'],
+    ['dequantize a partial block', (k) => (k.dequantize ?? dequantize)(new Uint8Array(35), { dtype: 'q8_0' }), RangeError, 'pass whole blocks, in the format they were written in'],
+    ['dequantize an Int8Array', (k) => (k.dequantize ?? dequantize)(new Int8Array(34), { dtype: 'q8_0' }), TypeError, 'must be a Uint8Array of ggml q8_0 blocks'],
+  ];
+  for (const impl of IMPLS) {
+    for (const [mistake, call, type, fix] of MISTAKES) {
+      assert.throws(() => call(impl), (e) => {
+        assert.ok(e instanceof type, `${impl.name} ${mistake}: ${e}`);
+        assert.ok(e.message.includes(fix), `${impl.name} ${mistake}: "${e.message}" does not name the fix "${fix}"`);
+        return true;
+      });
+    }
+  }
+  assert.ok(MISTAKES.length >= 10);
 });
 
 test('quantize alone: every implementation is the reference quantizer, on special blocks and large, unaligned arrays', () => {
@@ -424,11 +455,11 @@ test('quantize alone: every implementation is the reference quantizer, on specia
     }
   }
   for (const impl of IMPLS) {
-    assert.throws(() => impl.quantize(new Float32Array(48), { dtype: 'q8_K' }), { name: 'RangeError', message: 'quantize: x.length (48) must be a multiple of 256, the q8_K block size' });
+    assert.throws(() => impl.quantize(new Float32Array(48), { dtype: 'q8_K' }), { name: 'RangeError', message: /^quantize: x\.length \(48\) must be a multiple of 256, the q8_K block size: quantize whole rows whose length is a multiple of 256/ });
     assert.throws(() => impl.quantize(new Float32Array(32), { dtype: 'float16' }), { name: 'TypeError', message: /^quantize: options\.dtype must be 'q8_0' or 'q8_1' or 'q8_K'/ });
     assert.throws(() => impl.quantize(new Float32Array(32)), { name: 'TypeError', message: /^quantize: options\.dtype is required/ });
     assert.throws(() => impl.quantize(new Float32Array(32), { dtype: 'q8_0', out: new Uint8Array(33) }), { name: 'RangeError', message: 'quantize: options.out.length (33) must equal the bytes of 1 q8_0 blocks of 34 (34)' });
     const buffer = new ArrayBuffer(256);
-    assert.throws(() => impl.quantize(new Float32Array(buffer, 0, 32), { dtype: 'q8_0', out: new Uint8Array(buffer, 100, 34) }), { name: 'RangeError', message: 'quantize: options.out must not overlap x' });
+    assert.throws(() => impl.quantize(new Float32Array(buffer, 0, 32), { dtype: 'q8_0', out: new Uint8Array(buffer, 100, 34) }), { name: 'RangeError', message: /^quantize: options\.out must not overlap x \(ggml blocks are never written in place/ });
   }
 });

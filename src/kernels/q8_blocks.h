@@ -169,4 +169,23 @@ static inline void q8_quantize_block_scalar(const void* x, int dtype, int format
   }
 }
 
+/* ggml's dequantize_row_q8_0 and dequantize_row_q8_K, q8_1 alike (the JS
+ * reference's dequantizeValues): one block of `format` at `in` to its
+ * values at y, each (float) qs_j * d, one float32 product, d the block's
+ * float16 d widened exactly (q8_0, q8_1) or its float32 d (q8_K). */
+static inline void q8_dequantize_block(const uint8_t* in, int format, float* y) {
+  float d;
+  if (format == RMSNORM_Q8_K) {
+    memcpy(&d, in, sizeof d);
+  } else {
+    uint16_t h;
+    memcpy(&h, in, sizeof h);
+    d = f16_to_f32(h);
+  }
+  const int8_t* qs = (const int8_t*) (in + (format == RMSNORM_Q8_0 ? 2 : 4));
+  for (size_t j = 0, n = q8_block_values(format); j < n; j++) {
+    y[j] = (float) qs[j] * d;
+  }
+}
+
 #endif

@@ -36,8 +36,10 @@ function fixFor(name, value, dtype, of, named, output) {
     return named ? ` (options.${of} is '${dtype}')` : ` (pass options.${of}: '${tensorDtype}' for a ${tensorDtype} tensor)`;
   }
   const kind = isView(value) ? kindOf(value) : undefined;
-  if (dtype === 'float32' && kind === 'Uint16Array' && of !== '') {
-    return ` (for 16-bit values, say which format in options.${of}: 'bfloat16' or 'float16')`;
+  if (dtype === 'float32' && kind === 'Uint16Array' && !output) {
+    return of !== ''
+      ? ` (for 16-bit values, say which format in options.${of}: 'bfloat16' or 'float16')`
+      : ` (for 16-bit values, widen them first: toFloat32(${name}, { dtype: 'bfloat16' }) or 'float16')`;
   }
   if (output || (kind === undefined && isArray(value) !== true)) return '';
   if (dtype === 'float32') return ` (copy it into one: Float32Array.from(${name}))`;

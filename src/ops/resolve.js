@@ -319,7 +319,8 @@ function check(original, fn, memory, opts, values) {
   } else if (op.blockwise) {
     const format = BLOCK_FORMAT[outDtype];
     if (length % format.values !== 0) {
-      throw new RangeError(`${fn}: x.length (${length}) must be a multiple of ${format.values}, the ${outDtype} block size`);
+      throw new RangeError(`${fn}: x.length (${length}) must be a multiple of ${format.values}, the ${outDtype} block size: ` +
+        `quantize whole rows whose length is a multiple of ${format.values}, and keep other tensors float32 (as ggml does)`);
     }
     call.dim = format.values;
     call.stride = format.values;
@@ -354,7 +355,8 @@ function check(original, fn, memory, opts, values) {
     if (outDtype !== null) {
       const format = BLOCK_FORMAT[outDtype];
       if (call.dim % format.values !== 0) {
-        throw new RangeError(`${fn}: options.outDtype '${outDtype}' needs dim (${call.dim}) to be a multiple of ${format.values}, its block size`);
+        throw new RangeError(`${fn}: options.outDtype '${outDtype}' needs dim (${call.dim}) to be a multiple of ${format.values}, its block size: ` +
+          `leave outDtype out for ${call.dtype} rows${format.values > 32 && call.dim % 32 === 0 ? ", or use 'q8_0' or 'q8_1' (blocks of 32)" : ''}`);
       }
       call.outFormatCode = format.code;
       call.blockRowBytes = (call.dim / format.values) * format.bytes;

@@ -194,7 +194,8 @@ export function dequantize(bytes, options) {
   const copy = copyOf('dequantize', 'bytes', bytes, 'Uint8Array', `a Uint8Array of ggml ${dtype} blocks`);
   const { bytes: blockBytes } = BLOCK_FORMAT[dtype];
   if (copy.length % blockBytes !== 0) {
-    throw new RangeError(`dequantize: bytes.length (${copy.length}) must be a multiple of ${blockBytes}, the bytes of a ${dtype} block`);
+    throw new RangeError(`dequantize: bytes.length (${copy.length}) must be a multiple of ${blockBytes}, the bytes of a ${dtype} block: ` +
+      `pass whole blocks, in the format they were written in (options.dtype, of 'q8_0' 34 bytes, 'q8_1' 36, 'q8_K' 292)`);
   }
   return dequantizeValues(copy, dtype);
 }

@@ -1,10 +1,10 @@
 /*
  * A freestanding wasm64 C program (clang-19 --target=wasm64 -nostdlib, no
  * libc) linked with the C library's wasm64 build (c/librmsnorm_wasm_*64.a):
- * strided and prepared calls of every operation, the converters, a call on
- * arrays above 4 GiB, and the statuses of wrong arguments near the top of
- * the 64-bit address space. run() writes one JSON array into `text` (every
- * value as a hexadecimal bit pattern, the rows packed), which
+ * strided and prepared calls of every operation, the converters, the
+ * quantizer and the dequantizer, a call on arrays above 4 GiB, and the
+ * statuses of wrong arguments near the top of the 64-bit address space. run() writes one JSON array
+ * into `text` (every value as a hexadecimal bit pattern, the rows packed), which
  * tests/c-library.test.js reads out of a browser and replays through the JS
  * API: the bits must be the same.
  */
@@ -89,6 +89,19 @@ static void array(const char* name, const void* p, size_t rows, size_t dim, size
   put("]");
 }
 
+/* n bytes as one string of hexadecimal digits. */
+static void byte_string(const char* name, const unsigned char* p, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  put(",\"");
+  put(name);
+  put("\":\"");
+  for (size_t i = 0; i < n; i++) {
+    text[text_length++] = hex[p[i] >> 4];
+    text[text_length++] = hex[p[i] & 15];
+  }
+  put("\"");
+}
+
 static void end(rmsnorm_wasm_status status) {
   number("status", (uint64_t) status);
   put("}");
@@ -161,7 +174,6 @@ static int gaps_kept(const void* buffer, size_t rows, size_t dim, size_t stride,
  * apart, the blocks packed: printed as one string of bytes. */
 static void q8_case(size_t rows, size_t dim, size_t stride, rmsnorm_wasm_dtype dtype,
                     rmsnorm_wasm_dtype weight_dtype, int add, rmsnorm_wasm_block_format format) {
-  static const char hex[] = "0123456789abcdef";
   const size_t size = size_of(dtype);
   unsigned char* buffer = take(((rows - 1) * stride + 2 * dim) * size);
   void* x = buffer;
@@ -189,14 +201,38 @@ static void q8_case(size_t rows, size_t dim, size_t stride, rmsnorm_wasm_dtype d
                                       dtype, weight_dtype, RMSNORM_WASM_CAST_LLAMA, 0.0f, format);
   rmsnorm_wasm_run(&call);
   if (add) array("residualOut", residual, rows, dim, stride, dtype);
-  put(",\"blocks\":\"");
-  for (size_t i = 0; i < bytes; i++) {
-    text[text_length++] = hex[out[i] >> 4];
-    text[text_length++] = hex[out[i] & 15];
-  }
-  put("\"");
+  byte_string("blocks", out, bytes);
   size_t offsets[2] = {0, dim};
   number("gapsUntouched", gaps_kept(buffer, rows, dim, stride, size, offsets, add ? 2 : 1));
+  end(status);
+}
+
+/* The quantizer and the dequantizer alone, prepared, float32 rows stride
+ * apart (x, then y in its gaps), the blocks packed. */
+static void quantize_case(size_t rows, size_t dim, size_t stride,
+                          rmsnorm_wasm_block_format format) {
+  float* buffer = take(((rows - 1) * stride + 2 * dim) * 4);
+  float* x = buffer;
+  float* y = buffer + dim;
+  const size_t bytes = rows * rmsnorm_wasm_block_row_bytes(format, dim);
+  unsigned char* blocks = take(bytes);
+  fill(x, rows, dim, stride, RMSNORM_WASM_FLOAT32);
+  rmsnorm_wasm_call quantize, dequantize;
+  rmsnorm_wasm_status status =
+      rmsnorm_wasm_prepare_quantize(&quantize, x, blocks, rows, dim, stride, format);
+  if (status == RMSNORM_WASM_OK) {
+    status = rmsnorm_wasm_prepare_dequantize(&dequantize, blocks, y, rows, dim, stride, format);
+  }
+  rmsnorm_wasm_run(&quantize);
+  rmsnorm_wasm_run(&dequantize);
+  begin("quantize");
+  number("format", format);
+  number("dim", dim);
+  array("x", x, rows, dim, stride, RMSNORM_WASM_FLOAT32);
+  byte_string("blocks", blocks, bytes);
+  array("y", y, rows, dim, stride, RMSNORM_WASM_FLOAT32);
+  size_t offsets[2] = {0, dim};
+  number("gapsUntouched", gaps_kept(buffer, rows, dim, stride, 4, offsets, 2));
   end(status);
 }
 
@@ -441,6 +477,9 @@ __attribute__((export_name("run"))) const char* run(void) {
   q8_case(3, 64, 100, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32, 0, RMSNORM_WASM_Q8_0);
   q8_case(2, 96, 200, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_FLOAT32, 1, RMSNORM_WASM_Q8_1);
   q8_case(2, 512, 1100, RMSNORM_WASM_FLOAT16, RMSNORM_WASM_FLOAT16, 1, RMSNORM_WASM_Q8_K);
+  quantize_case(3, 64, 150, RMSNORM_WASM_Q8_0);
+  quantize_case(2, 96, 200, RMSNORM_WASM_Q8_1);
+  quantize_case(2, 512, 1100, RMSNORM_WASM_Q8_K);
   conversion_case();
   above_four_gib_case();
   error_cases();
