@@ -274,7 +274,7 @@ const OPS = {
   to_f16: (a) => numberToFloat16(asFloat(a)),
   from_f16: (a) => bitsOfFloat(float16ToNumber(a)),
 };
-// The common path's operations (src/webgpu/fastfloat.js), on operands of
+// The common path's operations (src/webgpu/wgsl/fastfloat.js), on operands of
 // their domain only: zero or normal, with normal results.
 const FAST_OPS = {
   fast_square: (a) => bitsOfFloat(asFloat(a) * asFloat(a)),

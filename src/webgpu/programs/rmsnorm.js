@@ -7,13 +7,13 @@
 // from the weight as it is at that run, and the main pass reads w' as a
 // float32 weight. With ggml blocks out (call.outDtype), the main pass
 // writes the storage-dtype values into a scratch buffer, packed, and a
-// last pass quantizes them into the caller's out (../blocks.js).
+// last pass quantizes them into the caller's out (../wgsl/blocks.js).
 import { BLOCK_FORMAT, DTYPE } from '../../loader/abi.js';
 import { ceil, freeze, List, RangeError } from '../../loader/intrinsics.js';
 import { addRmsNorm, rmsNorm } from '../../ops/descriptions.js';
-import { BLOCK_PARAMS, blocksShader } from '../blocks.js';
-import { bindingsOf, bitsOfFloat, declarationsOf, dispatchSize, fastBound, keyOf, shaderRole, teamOf } from '../layout.js';
-import { WORKGROUP_SIZE } from '../wgsl.js';
+import { BLOCK_PARAMS, blocksShader } from '../wgsl/blocks.js';
+import { bindingsOf, bitsOfFloat, declarationsOf, dispatchSize, fastBound, keyOf, shaderRole, teamOf } from './layout.js';
+import { WORKGROUP_SIZE } from '../wgsl/wgsl.js';
 import { PARAMS, PROLOGUE_PARAMS, prologueShader, rmsNormShader } from './rmsnorm-shader.js';
 
 const RMS_ROLES = ['x', 'residual', 'weight', 'out', 'rstd'];

@@ -3,7 +3,7 @@
 // declared, how many invocations share a row, the dispatch's size, and a
 // variant's key. Pure arithmetic on the call's record: the same call
 // always gets the same layout, and the same variant the same pipeline.
-import { ceil, Float32Array, isArray, keys, List, log2, max, min, RangeError, Uint32Array } from '../loader/intrinsics.js';
+import { ceil, Float32Array, isArray, keys, List, log2, max, min, RangeError, Uint32Array } from '../../loader/intrinsics.js';
 
 const MAX_GROUPS = 65535; // maxComputeWorkgroupsPerDimension's guaranteed value
 
