@@ -13,6 +13,7 @@ import { dirname, join, normalize, sep } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { importedPath, relativeImports } from './helpers/imports.js';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -26,23 +27,10 @@ const files = packed.files.map((f) => f.path).sort();
 const shipped = new Set(files);
 const posix = (path) => normalize(path).split(sep).join('/');
 
-/** The relative module specifiers of a JS or .d.ts file: static imports and
- * re-exports, side-effect imports, dynamic import() and type import(). */
-function relativeImports(code) {
-  const found = [];
-  const patterns = [
-    /\b(?:import|export)\s[^'"`;]*?\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]/g,
-    /\bimport\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g,
-    /\bimport\s*['"](\.{1,2}\/[^'"]+)['"]/g,
-  ];
-  for (const pattern of patterns) for (const m of code.matchAll(pattern)) found.push(m[1]);
-  return found;
-}
-
 /** The shipped file an import of `specifier` from `file` loads: in a .d.ts,
  * TypeScript reads x.d.ts for an import of x.js. */
 function resolveImport(file, specifier) {
-  const target = posix(join(dirname(file), specifier));
+  const target = importedPath(file, specifier);
   if (file.endsWith('.d.ts') && target.endsWith('.js') && !shipped.has(target)) return target.replace(/\.js$/, '.d.ts');
   return target;
 }
