@@ -253,14 +253,19 @@ function outFormatOf(op, fn, opts, dtype) {
     if (opts.dtype === undefined) throw new TypeError(`${fn}: options.dtype is required: 'q8_0', 'q8_1' or 'q8_K', the block format`);
     return oneOf(fn, 'options.dtype', opts.dtype, BLOCK_FORMATS, undefined);
   }
-  return blockOutput(op, fn, 'options.outDtype', opts.outDtype, dtype);
+  return blockOutput(op, fn, opts, 'options', dtype);
 }
 
-/** The block format a call of `op` writes its output as: `outDtype`
- * (named `name`), or null for the storage dtype, which it may also name. */
-export function blockOutput(op, fn, name, outDtype, dtype) {
-  if (op.blocked === null || outDtype === undefined || outDtype === dtype) return null;
-  return oneOf(fn, name, outDtype, OUT_DTYPES[dtype], null);
+/** The block format a call of `op` writes its output as: `given.outDtype`
+ * (of the options or params record `given`, named `where`), or null for the
+ * storage dtype, which it may also name. Only a description with a blocked
+ * form has the option: its record is read for no other (reading it would
+ * reach Object.prototype). */
+export function blockOutput(op, fn, given, where, dtype) {
+  if (op.blocked === null) return null;
+  const { outDtype } = given;
+  if (outDtype === undefined || outDtype === dtype) return null;
+  return oneOf(fn, `${where}.outDtype`, outDtype, OUT_DTYPES[dtype], null);
 }
 
 /** The dtypes options.outDtype may name, by storage dtype: its own, or a block format. */

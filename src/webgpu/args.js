@@ -171,7 +171,7 @@ export function readCall(fn, given, options) {
     call.gemma = CAST_MODE[oneOf(fn, 'params.castMode', params.castMode, CAST_MODES, op.options.castMode)] === CAST_MODE.gemma;
     call.weightOffset = float32Option(fn, 'params.weightOffset', params.weightOffset, op.options.weightOffset, false);
   }
-  call.outDtype = blockOutput(op, fn, 'params.outDtype', params.outDtype, dtype);
+  call.outDtype = blockOutput(op, fn, params, 'params', dtype);
   if (call.outDtype !== null) {
     call.blockRowBytes = blockRowBytes(fn, 'params.outDtype', call.outDtype, dim);
     if (buffers.out == null) throw new TypeError(`${fn}: params.outDtype needs an output, but buffers.out is ${describe(buffers.out)}`);
