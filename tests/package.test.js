@@ -48,6 +48,10 @@ test('the tarball is the package at its version, with its manifest, readme and l
   for (const file of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']) assert.ok(shipped.has(file), file);
 });
 
+test('package.json\'s files names folders and globs, not files inside a folder: a new module ships by being there', () => {
+  for (const entry of pkg.files) assert.ok(/\*|\/$/.test(entry) || !entry.includes('/'), `files: ${entry}`);
+});
+
 test('every relative import of every shipped module resolves to a shipped file', async () => {
   const modules = files.filter(isModule);
   assert.ok(modules.length > 40, `${modules.length} modules`);
