@@ -49,6 +49,7 @@ const documents = [
   'README.md',
   'CONTRIBUTING.md',
   ...(await readdir(join(repo, 'docs'))).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`),
+  ...(await readdir(join(repo, 'docs', 'history'))).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/history/${f}`),
   'web/README.md',
   'web/model/README.md',
 ];

@@ -10,7 +10,7 @@ import {
   lengthOf, ownView, TypeError, Uint16Array, Uint8Array,
 } from '../loader/intrinsics.js';
 import { ArrayRecord, isTensor, recordOf, tensorView } from '../loader/tensor.js';
-import { describe, missing, oneOf, rowSpan } from './options.js';
+import { describe, missing, oneOf, requireWeightFor, rowSpan } from './options.js';
 
 /** The typed array that holds each dtype's bits (float16 may also come as
  * a Float16Array; a block format is bytes). */
@@ -81,7 +81,7 @@ const WEIGHT_EXPECTED = `weight must be a Float32Array, a Uint16Array${Float16Ar
 export function weightDtypeOf(fn, weight, option, dtype, signature = '') {
   if (weight === undefined) throw new TypeError(`${fn}: ${WEIGHT_EXPECTED}, got undefined${missing(fn, signature)}`);
   if (weight === null) {
-    if (option !== undefined) throw new TypeError(`${fn}: options.weightDtype needs a weight, but weight is null`);
+    requireWeightFor(fn, 'options.weightDtype', option, 'weight', weight);
     return null;
   }
   const named = oneOf(fn, 'options.weightDtype', option, DTYPES, undefined);

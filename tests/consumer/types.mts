@@ -1,5 +1,5 @@
 // A TypeScript consumer of the installed package, compiled with
-// `tsc --noEmit --strict` by tests/package.test.js. It uses every export, and
+// `tsc --noEmit --strict` by tests/tarball.test.js. It uses every export, and
 // each `@ts-expect-error` is a misuse the types must reject (tsc fails if the
 // line compiles after all). Type-level only: nothing here is run.
 import {
