@@ -17,11 +17,14 @@ MODELS := $(TINY_MODELS) $(WIDE_MODELS)
 models: $(MODELS)
 
 # Only the ggml-base target (ggml.c, ggml-quants.c, gguf.cpp: no CPU backend),
-# no -march, and no contraction: each float32 operation of ggml's reference
-# quantizers rounded as the C is written (gcc would fuse q8_K's
-# iscale*x + 12582912.f into an FMA where the target has one, as arm64
-# does). Kept off the CPUs the tests share: one job, niced.
-GGML_NATIVE_CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-ffp-contract=off \
+# by the clang the host builds use, no -march, and no contraction: each
+# float32 operation of ggml's reference quantizers rounded as the C is
+# written (a compiler may fuse q8_K's iscale*x + 12582912.f into an FMA
+# where the target has one, as arm64 does). Kept off the CPUs the tests
+# share: one job, niced.
+CXX_NATIVE ?= clang++
+GGML_NATIVE_CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=$(CC_NATIVE) \
+  -DCMAKE_CXX_COMPILER=$(CXX_NATIVE) -DCMAKE_C_FLAGS=-ffp-contract=off \
   -DCMAKE_CXX_FLAGS=-ffp-contract=off -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF -DGGML_OPENMP=OFF \
   -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
   -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_COMMON=OFF
@@ -32,8 +35,8 @@ $(GGML_NATIVE_BUILD)/ggml/src/libggml-base.a: $(LLAMA_SOURCE)/.pinned $(LLAMA_DI
 	nice -n 10 ninja -C $(GGML_NATIVE_BUILD) -j1 ggml-base
 
 $(GGML_QUANTIZE): $(LLAMA_DIR)/ggml_quantize.c $(GGML_NATIVE_BUILD)/ggml/src/libggml-base.a
-	$(CC) -O2 -std=c11 -Wall -Wextra -Werror -I $(LLAMA_SOURCE)/ggml/src -I $(LLAMA_SOURCE)/ggml/include \
-	  $< $(GGML_NATIVE_BUILD)/ggml/src/libggml-base.a -lstdc++ -lm -lpthread -o $@
+	$(CC_NATIVE) -O2 -std=c11 -Wall -Wextra -Werror -I $(LLAMA_SOURCE)/ggml/src \
+	  -I $(LLAMA_SOURCE)/ggml/include $< $(GGML_NATIVE_BUILD)/ggml/src/libggml-base.a -lstdc++ -lm -lpthread -o $@
 
 # The tiny Llama from the tutorial's weights; its Q8_0 blocks are the
 # package's quantize (tests/ggml-reference.test.js holds them to ggml's).
