@@ -321,6 +321,9 @@ C_STYLED := $(shell find src tests \( -name '*.[ch]' -o -name '*.inc' \) -not -p
 lint-c:
 	$(CLANG_FORMAT) --dry-run -Werror $(C_STYLED)
 
+# llama.cpp's GGUF models and ggml's native reference quantizers.
+include src/integrations/llama.cpp/models.mk
+
 demo: demo-deps build
 	node web/serve.js $(PORT)
 
