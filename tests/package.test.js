@@ -93,8 +93,12 @@ test('the shipped modules are exactly those an entry point reaches, and every mo
     for (const specifier of relativeImports(await readFile(join(repo, file), 'utf8'))) queue.push(resolveImport(file, specifier));
   }
   assert.deepEqual(files.filter(isModule).filter((f) => !reached.has(f)), [], 'shipped modules no entry point imports');
-  // Every module under src/ on disk (the generated ones included: the loader imports them) is in the tarball.
-  const onDisk = (await readdir(join(repo, 'src'), { recursive: true })).map((f) => posix(join('src', f))).filter((f) => /\.js$|\.d\.ts$/.test(f));
+  // Every module under src/ on disk (the generated ones included: the loader imports them) is in the tarball,
+  // but for the folders `files` leaves out by a negated pattern (src/integrations/: build-time tools for engines).
+  const leftOut = pkg.files.filter((f) => f.startsWith('!')).map((f) => f.slice(1));
+  assert.ok(leftOut.every((folder) => folder.startsWith('src/') && folder.endsWith('/')), `negated files entries: ${leftOut}`);
+  const onDisk = (await readdir(join(repo, 'src'), { recursive: true })).map((f) => posix(join('src', f)))
+    .filter((f) => /\.js$|\.d\.ts$/.test(f) && !leftOut.some((folder) => f.startsWith(folder)));
   assert.ok(onDisk.some((f) => f.endsWith('.generated.js')), 'the built modules exist (make build)');
   assert.deepEqual(onDisk.filter((f) => !shipped.has(f)), [], 'modules under src/ the tarball leaves out');
 });
