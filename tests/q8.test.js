@@ -328,6 +328,63 @@ test('rstd, a given out, prepared and repeated calls, and tensors give the same 
   }
 });
 
+// The dequantize bound of docs/numerics.md ("Dequantize error"), per value,
+// in units of the block's float32 d (amax/127; q8_K's |d|): rounding to the
+// code, at most 0.5, plus the float16 d's relative error (at most 2^-11,
+// for d a normal float16) on codes up to 127, plus float32 roundings.
+const Q8_BOUND = 0.5 + 127 * 2 ** -11 + 127 * 2 ** -22;
+const Q8_K_BOUND = 0.5 + 127 * 2 ** -22;
+
+/** The largest |dequantize(quantize(x)) − x| / d over the blocks of x. */
+function worstRatio(x, format) {
+  const { n } = FORMATS[format];
+  const back = dequantize(quantize(x, { dtype: format }), { dtype: format });
+  let worst = 0;
+  for (let b = 0; b < x.length; b += n) {
+    let amax = 0;
+    for (let j = 0; j < n; j++) amax = Math.max(amax, Math.abs(x[b + j]));
+    const d = format === 'q8_K' ? 1 / Math.fround(127 / amax) : Math.fround(amax / 127);
+    for (let j = 0; j < n; j++) worst = Math.max(worst, Math.abs(back[b + j] - x[b + j]) / d);
+  }
+  return worst;
+}
+
+test('dequantize error: within 0.5·d + 127·|d − fp16(d)| per value (0.5621·d), reached by worst-case blocks', () => {
+  const rand = prng(77);
+  // Random blocks at scales whose d is a normal float16 (2^-14 ≤ d ≤ 65504).
+  for (const format of Object.keys(FORMATS)) {
+    const { n } = FORMATS[format];
+    const x = new Float32Array(4000 * n);
+    for (let b = 0; b < x.length; b += n) {
+      const scale = 2 ** (Math.floor(rand() * 26) - 7); // amax about 2^-6 to 2^21
+      x.set(normalArray(rand, n, scale), b);
+    }
+    const worst = worstRatio(x, format);
+    assert.ok(worst <= (format === 'q8_K' ? Q8_K_BOUND : Q8_BOUND), `${format}: random blocks, ${worst}·d`);
+    assert.ok(worst > 0.5, `${format}: random blocks come near the bound (${worst}·d)`);
+  }
+  // Worst cases: d just above a float16 midpoint (fp16(d) − d ≈ 2^-11·d), and a value just past
+  // 126.5·d, whose code 127 the stored d then overshoots; and d just below one, a value just
+  // under 126.5·d rounded down to 126. Both within the bound, the first above 0.56·d.
+  for (const format of ['q8_0', 'q8_1']) {
+    let worst = 0;
+    for (const [above, sign] of [[1, 1], [1, -1], [-1, 1], [-1, -1]]) {
+      for (let e = -13; e <= 15; e += 4) {
+        const target = 2 ** e * (1 + 2 ** -11 + above * 2 ** -22); // a float16 midpoint, then a step off it
+        const amax = Math.fround(127 * target);
+        const d = Math.fround(amax / 127);
+        const block = new Float32Array(32);
+        block[0] = amax;
+        block[1] = sign * Math.fround(126.5 * d * (1 + above * 2 ** -22));
+        for (let j = 2; j < 32; j++) block[j] = Math.fround((rand() - 0.5) * amax);
+        worst = Math.max(worst, worstRatio(block, format));
+      }
+    }
+    assert.ok(worst <= Q8_BOUND, `${format}: worst cases within the bound (${worst}·d)`);
+    assert.ok(worst > 0.56, `${format}: the bound is reached to within 0.003·d (${worst}·d)`);
+  }
+});
+
 test('byteLength: the bytes of a shape in each format and dtype, counted by hand; its mistakes refused by name', async () => {
   const { byteLength } = await import('../src/index.js');
   assert.equal(byteLength, reference.byteLength, 'one function, exported by both');
