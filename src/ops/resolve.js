@@ -434,6 +434,22 @@ export function makeResults(call) {
   }
 }
 
+/**
+ * What a call of no rows returns, whatever its dim: its results made
+ * (makeResults: empty, or dweight and dbias +0s of dim values, as
+ * PyTorch's), nothing read, written or run; null for a call with rows.
+ * Every form (src/api/run.js, src/reference/calls.js,
+ * src/webgpu/arrays.js) asks here before it sizes anything, so none
+ * allocates from a dim it will not use: a zero-row shape may name any dim.
+ * (dweight and dbias are made only beside a weight and a bias of dim
+ * values, which the caller allocated.)
+ */
+export function zeroRowResult(call) {
+  if (call.rows !== 0) return null;
+  makeResults(call);
+  return returnValue(call);
+}
+
 /** What the call returns: its result, or { dx, dweight[, dbias] }. The
  * results it made are the caller's from here: its records let go of them. */
 export function returnValue(call) {
