@@ -56,15 +56,20 @@ export default [
     languageOptions: { sourceType: 'commonjs', globals: globals.node },
   },
   {
-    // The consumer page and its worker run in the browser.
-    files: ['tests/consumer/page.mjs', 'tests/consumer/worker.mjs', 'tests/bench/page.js'],
+    // The consumer pages and the worker run in the browser.
+    files: ['tests/consumer/page.mjs', 'tests/consumer/gpu-page.mjs', 'tests/consumer/worker.mjs', 'tests/bench/page.js'],
     languageOptions: { globals: globals.browser },
+  },
+  {
+    // The Node consumer imports package.json as users do, with an import attribute (ES2025).
+    files: ['tests/consumer/esm.mjs'],
+    languageOptions: { ecmaVersion: 2025 },
   },
   {
     // Node tests that drive a page: the callbacks they hand to
     // page.evaluate() and page.waitForFunction() run in the browser.
     // (Float16Array: the three browsers have it, Node 20 does not.)
-    files: ['tests/demo.test.js', 'tests/engines.test.js', 'tests/package.test.js', 'tests/model-page.test.js'],
+    files: ['tests/demo.test.js', 'tests/engines.test.js', 'tests/tarball.test.js', 'tests/model-page.test.js'],
     languageOptions: { globals: { ...globals.browser, ...globals.node, Float16Array: 'readonly' } },
   },
   {

@@ -27,8 +27,11 @@ export type Float16ArrayIfAny = typeof globalThis extends { Float16Array: abstra
  * The typed array holding a dtype: 16-bit dtypes travel as raw bit patterns
  * in a Uint16Array; float16 may also be a Float16Array, where the engine has one.
  */
-export type ArrayOf<D extends Dtype> = D extends 'float32' ? Float32Array
-  : D extends 'float16' ? Uint16Array | Float16ArrayIfAny : Uint16Array;
+export type ArrayOf<D extends TensorDtype> = D extends 'float32' ? Float32Array
+  : D extends BlockFormat ? Uint8Array : D extends 'float16' ? Uint16Array | Float16ArrayIfAny : Uint16Array;
+
+/** What a {@link Tensor} may hold: a storage dtype's values, or a block format's bytes. */
+export type TensorDtype = Dtype | BlockFormat;
 
 /** An array argument holding `D` values: a typed array, or a tensor from {@link alloc} (zero-copy). */
 export type Storage<D extends Dtype> = ArrayOf<D> | Tensor<D>;
@@ -186,17 +189,21 @@ export type BlockFormat = 'q8_0' | 'q8_1' | 'q8_K';
  * blocks of the values the storage-dtype call would store. `dim` must be a
  * multiple of the block size (32, or 256 for q8_K), else `RangeError`.
  */
-export type RmsNormBlockOptions<D extends Dtype = 'float32'> = DtypeOption<D> & Omit<RmsNormOptions<'float32', undefined>, 'dtype' | 'out' | 'outDtype'> & {
+export type RmsNormBlockOptions<D extends Dtype = 'float32', B extends BlockOut = Uint8Array> = DtypeOption<D> & Omit<RmsNormOptions<'float32', undefined>, 'dtype' | 'out' | 'outDtype'> & {
   /** The block format. */
   outDtype: BlockFormat;
   /**
    * Receives the blocks and is returned: exactly `rows × (dim / block size)
    * × block bytes` bytes, the rows packed (also with a `rowStride`). A view
-   * of the instance's (or a bound) memory is written in place. Must not
-   * overlap `x`, `weight` or the residual, not even exactly.
+   * of the instance's (or a bound) memory, or a tensor of the format
+   * (`alloc(byteLength(outDtype, [rows, dim]), outDtype)`), is written in
+   * place. Must not overlap `x`, `weight` or the residual, not even exactly.
    */
-  out?: Uint8Array;
+  out?: B;
 };
+
+/** Where blocks may be written: a `Uint8Array`, or a tensor of a block format from {@link alloc}. */
+export type BlockOut = Uint8Array | Tensor<BlockFormat>;
 
 /** What a normalization returns: `options.out` if given, else a new array of the storage dtype. */
 export type NormResult<D extends Dtype, O> = undefined extends O ? ArrayOf<D> | Exclude<O, undefined> : O;
@@ -243,11 +250,11 @@ export interface PreparedCall<R> {
  * // Float32Array [0.5477, -0.3651, 1.0954, -2.9212]
  * rmsNorm(xBits, wBits, { dtype: 'bfloat16', out: xBits }); // Uint16Array bfloat16 bits, in place
  */
-export function rmsNorm<D extends Dtype = 'float32'>(
+export function rmsNorm<D extends Dtype = 'float32', B extends BlockOut = Uint8Array>(
   x: Storage<D>,
   weight: NoInfer<WeightOf<D>> | null,
-  options: RmsNormBlockOptions<D>,
-): Uint8Array;
+  options: RmsNormBlockOptions<D, B>,
+): B;
 export function rmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
   x: Storage<D>,
   weight: NoInfer<WeightOf<D>> | null,
@@ -262,11 +269,11 @@ export declare namespace rmsNorm {
    * const norm = rmsNorm.prepare(hidden, gamma, { eps: 1e-5, out: normed });
    * for (const token of tokens) { ...; norm.run(); ... }
    */
-  function prepare<D extends Dtype = 'float32'>(
+  function prepare<D extends Dtype = 'float32', B extends BlockOut = Uint8Array>(
     x: Storage<D>,
     weight: NoInfer<WeightOf<D>> | null,
-    options: RmsNormBlockOptions<D>,
-  ): PreparedCall<Uint8Array>;
+    options: RmsNormBlockOptions<D, B>,
+  ): PreparedCall<B>;
   function prepare<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
     x: Storage<D>,
     weight: NoInfer<WeightOf<D>> | null,
@@ -285,12 +292,12 @@ export declare namespace rmsNorm {
  * @example
  * const y = addRmsNorm(attentionOut, hidden, gamma); // hidden += attentionOut; y = rmsNorm(hidden, gamma)
  */
-export function addRmsNorm<D extends Dtype = 'float32'>(
+export function addRmsNorm<D extends Dtype = 'float32', B extends BlockOut = Uint8Array>(
   x: Storage<D>,
   residual: Storage<D>,
   weight: NoInfer<WeightOf<D>> | null,
-  options: RmsNormBlockOptions<D>,
-): Uint8Array;
+  options: RmsNormBlockOptions<D, B>,
+): B;
 export function addRmsNorm<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
   x: Storage<D>,
   residual: Storage<D>,
@@ -299,12 +306,12 @@ export function addRmsNorm<D extends Dtype = 'float32', O extends Storage<D> | u
 ): NormResult<D, O>;
 export declare namespace addRmsNorm {
   /** The call `addRmsNorm(x, residual, weight, options)`, checked now and run by `.run()` (each run updates the residual again). */
-  function prepare<D extends Dtype = 'float32'>(
+  function prepare<D extends Dtype = 'float32', B extends BlockOut = Uint8Array>(
     x: Storage<D>,
     residual: Storage<D>,
     weight: NoInfer<WeightOf<D>> | null,
-    options: RmsNormBlockOptions<D>,
-  ): PreparedCall<Uint8Array>;
+    options: RmsNormBlockOptions<D, B>,
+  ): PreparedCall<B>;
   function prepare<D extends Dtype = 'float32', O extends Storage<D> | undefined = undefined>(
     x: Storage<D>,
     residual: Storage<D>,
@@ -531,11 +538,15 @@ export declare namespace fromFloat32 {
 /**
  * `length` values of `dtype` (default float32) in the active module's
  * WebAssembly memory, holding zeros: kernels given tensors read and write
- * them in place, with no copy. Free it with `tensor.free()`.
+ * them in place, with no copy. Free it with `tensor.free()`. A block
+ * format (`'q8_0'`, `'q8_1'`, `'q8_K'`) makes a tensor of `length` bytes,
+ * whole blocks ({@link byteLength} gives them), for a block output's or
+ * {@link quantize}'s `out`; its `array` is a `Uint8Array`.
  *
  * Throws a `TypeError` for a non-number length or an unknown dtype, a
- * `RangeError` for a length that is not a non-negative integer or does not
- * fit in wasm memory, an `Error` if `init()` has not finished.
+ * `RangeError` for a length that is not a non-negative integer (for a block
+ * format, a whole number of blocks) or does not fit in wasm memory, an
+ * `Error` if `init()` has not finished.
  *
  * @example
  * const x = alloc(4096);
@@ -543,10 +554,10 @@ export declare namespace fromFloat32 {
  * rmsNorm(x, gamma, { out: x });
  * x.free();
  */
-export function alloc<D extends Dtype = 'float32'>(length: number, dtype?: D): Tensor<D>;
+export function alloc<D extends TensorDtype = 'float32'>(length: number, dtype?: D): Tensor<D>;
 
 /** A tensor in the module's WebAssembly memory, from {@link alloc}. */
-export class Tensor<D extends Dtype = Dtype> {
+export class Tensor<D extends TensorDtype = Dtype> {
   /** Tensors come from alloc(). */
   private constructor();
   /**
@@ -595,6 +606,7 @@ export interface Kernels {
   layerNormBackward: typeof layerNormBackward;
   toFloat32: typeof toFloat32;
   fromFloat32: typeof fromFloat32;
+  quantize: typeof quantize;
   /** Tensors of this instance's memory; another instance's functions refuse them. */
   alloc: typeof alloc;
 }
@@ -638,6 +650,7 @@ export interface BoundKernels {
   layerNormBackward: typeof layerNormBackward;
   toFloat32: typeof toFloat32;
   fromFloat32: typeof fromFloat32;
+  quantize: typeof quantize;
 }
 
 /**
@@ -666,10 +679,10 @@ export function bindMemory(memory: WebAssembly.Memory, options: BindMemoryOption
  * @example
  * const src1 = quantize(attnOut, { dtype: 'q8_0' }); // 34 bytes per 32 values
  */
-export function quantize(x: Storage<'float32'>, options: { dtype: BlockFormat; out?: Uint8Array }): Uint8Array;
+export function quantize<B extends BlockOut = Uint8Array>(x: Storage<'float32'>, options: { dtype: BlockFormat; out?: B }): B;
 export declare namespace quantize {
   /** The call `quantize(x, options)`, checked now and run by `.run()`. */
-  function prepare(x: Storage<'float32'>, options: { dtype: BlockFormat; out?: Uint8Array }): PreparedCall<Uint8Array>;
+  function prepare<B extends BlockOut = Uint8Array>(x: Storage<'float32'>, options: { dtype: BlockFormat; out?: B }): PreparedCall<B>;
 }
 
 /**
@@ -683,4 +696,21 @@ export declare namespace quantize {
  * @example
  * dequantize(rmsNorm(x, w, { outDtype: 'q8_0' }), { dtype: 'q8_0' }); // ≈ rmsNorm(x, w)
  */
-export function dequantize(bytes: Uint8Array, options: { dtype: BlockFormat }): Float32Array;
+export function dequantize(bytes: Uint8Array | Tensor<BlockFormat>, options: { dtype: BlockFormat }): Float32Array;
+
+/**
+ * The bytes values of `shape` take as `dtype`: `shape` a count of values,
+ * or dims whose last is a row's. A block format's rows are whole blocks
+ * (`rows × dim / block size × block bytes`: what a block output or
+ * {@link quantize} writes, and the length to {@link alloc} for it); a
+ * storage dtype's, values × bytes a value. Plain JS: needs no `init()`.
+ * `TypeError` for an unknown dtype or a shape that is neither,
+ * `RangeError` for a row that is not a multiple of the block size or a
+ * size of 2^53 bytes or more.
+ *
+ * @example
+ * byteLength('q8_0', [4, 4096]); // 17408: 4 rows of 128 blocks of 34 bytes
+ * const out = alloc(byteLength('q8_0', [4, 4096]), 'q8_0');
+ * rmsNorm(hidden, gamma, { outDtype: 'q8_0', out }); // the blocks written in wasm memory, zero-copy
+ */
+export function byteLength(dtype: TensorDtype, shape: number | readonly number[]): number;

@@ -213,7 +213,7 @@ test('block outputs: the C library\'s ggml blocks are the JS API\'s, and the ref
     const errors = JSON.parse(printed[backend]).find((k) => k.op === 'q8Errors');
     assert.deepEqual(
       [errors.notAMultiple, errors.kNotAMultiple, errors.unknownFormat, errors.overX, errors.inPlace, errors.nullOut],
-      [8, 8, 4, 5, 5, 1], `${backend}: ERROR_BLOCK, ERROR_BLOCK, ERROR_OPTION, ERROR_OVERLAP twice, ERROR_NULL`);
+      [8, 8, 10, 5, 5, 1], `${backend}: ERROR_BLOCK, ERROR_BLOCK, ERROR_FORMAT, ERROR_OVERLAP twice, ERROR_NULL`);
     assert.equal(errors.rowBytes, 2 * 292);
     assert.equal(errors.rowBytesNotAMultiple, 0);
     assert.equal(errors.kept, 1, `${backend}: refused calls wrote nothing`);
@@ -274,15 +274,50 @@ test('quantize and dequantize: the reference\'s blocks to the byte, ggml\'s dequ
       assertSameBits(f32Of(f.noiseY), dequantizedBy(noise, format), `${context}: dequantize of random bytes`);
     }
     assert.deepEqual(c.errors.statuses, {
-      'format 0': 4, 'format 4': 4, 'dequantize format 4': 4, 'dim 0': 2, 'dim 48 for q8_0': 8, 'dim 32 for q8_K': 8,
+      'format 0': 10, 'format 4': 10, 'dequantize format 4': 10, 'dim 0': 2, 'dim 48 for q8_0': 8, 'dim 32 for q8_K': 8,
       'dequantize dim 48 for q8_1': 8, 'rows 0, NULL arrays': 0, 'x NULL': 1, 'blocks NULL': 1, 'dequantize y NULL': 1,
-      "x's bytes overflow size_t": 2, 'blocks run past the top': 6, 'dequantize y runs past the top': 6, 'blocks overlap x': 5,
+      "x's bytes overflow size_t": 12, 'blocks run past the top': 6, 'dequantize y runs past the top': 6, 'blocks overlap x': 5,
       'dequantize y overlaps blocks': 5, 'dequantize in place': 5, 'null call': 1, 'row_stride below dim': 7,
       'one row takes any row_stride': 0, 'blocks in a gap of strided x': 0, "blocks across a gap onto x's second row": 5,
       "dequantize y's rows around the blocks": 0, end: 0,
     }, `${backend}: statuses`);
     assert.equal(c.errors.kept, 1, `${backend}: refused calls wrote nothing`);
   }
+});
+
+// Issue 46's measure on the C side: mistakes an engine author makes
+// (tests/c-library/mistakes.c), each its own status and a message that
+// names the fix; every cause a status of its own, every message different.
+test('mistakes with the C library: a status per cause, a message that names the fix', async () => {
+  const out = join(work, 'mistakes.cjs');
+  await run('emcc', ['-O2', '-Wall', '-Wextra', '-Werror', '-I', join(packageDir, 'c'), join(repo, 'tests', 'c-library', 'mistakes.c'),
+    join(packageDir, 'c', LIBRARIES.scalar), '-sSINGLE_FILE=1', '-sENVIRONMENT=node', '-o', out], { env });
+  const reports = JSON.parse((await run(process.execPath, [out])).stdout);
+  const FIXES = {
+    'q8_0 blocks of a row of 48': [8, 'pick a format whose block divides dim, or write the rows unquantized'],
+    'q8_K blocks of rows of 64': [8, '256 for RMSNORM_WASM_Q8_K'],
+    'the format left 0': [10, 'use RMSNORM_WASM_Q8_0, RMSNORM_WASM_Q8_1 or RMSNORM_WASM_Q8_K'],
+    "ggml's type number for q8_0 (8) as the format": [10, 'use RMSNORM_WASM_Q8_0'],
+    'blocks written over x': [5, 'give each output its own memory'],
+    'dtype 7': [4, 'use RMSNORM_WASM_FLOAT32, RMSNORM_WASM_BFLOAT16 or RMSNORM_WASM_FLOAT16'],
+    'a cast mode of 2': [9, 'use RMSNORM_WASM_CAST_LLAMA or RMSNORM_WASM_CAST_GEMMA'],
+    'weight_offset NaN': [11, "pass 0 for none, 1 for Gemma's"],
+    'eps -1': [3, "pass the model's epsilon"],
+    'rows -1 (a negative count)': [12, 'a negative count converted to size_t'],
+    'row_stride below dim': [7, 'pass the distance in values from one row'],
+    'dequantize into NULL': [1, 'pass x and the output'],
+    'dim 0': [2, 'pass the number of values a row holds'],
+    'a float32 converter call': [4, 'the converters take RMSNORM_WASM_BFLOAT16 or RMSNORM_WASM_FLOAT16'],
+  };
+  assert.deepEqual(reports.map((r) => r.mistake), Object.keys(FIXES));
+  for (const { mistake, status, message } of reports) {
+    const [want, fix] = FIXES[mistake];
+    assert.equal(status, want, `${mistake}: status`);
+    assert.ok(message.includes(fix), `${mistake}: "${message}" does not name the fix "${fix}"`);
+  }
+  const messages = new Map(reports.map((r) => [r.status, r.message]));
+  assert.equal(new Set(messages.values()).size, messages.size, 'one message per status');
+  assert.equal(messages.size, 11, 'every cause but ERROR_RANGE among the mistakes');
 });
 
 test('QK-norm over the q and k heads inside one fused QKV buffer: the packed rows\' bits, v untouched to the byte', async () => {
@@ -314,7 +349,7 @@ test('heads: one C call for q and one for k give the 24 per-head calls\' bits, t
   const WIDTH = (Q + 2 * K) * D;
   const STATUSES = {
     'null call': 1, 'unknown dtype': 4, 'heads 0': 2, 'dim 0': 2, 'head_stride below dim': 7, 'heads past the next token': 7,
-    'one token: row_stride unused': 0, 'token span overflows': 2, 'eps negative': 3, 'no tokens, no arrays': 0, 'y NULL': 1,
+    'one token: row_stride unused': 0, 'token span overflows': 12, 'eps negative': 3, 'no tokens, no arrays': 0, 'y NULL': 1,
     'in place': 0, "y in the gaps between x's heads": 0, 'y one value after x': 5, "y over x's second head": 5,
     'rstd in a gap between heads': 0, 'rstd across a head': 5, 'residual is x': 5, end: 0,
   };
@@ -352,6 +387,23 @@ test('heads: one C call for q and one for k give the 24 per-head calls\' bits, t
       k.addRmsNorm(f32Of(c.gapsX), residual, w, { eps: 1e-6, rowStride: 40, heads: 3, headStride: 11, out: y });
       assert.deepEqual(bits(y), c.gapsY, `${backend} C library = ${name}: heads with gaps, y`);
       assert.deepEqual(bits(residual), c.gapsResidual, `${backend} C library = ${name}: heads with gaps, residual`);
+    }
+    // Heads to ggml blocks: the per-head calls' blocks (in C), and the JS API's and the reference's heads calls'.
+    assert.equal(c.q8.same, 1, `${backend}: heads to blocks = the per-head block calls, rstd and residual included`);
+    assert.deepEqual(c.q8.statuses, {
+      'unknown format': 10, 'dim 8 for q8_0': 8, 'dim 128 for q8_K': 8, 'out NULL': 1, 'out is x: blocks are never in place': 5,
+      "out over x's second head": 5, "out in the gap between x's heads": 0, 'rstd over the blocks': 5, end: 0,
+    }, `${backend}: heads to blocks, statuses`);
+    const w256 = Float32Array.from({ length: 256 }, (_, i) => 0.75 + (i % 16) / 16);
+    for (const [name, k] of Object.entries(kernels)) {
+      const rstd = new Float32Array(TOKENS * Q);
+      const qBlocks = k.rmsNorm(f32Of(c.input), qNorm, { eps: 1e-6, rowStride: WIDTH, heads: Q, outDtype: 'q8_0', rstd });
+      assert.deepEqual(qBlocks, bytesOf(c.q8.qBlocks), `${backend} C library = ${name}: QK-norm to q8_0`);
+      assert.deepEqual(bits(rstd), c.q8.qRstd, `${backend} C library = ${name}: QK-norm to q8_0, rstd`);
+      const residual = f32Of(c.q8.gapsResidualIn);
+      const kBlocks = k.addRmsNorm(f32Of(c.q8.gapsX), residual, w256, { eps: 1e-6, rowStride: 700, heads: 2, headStride: 300, outDtype: 'q8_K' });
+      assert.deepEqual(kBlocks, bytesOf(c.q8.gapsBlocks), `${backend} C library = ${name}: heads with gaps to q8_K`);
+      assert.deepEqual(bits(residual), c.q8.gapsResidual, `${backend} C library = ${name}: heads with gaps to q8_K, residual`);
     }
     assert.deepEqual(c.gapsY, c.gapsPerHeadY, `${backend}: heads with gaps = per head, y`);
     assert.deepEqual(c.gapsResidual, c.gapsPerHeadResidual, `${backend}: heads with gaps = per head, residual`);
@@ -391,21 +443,21 @@ test('wrong arguments get their documented status and write nothing', () => {
   const code = Object.fromEntries(Object.entries(statuses).map(([what, [status]]) => [what, status]));
   assert.deepEqual(code, {
     'dim 0': 2,
-    'size overflow': 2,
+    'size overflow': 12,
     'eps -1': 3,
     'eps NaN': 3,
     'eps Inf': 3,
     'x NULL': 1,
     'dtype 3': 4,
-    'weight offset Inf': 4,
+    'weight offset Inf': 11,
     'y overlaps x': 5,
     'y overlaps the weight': 5,
     'rstd overlaps x': 5,
     'layerNorm mean NULL is fine, dim 0 is not': 2,
     'backward dweight without weight': 1,
     'backward dx overlaps x': 5,
-    'rstd bytes overflow size_t': 2,
-    'rmsnorm_rstd bytes overflow size_t': 2,
+    'rstd bytes overflow size_t': 12,
+    'rmsnorm_rstd bytes overflow size_t': 12,
     'y and rstd overlap at the top of memory': 5,
     'y runs past the top': 6,
     'weight runs past the top': 6,
@@ -420,15 +472,15 @@ test('wrong arguments get their documented status and write nothing', () => {
     'from_f32 dtype 3': 4,
     'to_f32 n 0 touches nothing': 0,
     'from_f32 dst NULL': 1,
-    'to_f32 dst bytes overflow size_t': 2,
+    'to_f32 dst bytes overflow size_t': 12,
     'from_f32 dst runs past the top': 6,
     'to_f32 dst overlaps src': 5,
     'from_f32 dst overlaps src': 5,
     'row_stride below dim': 7,
     'row_stride below dim, rows 0': 7,
     'backward row_stride below dim': 7,
-    'rows row_stride apart overflow size_t': 2,
-    '16-bit rows row_stride apart overflow size_t': 2,
+    'rows row_stride apart overflow size_t': 12,
+    '16-bit rows row_stride apart overflow size_t': 12,
     'strided rows run past the top': 6,
     'y in the gaps of x is fine': 0,
     'y on x exactly, strided, is fine': 0,
@@ -569,7 +621,7 @@ for (const engine of ENGINES.filter((e) => e.name !== 'webkit')) {
       }
       const { statuses, untouched } = cases.find((k) => k.op === 'errors');
       // stride < dim, overlap through the stride, interleaved (fine), stride overflow, past the 64-bit top, converter overlap, dim 0
-      assert.deepEqual(statuses, [7, 5, 0, 2, 6, 5, 2], backend);
+      assert.deepEqual(statuses, [7, 5, 0, 12, 6, 5, 2], backend);
       assert.equal(untouched, 1);
     }
   });

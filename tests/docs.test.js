@@ -49,6 +49,7 @@ const documents = [
   'README.md',
   'CONTRIBUTING.md',
   ...(await readdir(join(repo, 'docs'))).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`),
+  ...(await readdir(join(repo, 'docs', 'history'))).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/history/${f}`),
   'web/README.md',
   'web/model/README.md',
 ];
@@ -389,11 +390,34 @@ test('docs/api.md: createKernels and bindMemory return the members their signatu
     assert.ok(members, `${fn}'s signature lists what it returns`);
     return members[1].split(',').map((m) => m.trim()).filter((m) => m !== '');
   };
+  // The prose says it again ("Resolves to `{ backend, memory, … }`"): every
+  // such list in the function's section, too (the bindMemory one once lacked three).
+  const prose = (fn) => {
+    const start = text.indexOf(`## \`${fn}(`);
+    const section = text.slice(start, text.indexOf('\n## ', start + 3));
+    return [...section.matchAll(/`\{([^`{}]*)\}`/g)].map((m) => m[1].split(',').map((name) => name.trim()).filter((name) => name !== ''))
+      .filter((names) => names.includes('backend'));
+  };
   const kernels = await api.createKernels({ backend: 'scalar' });
   assert.deepEqual(listed('createKernels').sort(), Object.keys(kernels).sort());
   const memory = new WebAssembly.Memory({ initial: 4 });
   const bound = await api.bindMemory(memory, { scratch: { byteOffset: 65536, byteLength: 65536 } });
   assert.deepEqual(listed('bindMemory').sort(), Object.keys(bound).sort());
+  assert.ok(prose('bindMemory').length > 0, 'docs/api.md says in prose what bindMemory resolves to');
+  for (const names of prose('bindMemory')) assert.deepEqual(names.sort(), Object.keys(bound).sort(), 'bindMemory\'s prose list');
+  for (const names of prose('createKernels')) assert.deepEqual(names.sort(), Object.keys(kernels).sort(), 'createKernels\'s prose list');
+});
+
+// The README's table of functions names every function the package exports
+// (a row may name two, or `fn.prepare`, which every function has).
+test('README.md: the table of functions names every exported function', async () => {
+  const text = await readFile(join(repo, 'README.md'), 'utf8');
+  const start = text.indexOf('## Functions');
+  const table = text.slice(start, text.indexOf('\n## ', start + 3));
+  const named = new Set();
+  for (const [, cell] of table.matchAll(/^\| (.+?) \|/gm)) for (const [, name] of cell.matchAll(/`(\w+)\(/g)) named.add(name);
+  assert.deepEqual(EXPORTS.filter((name) => !named.has(name)), [], 'exported functions the README\'s table does not name');
+  assert.deepEqual([...named].filter((name) => !EXPORTS.includes(name)), [], 'names in the README\'s table the package does not export');
 });
 
 // docs/webgpu.md's page without a bundler: its import map resolves both

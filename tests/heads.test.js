@@ -226,7 +226,7 @@ test('wrong heads and head strides are refused by every implementation, with the
     [{ headStride: 16 }, TypeError, /^rmsNorm: options\.headStride needs options\.heads$/],
     [{ heads: 2, shape: [16, 8], axis: -1 }, TypeError, /^rmsNorm: give options\.heads or options\.shape, not both$/],
     // Two tokens of 64 whose four heads of 8, 20 apart, span 68 values: into the next token.
-    [{ heads: 4, headStride: 20, rowStride: 64 }, RangeError, /^rmsNorm: options\.rowStride \(64\) must be at least \(heads - 1\) \* headStride \+ dim \(68\) for x of 2 tokens/],
+    [{ heads: 4, headStride: 20, rowStride: 64 }, RangeError, /^rmsNorm: options\.rowStride \(64\) must be at least \(heads - 1\) \* headStride \+ dim \(68\) for 2 tokens/],
     // Two tokens of 64, the second cut short: its heads end at 64 + 3·16 + 8 = 120.
     [{ heads: 4, headStride: 16, rowStride: 64, dim: 8 }, RangeError, /^rmsNorm: x\.length \(118\) ends inside a token/, new Float32Array(118)],
   ];

@@ -4,6 +4,7 @@
 // shrunk counterexample with its seed and path; replay it with
 // FC_SEED=<seed> FC_PATH=<path> node --test tests/properties.test.js
 // (FC_RUNS=<n> for a longer hunt).
+import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import * as reference from '../src/reference/index.js';
@@ -13,7 +14,7 @@ import {
 } from '../src/reference/index.js';
 import { bfloat16ToNumber, float16ToNumber, numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
 import { assertSameBits, assertSameBitsAs } from './helpers/bits.js';
-import { wasmImplementations } from './helpers/implementations.js';
+import { implementations, wasmImplementations } from './helpers/implementations.js';
 
 const INSTANCES = Object.fromEntries((await wasmImplementations()).map((impl) => [impl.name, impl]));
 
@@ -405,4 +406,97 @@ test('property: layerNorm(-x) = -layerNorm(x) without a bias; the backward passe
       if (a2 !== null && a2 !== undefined) assertOdd(b2, a2, `${what}: dbias`);
     }
   }), 150);
+});
+
+// Zero-row calls name any dim (a shape [0, 2^53 - 1] holds no values): every
+// implementation answers every call alike, the same result or the same error
+// class and message, and every error is the function's own (its message
+// starts with its name: no engine-internal "Invalid array length").
+const HUGE_DIMS = [2 ** 31, 2 ** 32, 2 ** 32 + 32, 2 ** 40, 2 ** 53 - 1, 2 ** 53 - 32];
+const NORM_PARAMS = {
+  rmsNorm: ['x', 'weight'], addRmsNorm: ['x', 'residual', 'weight'], layerNorm: ['x', 'weight', 'bias'],
+  rmsNormBackward: ['dy', 'x', 'weight'], layerNormBackward: ['dy', 'x', 'weight', 'bias'],
+};
+const dimSpecArb = fc.oneof(
+  fc.record({ dim: fc.constantFrom(...HUGE_DIMS) }),
+  fc.record({ dim: fc.integer({ min: 1, max: 64 }) }),
+  // A shape's normalized dims, from axis on: their product may pass 2^53 (not a safe integer).
+  fc.record({ shape: fc.tuple(fc.constantFrom(0, 1), fc.constantFrom(...HUGE_DIMS, 20, 32), fc.constantFrom(1, 20, 2 ** 53 - 1)), axis: fc.constantFrom(1, 2, -1, undefined) }),
+  fc.record({ shape: fc.tuple(fc.constantFrom(...HUGE_DIMS), fc.constant(0)), axis: fc.constantFrom(0, 1) }),
+  fc.record({ dim: fc.constantFrom(...HUGE_DIMS, 4), rowStride: fc.constantFrom(...HUGE_DIMS, 4, 2 ** 53 - 1) }),
+  fc.record({ dim: fc.constantFrom(...HUGE_DIMS, 4), heads: fc.constantFrom(1, 2, 2 ** 31), headStride: fc.constantFrom(undefined, ...HUGE_DIMS) }),
+  fc.record({}), // dim from the weight, or the error for none
+);
+const zeroRowCallArb = fc.record({
+  fn: fc.constantFrom(...Object.keys(NORM_PARAMS), 'toFloat32', 'fromFloat32', 'quantize'),
+  dims: dimSpecArb,
+  length: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 64 }) }),
+  weightLength: fc.option(fc.constantFrom(0, 1, 4, 32), { nil: null }),
+  biasLength: fc.option(fc.constantFrom(0, 4), { nil: null }),
+  dtype: fc.constantFrom(undefined, 'float32', 'bfloat16', 'float16', 'q8_0'),
+  outDtype: fc.constantFrom(undefined, 'q8_0', 'q8_1', 'q8_K', 'float32'),
+  out: fc.boolean(), stats: fc.boolean(), eps: fc.constantFrom(undefined, 0, 1e-5),
+});
+
+/** fn's arguments for `c`, made anew for each implementation (outputs are written). */
+function zeroRowArguments(c) {
+  const storage = c.dtype === 'bfloat16' || c.dtype === 'float16' ? Uint16Array : Float32Array;
+  const perRow = () => new storage(c.length);
+  if (c.fn === 'toFloat32') return [new Uint16Array(c.length), { dtype: c.dtype, ...(c.out ? { out: new Float32Array(c.length) } : {}) }];
+  if (c.fn === 'fromFloat32') return [new Float32Array(c.length), { dtype: c.dtype, ...(c.out ? { out: new Uint16Array(c.length) } : {}) }];
+  if (c.fn === 'quantize') return [new Float32Array(c.length), { dtype: c.dtype ?? 'q8_0', ...(c.out ? { out: new Uint8Array(0) } : {}) }];
+  const forward = c.fn === 'rmsNorm' || c.fn === 'addRmsNorm';
+  const options = { ...c.dims };
+  for (const key of Object.keys(options)) if (options[key] === undefined) delete options[key];
+  if (c.eps !== undefined) options.eps = c.eps;
+  if (forward && c.dtype !== undefined) options.dtype = c.dtype;
+  if (forward && c.outDtype !== undefined) options.outDtype = c.outDtype;
+  if (c.out) options[c.fn.endsWith('Backward') ? 'dx' : 'out'] = c.fn.endsWith('Backward') ? new Float32Array(c.length) : perRow();
+  if (c.stats && c.fn !== 'addRmsNorm') {
+    options.rstd = new Float32Array(c.length === 0 ? 0 : 1);
+    if (c.fn.startsWith('layerNorm')) options.mean = new Float32Array(c.length === 0 ? 0 : 1);
+  }
+  const args = NORM_PARAMS[c.fn].map((name) => (name === 'weight' ? (c.weightLength === null ? null : new Float32Array(c.weightLength))
+    : name === 'bias' ? (c.biasLength === null ? null : new Float32Array(c.biasLength)) : perRow()));
+  return [...args, options];
+}
+
+/** What a call came to, comparable across implementations: its result's arrays (kind, length, values:
+ * float32 ones exactly, but for a NaN's sign and payload, which wasm leaves open) or its error. */
+function outcome(call) {
+  const values = (v) => (v instanceof Float32Array ? Array.from(v, (f) => (Object.is(f, -0) ? '-0' : String(f))).join(',') : v.join(','));
+  const show = (v) => (v === null ? 'null' : `${v.constructor.name}(${v.length}) ${values(v)}`);
+  try {
+    const result = call();
+    return ArrayBuffer.isView(result) ? show(result) : JSON.stringify(Object.fromEntries(Object.entries(result).map(([k, v]) => [k, show(v)])));
+  } catch (error) {
+    return `${error.constructor.name}: ${error.message}`;
+  }
+}
+
+test('property: zero-row calls with any dim: every implementation gives the same answer, never an engine-internal error', async () => {
+  const impls = await implementations();
+  await check(fc.asyncProperty(zeroRowCallArb, async (c) => {
+    const outcomes = impls.map((impl) => outcome(() => impl[c.fn](...zeroRowArguments(c))));
+    const what = `${c.fn}(${JSON.stringify(zeroRowArguments(c), (k, v) => (ArrayBuffer.isView(v) ? `${v.constructor.name}(${v.length})` : v))})`;
+    for (let i = 1; i < impls.length; i++) {
+      assert.equal(outcomes[i], outcomes[0], `${what}: ${impls[i].name} vs ${impls[0].name}`);
+    }
+    if (/Error: /.test(outcomes[0])) assert.match(outcomes[0], new RegExp(`^(TypeError|RangeError): ${c.fn}: `), `${what}: an error not the function's own`);
+  }), 400);
+});
+
+test('zero-row calls with a dim too large to allocate return empty results from every implementation', async () => {
+  const empty = 'Float32Array(0) ';
+  for (const impl of await implementations()) {
+    for (const [fn, args] of [
+      ['rmsNorm', [new Float32Array(0), null, { shape: [0, 20, 2 ** 53 - 1], axis: 1 }]],
+      ['rmsNormBackward', [new Float32Array(0), new Float32Array(0), null, { shape: [0, 2 ** 32] }]],
+      ['layerNormBackward', [new Float32Array(0), new Float32Array(0), null, null, { dim: 2 ** 53 - 1 }]],
+    ]) {
+      const expected = fn === 'rmsNorm' ? empty
+        : JSON.stringify(fn === 'rmsNormBackward' ? { dx: empty, dweight: 'null' } : { dx: empty, dweight: 'null', dbias: 'null' });
+      assert.equal(outcome(() => impl[fn](...args)), expected, `${impl.name} ${fn}`);
+    }
+  }
 });

@@ -328,6 +328,123 @@ test('rstd, a given out, prepared and repeated calls, and tensors give the same 
   }
 });
 
+// The dequantize bound of docs/numerics.md ("Dequantize error"), per value,
+// in units of the block's float32 d (amax/127; q8_K's |d|): rounding to the
+// code, at most 0.5, plus the float16 d's relative error (at most 2^-11,
+// for d a normal float16) on codes up to 127, plus float32 roundings.
+const Q8_BOUND = 0.5 + 127 * 2 ** -11 + 127 * 2 ** -22;
+const Q8_K_BOUND = 0.5 + 127 * 2 ** -22;
+
+/** The largest |dequantize(quantize(x)) − x| / d over the blocks of x. */
+function worstRatio(x, format) {
+  const { n } = FORMATS[format];
+  const back = dequantize(quantize(x, { dtype: format }), { dtype: format });
+  let worst = 0;
+  for (let b = 0; b < x.length; b += n) {
+    let amax = 0;
+    for (let j = 0; j < n; j++) amax = Math.max(amax, Math.abs(x[b + j]));
+    const d = format === 'q8_K' ? 1 / Math.fround(127 / amax) : Math.fround(amax / 127);
+    for (let j = 0; j < n; j++) worst = Math.max(worst, Math.abs(back[b + j] - x[b + j]) / d);
+  }
+  return worst;
+}
+
+test('dequantize error: within 0.5·d + 127·|d − fp16(d)| per value (0.5621·d), reached by worst-case blocks', () => {
+  const rand = prng(77);
+  // Random blocks at scales whose d is a normal float16 (2^-14 ≤ d ≤ 65504).
+  for (const format of Object.keys(FORMATS)) {
+    const { n } = FORMATS[format];
+    const x = new Float32Array(4000 * n);
+    for (let b = 0; b < x.length; b += n) {
+      const scale = 2 ** (Math.floor(rand() * 26) - 7); // amax about 2^-6 to 2^21
+      x.set(normalArray(rand, n, scale), b);
+    }
+    const worst = worstRatio(x, format);
+    assert.ok(worst <= (format === 'q8_K' ? Q8_K_BOUND : Q8_BOUND), `${format}: random blocks, ${worst}·d`);
+    assert.ok(worst > 0.5, `${format}: random blocks come near the bound (${worst}·d)`);
+  }
+  // Worst cases: d just above a float16 midpoint (fp16(d) − d ≈ 2^-11·d), and a value just past
+  // 126.5·d, whose code 127 the stored d then overshoots; and d just below one, a value just
+  // under 126.5·d rounded down to 126. Both within the bound, the first above 0.56·d.
+  for (const format of ['q8_0', 'q8_1']) {
+    let worst = 0;
+    for (const [above, sign] of [[1, 1], [1, -1], [-1, 1], [-1, -1]]) {
+      for (let e = -13; e <= 15; e += 4) {
+        const target = 2 ** e * (1 + 2 ** -11 + above * 2 ** -22); // a float16 midpoint, then a step off it
+        const amax = Math.fround(127 * target);
+        const d = Math.fround(amax / 127);
+        const block = new Float32Array(32);
+        block[0] = amax;
+        block[1] = sign * Math.fround(126.5 * d * (1 + above * 2 ** -22));
+        for (let j = 2; j < 32; j++) block[j] = Math.fround((rand() - 0.5) * amax);
+        worst = Math.max(worst, worstRatio(block, format));
+      }
+    }
+    assert.ok(worst <= Q8_BOUND, `${format}: worst cases within the bound (${worst}·d)`);
+    assert.ok(worst > 0.56, `${format}: the bound is reached to within 0.003·d (${worst}·d)`);
+  }
+});
+
+test('byteLength: the bytes of a shape in each format and dtype, counted by hand; its mistakes refused by name', async () => {
+  const { byteLength } = await import('../src/index.js');
+  assert.equal(byteLength, reference.byteLength, 'one function, exported by both');
+  // Rows of whole blocks: rows × blocks a row × bytes a block (ggml's ggml_row_size(type, dim) × rows).
+  assert.equal(byteLength('q8_0', [4, 4096]), 4 * 128 * 34);
+  assert.equal(byteLength('q8_1', [3, 2, 64]), 6 * 2 * 36);
+  assert.equal(byteLength('q8_K', [2, 512]), 2 * 2 * 292);
+  assert.equal(byteLength('q8_0', 96), 3 * 34, 'a count of values: one row');
+  assert.equal(byteLength('q8_K', [0, 256]), 0);
+  assert.equal(byteLength('float32', [2, 3]), 24);
+  assert.equal(byteLength('bfloat16', 5), 10);
+  assert.equal(byteLength('float16', [7]), 14);
+  assert.throws(() => byteLength('q8_K', [2, 100]), { name: 'RangeError', message: "byteLength: a row of q8_K blocks must hold a multiple of 256 values, the block size; the shape's last dim is 100" });
+  assert.throws(() => byteLength('q8_0', 48), { name: 'RangeError', message: /^byteLength: a row of q8_0 blocks must hold a multiple of 32 values/ });
+  assert.throws(() => byteLength('q4_0', 32), { name: 'TypeError', message: /^byteLength: dtype must be 'float32' or 'bfloat16' or 'float16' or 'q8_0' or 'q8_1' or 'q8_K', got string "q4_0"/ });
+  assert.throws(() => byteLength([2, 32], 'q8_0'), { name: 'TypeError', message: /^byteLength: dtype must be/ });
+  for (const shape of ['32', [], [2, -32], [2, 1.5], [2, , 32], undefined]) { // eslint-disable-line no-sparse-arrays
+    assert.throws(() => byteLength('q8_0', shape), { name: 'TypeError', message: /^byteLength: shape must be a count of values or a non-empty array of non-negative integers/ }, String(shape));
+  }
+  assert.throws(() => byteLength('float32', -1), { name: 'RangeError', message: 'byteLength: shape (a count of values) must be a non-negative integer, got -1' });
+  assert.throws(() => byteLength('q8_0', [2 ** 40, 2 ** 40]), { name: 'RangeError', message: 'byteLength: shape [1099511627776,1099511627776] of q8_0 takes 2^53 bytes or more' });
+});
+
+test('tensors of a block format: the blocks written zero-copy into alloc(byteLength(format, [rows, dim]), format)', () => {
+  const rand = prng(9);
+  const rows = 3;
+  const dim = 512;
+  const x = randomRows(rand, rows, dim);
+  const weight = normalArray(rand, dim);
+  for (const impl of IMPLS.filter((i) => i.alloc !== undefined)) {
+    for (const format of Object.keys(FORMATS)) {
+      const want = reference.quantize(reference.rmsNorm(x, weight), { dtype: format });
+      const out = impl.alloc(reference.byteLength(format, [rows, dim]), format);
+      assert.equal(out.dtype, format);
+      assert.equal(out.length, want.length);
+      assert.ok(out.array instanceof Uint8Array && out.array.byteOffset === out.byteOffset, `${impl.name} ${format}: a byte view of the tensor`);
+      assert.equal(impl.rmsNorm(x, weight, { outDtype: format, out }), out, `${impl.name} ${format}: returns the given tensor`);
+      assert.deepEqual(out.array, want, `${impl.name} ${format}: rmsNorm into the tensor`);
+      assert.deepEqual(reference.dequantize(out, { dtype: format }), reference.dequantize(want, { dtype: format }), `${impl.name} ${format}: dequantize reads a tensor`);
+      out.array.fill(0);
+      assert.equal(impl.rmsNorm.prepare(x, weight, { outDtype: format, out }).run(), out);
+      assert.deepEqual(out.array, want, `${impl.name} ${format}: prepared`);
+      const residual = x.slice();
+      impl.addRmsNorm(x, residual, weight, { outDtype: format, out });
+      assert.deepEqual(out.array, reference.quantize(reference.rmsNorm(residual, weight), { dtype: format }), `${impl.name} ${format}: addRmsNorm`);
+      assert.equal(impl.quantize(x, { dtype: format, out }), out);
+      assert.deepEqual(out.array, reference.quantize(x, { dtype: format }), `${impl.name} ${format}: quantize into the tensor`);
+      out.free();
+    }
+    // Mistakes, by name: a length of no whole blocks, a tensor of another format, blocks where values are read.
+    assert.throws(() => impl.alloc(100, 'q8_0'), { name: 'RangeError', message: "alloc: length (100) must be a whole number of q8_0 blocks, a multiple of 34 bytes: byteLength('q8_0', [rows, dim]) gives a shape's" });
+    assert.throws(() => impl.alloc(34, 'q4_0'), { name: 'TypeError', message: /^alloc: dtype must be 'float32' or 'bfloat16' or 'float16' or 'q8_0' or 'q8_1' or 'q8_K'/ });
+    const q8_0 = impl.alloc(reference.byteLength('q8_0', [rows, dim]), 'q8_0');
+    assert.throws(() => impl.rmsNorm(x, weight, { outDtype: 'q8_1', out: q8_0 }), { name: 'TypeError', message: /^rmsNorm: options\.out must be a Uint8Array \(the bytes of ggml q8_1 blocks\) for outDtype 'q8_1', got q8_0 Tensor\(1632\)/ });
+    assert.throws(() => impl.rmsNorm(q8_0, null, { dim: 32 }), { name: 'TypeError', message: "rmsNorm: x must be a Float32Array, got q8_0 Tensor(1632) (a q8_0 tensor holds ggml blocks: dequantize(x.array, { dtype: 'q8_0' }) gives their values)" });
+    assert.throws(() => reference.dequantize(q8_0, { dtype: 'q8_K' }), { name: 'TypeError', message: /^dequantize: bytes must be a Uint8Array of ggml q8_K blocks \(or a q8_K tensor\), got q8_0 Tensor/ });
+    q8_0.free();
+  }
+});
+
 test('bindMemory: an engine\'s own memory, the blocks written where it says and nowhere else', async () => {
   const { bindMemory } = await import('../src/index.js');
   for (const backend of ['simd', 'scalar']) {
@@ -365,7 +482,7 @@ test('mistakes are refused by name before anything is written', () => {
     const residual = new Float32Array(2 * dim).fill(2);
     const out = new Uint8Array(64).fill(9);
     assert.throws(() => impl.rmsNorm(x, new Float32Array(dim), { outDtype: 'q8_0' }),
-      { name: 'RangeError', message: "rmsNorm: options.outDtype 'q8_0' needs dim (48) to be a multiple of 32, its block size" });
+      { name: 'RangeError', message: "rmsNorm: options.outDtype 'q8_0' needs dim (48) to be a multiple of 32, its block size: leave outDtype out for float32 rows" });
     assert.throws(() => impl.addRmsNorm(x, residual, null, { dim, outDtype: 'q8_1', out }),
       { name: 'RangeError', message: /^addRmsNorm: options\.outDtype 'q8_1' needs dim \(48\)/ });
     assert.ok(residual.every((v) => v === 2), `${impl.name}: the residual is not written`);
@@ -384,9 +501,9 @@ test('mistakes are refused by name before anything is written', () => {
     xv.fill(1);
     const snapshot = new Uint8Array(buffer).slice();
     assert.throws(() => impl.rmsNorm(xv, null, { dim: 32, outDtype: 'q8_0', out: new Uint8Array(buffer, 200, 68) }),
-      { name: 'RangeError', message: 'rmsNorm: options.out must not overlap x' });
+      { name: 'RangeError', message: /^rmsNorm: options\.out must not overlap x \(ggml blocks are never written in place/ });
     assert.throws(() => impl.rmsNorm(xv, null, { dim: 32, outDtype: 'q8_0', out: new Uint8Array(buffer, 0, 68) }),
-      { name: 'RangeError', message: 'rmsNorm: options.out must not overlap x' });
+      { name: 'RangeError', message: /^rmsNorm: options\.out must not overlap x \(ggml blocks are never written in place/ });
     assert.deepEqual(new Uint8Array(buffer), snapshot, `${impl.name}: nothing written`);
     // Beside x in the same buffer is fine; and outDtype naming the storage dtype is the plain call.
     const beside = new Uint8Array(buffer, 256, 68);
@@ -394,6 +511,37 @@ test('mistakes are refused by name before anything is written', () => {
     assert.deepEqual(beside, reference.quantize(reference.rmsNorm(xv, null, { dim: 32 }), { dtype: 'q8_0' }));
     assert.deepEqual(impl.rmsNorm(x64, null, { dim: 32, outDtype: 'float32' }), reference.rmsNorm(x64, null, { dim: 32 }));
   }
+});
+
+// Issue 46's measure on the JS side: mistakes a user makes with the block
+// outputs, each refused with the right class and a message that names the
+// fix (the C library's are held in tests/c-library.test.js).
+test('mistakes on the block outputs: each message names the fix', () => {
+  const x = new Float32Array(64).fill(1);
+  const w = new Float32Array(64).fill(1);
+  const MISTAKES = [
+    ['a format ggml has but the package does not', (k) => k.rmsNorm(x, w, { outDtype: 'q4_0' }), TypeError, "must be 'float32' or 'q8_0' or 'q8_1' or 'q8_K'"],
+    ['q8_0 rows of 48', (k) => k.rmsNorm(new Float32Array(96), new Float32Array(48), { outDtype: 'q8_0' }), RangeError, 'leave outDtype out for float32 rows'],
+    ['q8_K rows of 64', (k) => k.rmsNorm(x, w, { outDtype: 'q8_K' }), RangeError, "or use 'q8_0' or 'q8_1' (blocks of 32)"],
+    ['quantize without a format', (k) => k.quantize(x, {}), TypeError, "'q8_0', 'q8_1' or 'q8_K'"],
+    ['quantize 40 values', (k) => k.quantize(new Float32Array(40), { dtype: 'q8_0' }), RangeError, 'quantize whole rows whose length is a multiple of 32'],
+    ['quantize bfloat16 bits', (k) => k.quantize(new Uint16Array(64), { dtype: 'q8_0' }), TypeError, "widen them first: toFloat32(x, { dtype: 'bfloat16' })"],
+    ['blocks into a Float32Array', (k) => k.rmsNorm(x, w, { outDtype: 'q8_0', out: new Float32Array(64) }), TypeError, 'must be a Uint8Array (the bytes of ggml q8_0 blocks)'],
+    ['an out of the float32 length', (k) => k.rmsNorm(x, w, { outDtype: 'q8_0', out: new Uint8Array(64) }), RangeError, 'must equal the bytes of 2 q8_0 blocks of 34 (68)'],
+    ['blocks written over x', (k) => k.rmsNorm(x, w, { outDtype: 'q8_0', out: new Uint8Array(x.buffer, 0, 68) }), RangeError, 'give options.out a buffer of its own'],
+    ['dequantize a partial block', (k) => (k.dequantize ?? dequantize)(new Uint8Array(35), { dtype: 'q8_0' }), RangeError, 'pass whole blocks, in the format they were written in'],
+    ['dequantize an Int8Array', (k) => (k.dequantize ?? dequantize)(new Int8Array(34), { dtype: 'q8_0' }), TypeError, 'must be a Uint8Array of ggml q8_0 blocks'],
+  ];
+  for (const impl of IMPLS) {
+    for (const [mistake, call, type, fix] of MISTAKES) {
+      assert.throws(() => call(impl), (e) => {
+        assert.ok(e instanceof type, `${impl.name} ${mistake}: ${e}`);
+        assert.ok(e.message.includes(fix), `${impl.name} ${mistake}: "${e.message}" does not name the fix "${fix}"`);
+        return true;
+      });
+    }
+  }
+  assert.ok(MISTAKES.length >= 10);
 });
 
 test('quantize alone: every implementation is the reference quantizer, on special blocks and large, unaligned arrays', () => {
@@ -424,11 +572,11 @@ test('quantize alone: every implementation is the reference quantizer, on specia
     }
   }
   for (const impl of IMPLS) {
-    assert.throws(() => impl.quantize(new Float32Array(48), { dtype: 'q8_K' }), { name: 'RangeError', message: 'quantize: x.length (48) must be a multiple of 256, the q8_K block size' });
+    assert.throws(() => impl.quantize(new Float32Array(48), { dtype: 'q8_K' }), { name: 'RangeError', message: /^quantize: x\.length \(48\) must be a multiple of 256, the q8_K block size: quantize whole rows whose length is a multiple of 256/ });
     assert.throws(() => impl.quantize(new Float32Array(32), { dtype: 'float16' }), { name: 'TypeError', message: /^quantize: options\.dtype must be 'q8_0' or 'q8_1' or 'q8_K'/ });
     assert.throws(() => impl.quantize(new Float32Array(32)), { name: 'TypeError', message: /^quantize: options\.dtype is required/ });
     assert.throws(() => impl.quantize(new Float32Array(32), { dtype: 'q8_0', out: new Uint8Array(33) }), { name: 'RangeError', message: 'quantize: options.out.length (33) must equal the bytes of 1 q8_0 blocks of 34 (34)' });
     const buffer = new ArrayBuffer(256);
-    assert.throws(() => impl.quantize(new Float32Array(buffer, 0, 32), { dtype: 'q8_0', out: new Uint8Array(buffer, 100, 34) }), { name: 'RangeError', message: 'quantize: options.out must not overlap x' });
+    assert.throws(() => impl.quantize(new Float32Array(buffer, 0, 32), { dtype: 'q8_0', out: new Uint8Array(buffer, 100, 34) }), { name: 'RangeError', message: /^quantize: options\.out must not overlap x \(ggml blocks are never written in place/ });
   }
 });

@@ -15,7 +15,7 @@ export const GOLDEN_DIR = fileURLToPath(new URL('webgpu-golden/', import.meta.ur
 
 /** The digest of every variant's shader: sha256 over their code in
  * enumeration order (each followed by a NUL), and the count. Keys are
- * derived from the variants (src/webgpu/layout.js, keyOf): not digested. */
+ * derived from the variants (src/webgpu/programs/layout.js, keyOf): not digested. */
 export function digestOfEveryShader() {
   const hash = createHash('sha256');
   let count = 0;

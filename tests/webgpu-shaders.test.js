@@ -1,13 +1,13 @@
 // The WebGPU backend's shader variants and layouts, in Node (no GPU): a
 // pipeline is cached by its variant's key, so two variants with one key
 // must be one shader; the generated WGSL is the golden set in the tree
-// (tests/webgpu-golden.js); and the layout rules (src/webgpu/layout.js) that
+// (tests/webgpu-golden.js); and the layout rules (src/webgpu/programs/layout.js) that
 // decide how each role is bound. The shaders' bits are tested on real
 // adapters by tests/webgpu.test.js.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { layerNormShader } from '../src/webgpu/programs/layernorm-shader.js';
-import { bindingsOf, keyOf, teamOf } from '../src/webgpu/layout.js';
+import { bindingsOf, keyOf, teamOf } from '../src/webgpu/programs/layout.js';
 import { prologueShader, rmsNormShader } from '../src/webgpu/programs/rmsnorm-shader.js';
 import { layerNormLayouts, rmsLayouts } from './helpers/webgpu-variants.js';
 import { staleGoldens } from './webgpu-golden.js';

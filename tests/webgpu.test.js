@@ -274,7 +274,7 @@ const OPS = {
   to_f16: (a) => numberToFloat16(asFloat(a)),
   from_f16: (a) => bitsOfFloat(float16ToNumber(a)),
 };
-// The common path's operations (src/webgpu/fastfloat.js), on operands of
+// The common path's operations (src/webgpu/wgsl/fastfloat.js), on operands of
 // their domain only: zero or normal, with normal results.
 const FAST_OPS = {
   fast_square: (a) => bitsOfFloat(asFloat(a) * asFloat(a)),
@@ -459,11 +459,13 @@ const DEVICE_MISTAKES = {
   'rstd over x': 'RangeError: rmsNorm: buffers.rstd must not overlap buffers.x',
   'weight mapped': "RangeError: rmsNorm: buffers.weight must be unmapped, but its mapState is 'mapped'",
   'rows negative': 'RangeError: rmsNorm: params.rows must be a non-negative integer, got -1',
-  'rowStride below dim': 'RangeError: rmsNorm: params.rowStride must be at least params.dim (16), got 15',
+  'rowStride below dim': "RangeError: rmsNorm: params.rowStride must be an integer >= dim (16), the values from one row's start to the next's; got 15",
   'rowStride a string': 'TypeError: rmsNorm: params.rowStride must be a number, got string "16"',
-  'heads running into the next token': 'RangeError: rmsNorm: a token\'s heads span 40 values ((params.heads - 1) * params.headStride + params.dim), more than params.rowStride (32): they would run into the next token',
-  'headStride below dim': 'RangeError: rmsNorm: params.headStride must be at least params.dim (16), got 8',
-  'outDtype with dim not a multiple of its block': "RangeError: rmsNorm: params.outDtype 'q8_0' needs params.dim (16) to be a multiple of 32, its block size",
+  'heads running into the next token': "RangeError: rmsNorm: params.rowStride (32) must be at least (heads - 1) * headStride + dim (40) for 2 tokens: a token's heads would run into the next token's",
+  'headStride below dim': "RangeError: rmsNorm: params.headStride must be an integer >= dim (16), the values from one head's start to the next's within a token; got 8",
+  'headStride without heads': 'TypeError: rmsNorm: params.headStride needs params.heads',
+  'heads zero': 'RangeError: rmsNorm: params.heads must be a positive integer, the rows each token holds; got 0',
+  'outDtype with dim not a multiple of its block': "RangeError: rmsNorm: params.outDtype 'q8_0' needs dim (16) to be a multiple of 32, its block size: leave outDtype out for float32 rows",
   'outDtype unknown': `TypeError: rmsNorm: params.outDtype must be 'float32' or 'q8_0' or 'q8_1' or 'q8_K', got string "q4_0"`,
   'outDtype without out': 'TypeError: rmsNorm: params.outDtype needs an output, but buffers.out is undefined',
   'out too small for its blocks': 'RangeError: rmsNorm: buffers.out needs 68 bytes from offset 200, but the buffer has 256',

@@ -17,23 +17,42 @@
 const char* rmsnorm_wasm_status_string(rmsnorm_wasm_status status) {
   switch (status) {
     case RMSNORM_WASM_OK: return "ok";
-    case RMSNORM_WASM_ERROR_NULL: return "a required array is NULL";
+    case RMSNORM_WASM_ERROR_NULL:
+      return "a required array is NULL: pass x and the output (y, out, dx, dst), rstd (and mean) "
+             "to a backward pass, and dweight exactly when weight is given";
     case RMSNORM_WASM_ERROR_DIM:
-      return "dim must be >= 1 and every array's size in bytes fit in size_t";
-    case RMSNORM_WASM_ERROR_EPS: return "eps must be finite and >= 0";
-    case RMSNORM_WASM_ERROR_OPTION:
-      return "unknown dtype, cast mode or block format (the converters take a 16-bit dtype), or "
-             "weight_offset not finite";
+      return "dim (or heads) is 0: pass the number of values a row holds (and the heads a token "
+             "holds), >= 1";
+    case RMSNORM_WASM_ERROR_EPS:
+      return "eps must be finite and >= 0: pass the model's epsilon (its rms_norm_eps, e.g. 1e-6)";
+    case RMSNORM_WASM_ERROR_DTYPE:
+      return "unknown dtype or weight_dtype: use RMSNORM_WASM_FLOAT32, RMSNORM_WASM_BFLOAT16 or "
+             "RMSNORM_WASM_FLOAT16 (the converters take RMSNORM_WASM_BFLOAT16 or "
+             "RMSNORM_WASM_FLOAT16)";
     case RMSNORM_WASM_ERROR_OVERLAP:
-      return "an output shares a byte with another array's values (only y == x and dx == dy are "
-             "allowed)";
+      return "an output shares a byte with another array's values: give each output its own "
+             "memory (only y == x and dx == dy, exactly, may share; block outputs never)";
     case RMSNORM_WASM_ERROR_RANGE:
-      return "an array runs past the end of the address space (pointer + size overflows)";
+      return "an array runs past the end of the address space (pointer + size overflows): check "
+             "the pointer and rows, dim and row_stride";
     case RMSNORM_WASM_ERROR_STRIDE:
-      return "row_stride and head_stride must be >= dim, and a token's heads end before the next "
-             "token";
+      return "row_stride and head_stride must be >= dim, and with several tokens row_stride >= "
+             "(heads - 1) * head_stride + dim: pass the distance in values from one row's (or "
+             "head's) start to the next";
     case RMSNORM_WASM_ERROR_BLOCK:
-      return "dim must be a multiple of the block format's block size (32, or 256 for q8_K)";
+      return "dim is not a multiple of the block size, 32 for RMSNORM_WASM_Q8_0 and "
+             "RMSNORM_WASM_Q8_1, "
+             "256 for RMSNORM_WASM_Q8_K: pick a format whose block divides dim, or write the rows "
+             "unquantized (float32, as ggml keeps such tensors)";
+    case RMSNORM_WASM_ERROR_CAST_MODE:
+      return "unknown cast mode: use RMSNORM_WASM_CAST_LLAMA or RMSNORM_WASM_CAST_GEMMA";
+    case RMSNORM_WASM_ERROR_FORMAT:
+      return "unknown block format: use RMSNORM_WASM_Q8_0, RMSNORM_WASM_Q8_1 or RMSNORM_WASM_Q8_K";
+    case RMSNORM_WASM_ERROR_WEIGHT_OFFSET:
+      return "weight_offset must be finite: pass 0 for none, 1 for Gemma's weights stored as w - 1";
+    case RMSNORM_WASM_ERROR_SIZE:
+      return "an array's size in bytes overflows size_t: rows, dim, heads or a stride is far too "
+             "large (a negative count converted to size_t?)";
   }
   return "unknown status";
 }
@@ -146,7 +165,7 @@ static rmsnorm_wasm_status check_spans(const struct span* spans, int n) {
   size_t bytes[MAX_SPANS];
   for (int i = 0; i < n; i++) {
     if (spans[i].at != NULL && !bytes_of(&spans[i], &bytes[i])) {
-      return RMSNORM_WASM_ERROR_DIM;
+      return RMSNORM_WASM_ERROR_SIZE;
     }
   }
   struct extent extents[MAX_SPANS];
@@ -201,7 +220,7 @@ static rmsnorm_wasm_status check_shape(size_t rows, size_t dim, size_t row_strid
   }
   const struct span rows_span = {NULL, rows, dim, row_stride, bytes, false, -1};
   size_t span_bytes;
-  return bytes_of(&rows_span, &span_bytes) ? RMSNORM_WASM_OK : RMSNORM_WASM_ERROR_DIM;
+  return bytes_of(&rows_span, &span_bytes) ? RMSNORM_WASM_OK : RMSNORM_WASM_ERROR_SIZE;
 }
 
 /* -0 passes (-0 >= 0), as in JS; NaN fails both compares. */
@@ -260,13 +279,31 @@ static void set_shape(rmsnorm_wasm_call* call, int op, size_t rows, size_t dim, 
   call->eps = eps;
 }
 
-/* RMSNorm's options: dtypes and cast mode known, weight_offset finite. */
-static bool rms_options_known(const void* weight, rmsnorm_wasm_dtype dtype,
-                              rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode,
-                              float weight_offset) {
-  return known_dtype(dtype) && (weight == NULL || known_dtype(weight_dtype)) &&
-         (cast_mode == RMSNORM_WASM_CAST_GEMMA || cast_mode == RMSNORM_WASM_CAST_LLAMA) &&
-         weight_offset >= -FLT_MAX && weight_offset <= FLT_MAX;
+/* The format a _q8 entry point was given, as the checks take it: 0 there
+ * means no blocks, so a _q8 call's 0 (no format) becomes -1, unknown. */
+static int blocks_of(rmsnorm_wasm_block_format format) {
+  return format == 0 ? -1 : (int) format;
+}
+
+/* RMSNorm's options, each its own status, in the header's order: dtypes,
+ * cast mode and block format (0: none) known, weight_offset finite. */
+static rmsnorm_wasm_status check_rms_options(const void* weight, rmsnorm_wasm_dtype dtype,
+                                             rmsnorm_wasm_dtype weight_dtype,
+                                             rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
+                                             int format) {
+  if (!known_dtype(dtype) || (weight != NULL && !known_dtype(weight_dtype))) {
+    return RMSNORM_WASM_ERROR_DTYPE;
+  }
+  if (cast_mode != RMSNORM_WASM_CAST_GEMMA && cast_mode != RMSNORM_WASM_CAST_LLAMA) {
+    return RMSNORM_WASM_ERROR_CAST_MODE;
+  }
+  if (format != 0 && !known_format(format)) {
+    return RMSNORM_WASM_ERROR_FORMAT;
+  }
+  if (!(weight_offset >= -FLT_MAX && weight_offset <= FLT_MAX)) {
+    return RMSNORM_WASM_ERROR_WEIGHT_OFFSET;
+  }
+  return RMSNORM_WASM_OK;
 }
 
 /* The checks of both RMSNorm prepares: the full one (y required), or rstd alone
@@ -277,12 +314,13 @@ static rmsnorm_wasm_status check_rmsnorm(const void* x, void* residual, const vo
                                          rmsnorm_wasm_dtype weight_dtype,
                                          rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
                                          bool stats_only, int format) {
-  if (!rms_options_known(weight, dtype, weight_dtype, cast_mode, weight_offset) ||
-      !(format == 0 || known_format(format))) {
-    return RMSNORM_WASM_ERROR_OPTION;
+  rmsnorm_wasm_status status =
+      check_rms_options(weight, dtype, weight_dtype, cast_mode, weight_offset, format);
+  if (status != RMSNORM_WASM_OK) {
+    return status;
   }
   const size_t size = element_bytes(dtype);
-  rmsnorm_wasm_status status = check_shape(rows, dim, row_stride, size);
+  status = check_shape(rows, dim, row_stride, size);
   if (status == RMSNORM_WASM_OK && format != 0 && dim % q8_block_values(format) != 0) {
     status = RMSNORM_WASM_ERROR_BLOCK;
   }
@@ -297,7 +335,7 @@ static rmsnorm_wasm_status check_rmsnorm(const void* x, void* residual, const vo
   }
   const size_t weight_size = weight != NULL ? element_bytes(weight_dtype) : 1;
   const struct span spans[] = {
-      [RMS_X] = {x, rows, dim, row_stride, size, false, RMS_Y},
+      [RMS_X] = {x, rows, dim, row_stride, size, false, format == 0 ? RMS_Y : -1},
       [RMS_RESIDUAL] = {residual, rows, dim, row_stride, size, true, -1},
       [RMS_WEIGHT] = {weight, 1, dim, dim, weight_size, false, -1},
       /* Blocks: packed rows of bytes, never in place. */
@@ -361,7 +399,7 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_q8(
     rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
     rmsnorm_wasm_block_format format) {
   return prepare_rms(call, x, residual, weight, out, rstd, rows, dim, row_stride, eps, dtype,
-                     weight_dtype, cast_mode, weight_offset, false, (int) format);
+                     weight_dtype, cast_mode, weight_offset, false, blocks_of(format));
 }
 
 size_t rmsnorm_wasm_block_row_bytes(rmsnorm_wasm_block_format format, size_t dim) {
@@ -380,7 +418,7 @@ static rmsnorm_wasm_status check_blockwise(const float* values, const void* bloc
                                            size_t dim, size_t row_stride, int format,
                                            bool dequantize) {
   if (!known_format(format)) {
-    return RMSNORM_WASM_ERROR_OPTION;
+    return RMSNORM_WASM_ERROR_FORMAT;
   }
   rmsnorm_wasm_status status = check_shape(rows, dim, row_stride, sizeof(float));
   if (status == RMSNORM_WASM_OK && dim % q8_block_values(format) != 0) {
@@ -464,10 +502,11 @@ static bool spans_meet(const struct span* a, const struct span* b) {
 }
 
 /* The aliasing rules on a heads call's arrays (RMS_* slots; x, residual and
- * y per-row, `whole` their whole spans): y may be x itself, head for head. */
+ * y per-row, unless y is `blocks`, `whole` their whole spans): y may be x
+ * itself, head for head. */
 static rmsnorm_wasm_status check_heads_overlap(const struct span* whole, size_t heads, size_t dim,
-                                               size_t head_stride) {
-  static const bool per_row[5] = {[RMS_X] = true, [RMS_RESIDUAL] = true, [RMS_Y] = true};
+                                               size_t head_stride, bool blocks) {
+  const bool per_row[5] = {[RMS_X] = true, [RMS_RESIDUAL] = true, [RMS_Y] = !blocks};
   for (int i = 0; i < 5; i++) {
     for (int j = i + 1; j < 5; j++) {
       if (whole[i].at == NULL || whole[j].at == NULL || !(whole[i].output || whole[j].output)) {
@@ -492,17 +531,18 @@ static rmsnorm_wasm_status check_heads_overlap(const struct span* whole, size_t 
   return RMSNORM_WASM_OK;
 }
 
-/* The checks of rmsnorm_wasm_prepare_rmsnorm_heads, in the header's order;
- * `token_span`: a token's values, (heads - 1) * head_stride + dim. */
-static rmsnorm_wasm_status check_rmsnorm_heads(const void* x, void* residual, const void* weight,
-                                               void* y, float* rstd, size_t tokens, size_t heads,
-                                               size_t dim, size_t head_stride, size_t row_stride,
-                                               float eps, rmsnorm_wasm_dtype dtype,
-                                               rmsnorm_wasm_dtype weight_dtype,
-                                               rmsnorm_wasm_cast_mode cast_mode,
-                                               float weight_offset, size_t* token_span) {
-  if (!rms_options_known(weight, dtype, weight_dtype, cast_mode, weight_offset)) {
-    return RMSNORM_WASM_ERROR_OPTION;
+/* The checks of rmsnorm_wasm_prepare_rmsnorm_heads (format 0) and _heads_q8,
+ * in the header's order; `token_span`: a token's values,
+ * (heads - 1) * head_stride + dim. */
+static rmsnorm_wasm_status check_rmsnorm_heads(
+    const void* x, void* residual, const void* weight, void* y, float* rstd, size_t tokens,
+    size_t heads, size_t dim, size_t head_stride, size_t row_stride, float eps,
+    rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype, rmsnorm_wasm_cast_mode cast_mode,
+    float weight_offset, int format, size_t* token_span) {
+  const rmsnorm_wasm_status options =
+      check_rms_options(weight, dtype, weight_dtype, cast_mode, weight_offset, format);
+  if (options != RMSNORM_WASM_OK) {
+    return options;
   }
   if (dim == 0 || heads == 0) {
     return RMSNORM_WASM_ERROR_DIM;
@@ -514,7 +554,7 @@ static rmsnorm_wasm_status check_rmsnorm_heads(const void* x, void* residual, co
   const struct span token = {NULL, heads, dim, head_stride, size, false, -1};
   size_t token_bytes;
   if (!bytes_of(&token, &token_bytes)) {
-    return RMSNORM_WASM_ERROR_DIM;
+    return RMSNORM_WASM_ERROR_SIZE;
   }
   *token_span = token_bytes / size;
   if (tokens > 1 && *token_span > row_stride) {
@@ -523,7 +563,10 @@ static rmsnorm_wasm_status check_rmsnorm_heads(const void* x, void* residual, co
   const struct span all = {NULL, tokens, *token_span, row_stride, size, false, -1};
   size_t all_bytes;
   if (!bytes_of(&all, &all_bytes)) {
-    return RMSNORM_WASM_ERROR_DIM;
+    return RMSNORM_WASM_ERROR_SIZE;
+  }
+  if (format != 0 && dim % q8_block_values(format) != 0) {
+    return RMSNORM_WASM_ERROR_BLOCK;
   }
   if (!valid_eps(eps)) {
     return RMSNORM_WASM_ERROR_EPS;
@@ -535,14 +578,17 @@ static rmsnorm_wasm_status check_rmsnorm_heads(const void* x, void* residual, co
     return RMSNORM_WASM_ERROR_NULL;
   }
   if (heads > SIZE_MAX / tokens) {
-    return RMSNORM_WASM_ERROR_DIM; /* rstd's tokens * heads values */
+    return RMSNORM_WASM_ERROR_SIZE; /* rstd's tokens * heads values */
   }
   const size_t weight_size = weight != NULL ? element_bytes(weight_dtype) : 1;
+  /* Blocks: tokens * heads packed rows of bytes, never in place. */
+  const size_t block_row = format != 0 ? rmsnorm_wasm_block_row_bytes(format, dim) : 0;
   struct span whole[] = {
-      [RMS_X] = {x, tokens, *token_span, row_stride, size, false, RMS_Y},
+      [RMS_X] = {x, tokens, *token_span, row_stride, size, false, format == 0 ? RMS_Y : -1},
       [RMS_RESIDUAL] = {residual, tokens, *token_span, row_stride, size, false, -1},
       [RMS_WEIGHT] = {weight, 1, dim, dim, weight_size, false, -1},
-      [RMS_Y] = {y, tokens, *token_span, row_stride, size, false, RMS_X},
+      [RMS_Y] = format == 0 ? (struct span){y, tokens, *token_span, row_stride, size, false, RMS_X}
+                            : (struct span){y, tokens * heads, block_row, block_row, 1, false, -1},
       [RMS_RSTD] = {rstd, tokens * heads, 1, 1, sizeof(float), false, -1},
   };
   /* Sizes and ranges of the whole arrays (no output, so no overlap check there). */
@@ -551,7 +597,38 @@ static rmsnorm_wasm_status check_rmsnorm_heads(const void* x, void* residual, co
     return status;
   }
   whole[RMS_RESIDUAL].output = whole[RMS_Y].output = whole[RMS_RSTD].output = true;
-  return check_heads_overlap(whole, heads, dim, head_stride);
+  return check_heads_overlap(whole, heads, dim, head_stride, format != 0);
+}
+
+static rmsnorm_wasm_status prepare_heads(rmsnorm_wasm_call* call, const void* x, void* residual,
+                                         const void* weight, void* y, float* rstd, size_t tokens,
+                                         size_t heads, size_t dim, size_t head_stride,
+                                         size_t row_stride, float eps, rmsnorm_wasm_dtype dtype,
+                                         rmsnorm_wasm_dtype weight_dtype,
+                                         rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
+                                         int format) {
+  if (call == NULL) {
+    return RMSNORM_WASM_ERROR_NULL;
+  }
+  size_t token_span = 0;
+  const rmsnorm_wasm_status status =
+      check_rmsnorm_heads(x, residual, weight, y, rstd, tokens, heads, dim, head_stride, row_stride,
+                          eps, dtype, weight_dtype, cast_mode, weight_offset, format, &token_span);
+  if (status != RMSNORM_WASM_OK) {
+    return prepared(call, status);
+  }
+  const int op = format == 0 ? OP_RMSNORM : OP_RMSNORM_Q8;
+  if (tokens <= 1 || row_stride == heads * head_stride) {
+    /* Heads evenly spaced across tokens too: plain rows head_stride apart, in the same order. */
+    set_shape(call, op, tokens * heads, dim, head_stride, eps);
+  } else {
+    set_shape(call, op, tokens, dim, row_stride, eps);
+    call->heads = heads;
+    call->head_stride = head_stride;
+  }
+  call->block_format = format;
+  set_rms_arrays(call, x, residual, weight, y, rstd, dtype, weight_dtype, cast_mode, weight_offset);
+  return RMSNORM_WASM_OK;
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_heads(
@@ -559,26 +636,18 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_heads(
     float* rstd, size_t tokens, size_t heads, size_t dim, size_t head_stride, size_t row_stride,
     float eps, rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
     rmsnorm_wasm_cast_mode cast_mode, float weight_offset) {
-  if (call == NULL) {
-    return RMSNORM_WASM_ERROR_NULL;
-  }
-  size_t token_span = 0;
-  const rmsnorm_wasm_status status =
-      check_rmsnorm_heads(x, residual, weight, y, rstd, tokens, heads, dim, head_stride, row_stride,
-                          eps, dtype, weight_dtype, cast_mode, weight_offset, &token_span);
-  if (status != RMSNORM_WASM_OK) {
-    return prepared(call, status);
-  }
-  if (tokens <= 1 || row_stride == heads * head_stride) {
-    /* Heads evenly spaced across tokens too: plain rows head_stride apart, in the same order. */
-    set_shape(call, OP_RMSNORM, tokens * heads, dim, head_stride, eps);
-  } else {
-    set_shape(call, OP_RMSNORM, tokens, dim, row_stride, eps);
-    call->heads = heads;
-    call->head_stride = head_stride;
-  }
-  set_rms_arrays(call, x, residual, weight, y, rstd, dtype, weight_dtype, cast_mode, weight_offset);
-  return RMSNORM_WASM_OK;
+  return prepare_heads(call, x, residual, weight, y, rstd, tokens, heads, dim, head_stride,
+                       row_stride, eps, dtype, weight_dtype, cast_mode, weight_offset, 0);
+}
+
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_heads_q8(
+    rmsnorm_wasm_call* call, const void* x, void* residual, const void* weight, void* out,
+    float* rstd, size_t tokens, size_t heads, size_t dim, size_t head_stride, size_t row_stride,
+    float eps, rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
+    rmsnorm_wasm_cast_mode cast_mode, float weight_offset, rmsnorm_wasm_block_format format) {
+  return prepare_heads(call, x, residual, weight, out, rstd, tokens, heads, dim, head_stride,
+                       row_stride, eps, dtype, weight_dtype, cast_mode, weight_offset,
+                       blocks_of(format));
 }
 
 rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_f32(rmsnorm_wasm_call* call, const float* x,
@@ -721,12 +790,22 @@ static void run_rmsnorm(const rmsnorm_wasm_call* call) {
   }
 }
 
+/* As run_rmsnorm, the blocks packed: token t's at t * heads rows of blocks. */
 static void run_rmsnorm_q8(const rmsnorm_wasm_call* call) {
   const void* const* a = call->arrays;
-  UKERNEL(rmsnorm_q8)
-  (a[RMS_X], OUT(void, RMS_RESIDUAL), a[RMS_WEIGHT], OUT(void, RMS_Y), OUT(float, RMS_RSTD),
-   call->rows, call->dim, call->row_stride, call->eps, call->dtype, call->weight_dtype,
-   call->cast_mode, call->weight_offset, call->block_format);
+  const size_t token_bytes = call->row_stride * dtype_size(call->dtype);
+  const size_t token_blocks =
+      call->heads * rmsnorm_wasm_block_row_bytes(call->block_format, call->dim);
+  for (size_t t = 0, n = call->heads == 1 ? 1 : call->rows; t < n; t++) {
+    const size_t at = t * token_bytes;
+    float* rstd = OUT(float, RMS_RSTD);
+    UKERNEL(rmsnorm_q8)
+    (moved(a[RMS_X], at), (void*) (uintptr_t) moved(a[RMS_RESIDUAL], at), a[RMS_WEIGHT],
+     (void*) (uintptr_t) moved(a[RMS_Y], t * token_blocks),
+     rstd == NULL ? NULL : rstd + t * call->heads, call->heads == 1 ? call->rows : call->heads,
+     call->dim, call->heads == 1 ? call->row_stride : call->head_stride, call->eps, call->dtype,
+     call->weight_dtype, call->cast_mode, call->weight_offset, call->block_format);
+  }
 }
 
 /* Packed rows are one run of blocks; strided ones go row by row. */
@@ -895,7 +974,7 @@ rmsnorm_wasm_status rmsnorm_wasm_layernorm_backward_f32(const float* dy, const f
 static rmsnorm_wasm_status check_conversion(const void* src, size_t src_size, const void* dst,
                                             size_t dst_size, size_t n, rmsnorm_wasm_dtype dtype) {
   if (dtype != RMSNORM_WASM_BFLOAT16 && dtype != RMSNORM_WASM_FLOAT16) {
-    return RMSNORM_WASM_ERROR_OPTION;
+    return RMSNORM_WASM_ERROR_DTYPE;
   }
   if (n == 0) {
     return RMSNORM_WASM_OK;

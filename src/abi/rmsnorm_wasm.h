@@ -37,15 +37,18 @@
  * ARGUMENTS
  * Every entry point returning rmsnorm_wasm_status checks its arguments first
  * and, if one is wrong, returns a nonzero status without reading or writing
- * any array. The checks are the JS API's, in this order: dtype, weight_dtype,
- * cast_mode and block format known, weight_offset finite (ERROR_OPTION);
- * dim >= 1 (ERROR_DIM); row_stride >= dim (ERROR_STRIDE); the rows' span,
- * (rows - 1) * row_stride + dim values (dim for one row, whatever its
- * row_stride: one row has no next row), fits in size_t bytes (ERROR_DIM);
+ * any array: one status per cause, and rmsnorm_wasm_status_string(status)
+ * says how to fix it. The checks are the JS API's, in this order: dtype
+ * and weight_dtype known (ERROR_DTYPE), cast_mode known (ERROR_CAST_MODE),
+ * block format known (ERROR_FORMAT), weight_offset finite
+ * (ERROR_WEIGHT_OFFSET); dim >= 1 (ERROR_DIM); row_stride >= dim
+ * (ERROR_STRIDE); the rows' span, (rows - 1) * row_stride + dim values
+ * (dim for one row, whatever its row_stride: one row has no next row),
+ * fits in size_t bytes (ERROR_SIZE);
  * for a block output, dim a multiple of the block size (ERROR_BLOCK); eps
  * finite and >= 0, -0 counting as 0 (ERROR_EPS); with rows == 0 nothing is
  * touched and the call succeeds; every array the operation needs is non-NULL
- * (ERROR_NULL); every array's size in bytes fits in size_t (ERROR_DIM);
+ * (ERROR_NULL); every array's size in bytes fits in size_t (ERROR_SIZE);
  * every array lies below the end of the address space, pointer + size
  * without overflow: an array may end exactly at 2^32 in wasm32
  * (ERROR_RANGE); the aliasing rules below (ERROR_OVERLAP). What cannot be
@@ -119,14 +122,18 @@ typedef enum rmsnorm_wasm_cast_mode {
 
 typedef enum rmsnorm_wasm_status {
   RMSNORM_WASM_OK = 0,
-  RMSNORM_WASM_ERROR_NULL = 1,    /* a required array is NULL */
-  RMSNORM_WASM_ERROR_DIM = 2,     /* dim == 0, or an array's size in bytes overflows size_t */
-  RMSNORM_WASM_ERROR_EPS = 3,     /* eps negative, infinite or NaN */
-  RMSNORM_WASM_ERROR_OPTION = 4,  /* unknown dtype, cast mode or format; weight_offset not finite */
-  RMSNORM_WASM_ERROR_OVERLAP = 5, /* arrays overlap against the aliasing rules */
-  RMSNORM_WASM_ERROR_RANGE = 6,   /* an array's pointer + size runs past the address space */
-  RMSNORM_WASM_ERROR_STRIDE = 7,  /* a stride below dim; heads past the next token */
-  RMSNORM_WASM_ERROR_BLOCK = 8,   /* dim not a multiple of the block format's block size */
+  RMSNORM_WASM_ERROR_NULL = 1,      /* a required array is NULL */
+  RMSNORM_WASM_ERROR_DIM = 2,       /* dim == 0, or heads == 0 */
+  RMSNORM_WASM_ERROR_EPS = 3,       /* eps negative, infinite or NaN */
+  RMSNORM_WASM_ERROR_DTYPE = 4,     /* unknown dtype or weight_dtype; a converter's not 16-bit */
+  RMSNORM_WASM_ERROR_OVERLAP = 5,   /* arrays overlap against the aliasing rules */
+  RMSNORM_WASM_ERROR_RANGE = 6,     /* an array's pointer + size runs past the address space */
+  RMSNORM_WASM_ERROR_STRIDE = 7,    /* a stride below dim; heads past the next token */
+  RMSNORM_WASM_ERROR_BLOCK = 8,     /* dim not a multiple of the block format's block size */
+  RMSNORM_WASM_ERROR_CAST_MODE = 9, /* unknown cast mode */
+  RMSNORM_WASM_ERROR_FORMAT = 10,   /* unknown block format (0 too, where one is required) */
+  RMSNORM_WASM_ERROR_WEIGHT_OFFSET = 11, /* weight_offset infinite or NaN */
+  RMSNORM_WASM_ERROR_SIZE = 12,          /* an array's size in bytes overflows size_t */
 } rmsnorm_wasm_status;
 
 /* ggml's 8-bit block formats (ggml-common.h), which a norm's output may
@@ -190,8 +197,8 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const vo
  * out  rows * rmsnorm_wasm_block_row_bytes(format, dim) bytes: the rows'
  *      blocks, packed (also with a row stride); it may overlap nothing.
  * Checks: as rmsnorm_wasm_rmsnorm's, format known among them
- * (ERROR_OPTION), then after the shape dim a multiple of the block size,
- * 32 or 256 (ERROR_BLOCK); out is the array y was.
+ * (ERROR_FORMAT, 0 included), then after the shape dim a multiple of the
+ * block size, 32 or 256 (ERROR_BLOCK); out is the array y was.
  */
 rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_q8(const void* x, void* residual, const void* weight,
                                             void* out, float* rstd, size_t rows, size_t dim,
@@ -213,8 +220,8 @@ size_t rmsnorm_wasm_block_row_bytes(rmsnorm_wasm_block_format format, size_t dim
  * quantize_row_q8_1_ref or quantize_row_q8_K_ref writes for the row, by
  * the rule of rmsnorm_wasm_rmsnorm_q8 (NaN to 0 and saturation where ggml's
  * C is undefined), and the JS API's quantize(). blocks may overlap nothing.
- * Checks, in the order above: format known (ERROR_OPTION); dim >= 1
- * (ERROR_DIM); x's span fits size_t bytes (ERROR_DIM); dim a multiple of
+ * Checks, in the order above: format known (ERROR_FORMAT); dim >= 1
+ * (ERROR_DIM); x's span fits size_t bytes (ERROR_SIZE); dim a multiple of
  * the block size, 32 or 256 (ERROR_BLOCK); with rows == 0 nothing is
  * touched (OK); x and blocks non-NULL (ERROR_NULL); sizes, range, overlap.
  */
@@ -346,6 +353,20 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_dequantize(rmsnorm_wasm_call* call, con
                                                     size_t row_stride,
                                                     rmsnorm_wasm_block_format format);
 
+/* rmsnorm_wasm_prepare_rmsnorm_heads with each row quantized to ggml
+ * blocks of `format`, as rmsnorm_wasm_rmsnorm_q8 (QK-norm, or a per-head
+ * norm, feeding a q8 mul_mat): out holds tokens * heads rows of
+ * rmsnorm_wasm_block_row_bytes(format, dim) bytes, packed, row (t, h)'s at
+ * row t * heads + h (rstd's index); it may overlap nothing. The bits of one
+ * rmsnorm_wasm_prepare_rmsnorm_q8 call per head. Checks: the heads
+ * call's, format known among the options (ERROR_FORMAT) and, after the
+ * shape, dim a multiple of the block size (ERROR_BLOCK). */
+rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_heads_q8(
+    rmsnorm_wasm_call* call, const void* x, void* residual, const void* weight, void* out,
+    float* rstd, size_t tokens, size_t heads, size_t dim, size_t head_stride, size_t row_stride,
+    float eps, rmsnorm_wasm_dtype dtype, rmsnorm_wasm_dtype weight_dtype,
+    rmsnorm_wasm_cast_mode cast_mode, float weight_offset, rmsnorm_wasm_block_format format);
+
 rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_f32(rmsnorm_wasm_call* call, const float* x,
                                                        const float* weight, const float* bias,
                                                        float* y, float* mean, float* rstd,
@@ -373,8 +394,8 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_layernorm_backward_f32(
  *                          overflow to +-Inf; every NaN becomes the format's
  *                          one pattern (bfloat16 0x7FC0, float16 0x7E00);
  *                          float16 keeps subnormals
- * Checks, in order: dtype 16-bit (ERROR_OPTION); n == 0 touches nothing (OK);
- * src and dst non-NULL (ERROR_NULL); n values fit size_t bytes (ERROR_DIM);
+ * Checks, in order: dtype 16-bit (ERROR_DTYPE); n == 0 touches nothing (OK);
+ * src and dst non-NULL (ERROR_NULL); n values fit size_t bytes (ERROR_SIZE);
  * below the end of the address space (ERROR_RANGE); src and dst share no
  * byte (ERROR_OVERLAP).
  */

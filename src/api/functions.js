@@ -3,7 +3,7 @@
 // memory and runs it (./run.js). init()'s top-level functions,
 // createKernels() and bindMemory() all hand out functions made here.
 
-import { DTYPES } from '../loader/abi.js';
+import { BLOCK_FORMAT, TENSOR_DTYPES } from '../loader/abi.js';
 import { defineProperty, holds, isSafeInteger, join, RangeError, TypeError } from '../loader/intrinsics.js';
 import { OP_NAMES, OPS } from '../ops/descriptions.js';
 import { describe } from '../ops/options.js';
@@ -70,14 +70,20 @@ export function kernelFunctions(memoryFor, runner = run) {
 
 /**
  * A tensor of `length` values of `dtype` in the instance's memory, zeroed:
- * pass it to any kernel and nothing is copied. Free it with `.free()`.
+ * pass it to any kernel and nothing is copied. Free it with `.free()`. A
+ * block format's tensor holds bytes, a whole number of its blocks: the
+ * `out` of a block output or of quantize, written in place.
  */
 export function allocFunction(memoryFor) {
   return function alloc(length, dtype = 'float32') {
     const memory = memoryFor('alloc');
     if (typeof length !== 'number') throw new TypeError(`alloc: length must be a number, got ${describe(length)}`);
     if (!isSafeInteger(length) || length < 0) throw new RangeError(`alloc: length must be a non-negative integer, got ${length}`);
-    if (!holds(DTYPES, dtype)) throw new TypeError(`alloc: dtype must be ${join(DTYPES, ' or ', "'")}, got ${describe(dtype)}`);
+    if (!holds(TENSOR_DTYPES, dtype)) throw new TypeError(`alloc: dtype must be ${join(TENSOR_DTYPES, ' or ', "'")}, got ${describe(dtype)}`);
+    const format = BLOCK_FORMAT[dtype];
+    if (format !== undefined && length % format.bytes !== 0) {
+      throw new RangeError(`alloc: length (${length}) must be a whole number of ${dtype} blocks, a multiple of ${format.bytes} bytes: byteLength('${dtype}', [rows, dim]) gives a shape's`);
+    }
     return memory.alloc('alloc', length, dtype);
   };
 }

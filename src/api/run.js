@@ -9,7 +9,7 @@ import { ceil, copyInto, floor, List, min, RangeError, setPrototypeOf } from '..
 import { STACK_BYTES } from '../loader/memory.js';
 import { storageView, viewOf } from '../ops/arrays.js';
 import { rowSpan } from '../ops/options.js';
-import { BLOCKS, IN, makeResults, OUT, returnValue, ROW, STAT } from '../ops/resolve.js';
+import { BLOCKS, IN, makeResults, OUT, returnValue, ROW, STAT, zeroRowResult } from '../ops/resolve.js';
 
 // Arrays outside wasm memory move through it in chunks of whole rows of about
 // this size: a huge input does not grow the memory (which never shrinks) to
@@ -99,8 +99,9 @@ setPrototypeOf(Direct.prototype, null);
 
 /** Runs `call` on `memory` and returns what the function returns. */
 export function run(memory, call) {
+  const none = zeroRowResult(call);
+  if (none !== null) return none;
   makeResults(call);
-  if (call.rows === 0) return returnValue(call);
   let { plan } = call;
   if (plan === null) {
     plan = planCall(memory, call);

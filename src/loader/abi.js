@@ -30,6 +30,9 @@ export const BLOCK_FORMAT = Object.freeze({
 /** The block format names, in code order. */
 export const BLOCK_FORMATS = Object.freeze(['q8_0', 'q8_1', 'q8_K']);
 
+/** What a tensor may hold (alloc's dtype): DTYPES, then BLOCK_FORMATS (a block format's bytes). */
+export const TENSOR_DTYPES = Object.freeze(DTYPES.concat(BLOCK_FORMATS));
+
 /** Bytes per element of the typed array that holds each dtype: a block
  * format travels as its bytes, in a Uint8Array. */
 export const ELEMENT_BYTES = Object.freeze({ __proto__: null, float32: 4, bfloat16: 2, float16: 2, q8_0: 1, q8_1: 1, q8_K: 1 });

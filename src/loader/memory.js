@@ -162,7 +162,7 @@ export class OwnMemory {
   alloc(fn, length, dtype) {
     const bytes = length * ELEMENT_BYTES[dtype];
     const at = this.malloc(fn, bytes);
-    fill(this.views().uint16, 0, at / 2, (at + bytes) / 2); // every dtype's bytes a value are even
+    fill(this.views().uint16, 0, at / 2, (at + bytes) / 2); // every dtype's bytes a value, and every block's, are even
     const tensor = makeTensor(this, at, length, dtype);
     const tensors = this.#tensors;
     const i = this.#firstFrom(at);

@@ -2,7 +2,7 @@
 // path. A kernel given tensors reads and writes them where they are.
 
 import { ELEMENT_BYTES } from './abi.js';
-import { Float32Array, lengthOf, setPrototypeOf, TypeError, Uint16Array } from './intrinsics.js';
+import { Float32Array, lengthOf, setPrototypeOf, TypeError, Uint16Array, Uint8Array } from './intrinsics.js';
 
 /**
  * What the package knows of one array argument once measured: where its
@@ -20,7 +20,7 @@ export class ArrayRecord {
     this.start = start;
     this.length = length;
     this.end = start + length * ELEMENT_BYTES[dtype];
-    this.kind = kind; // 'Float32Array' | 'Uint16Array' | 'Float16Array', or null for a tensor
+    this.kind = kind; // 'Float32Array' | 'Uint16Array' | 'Float16Array' | 'Uint8Array', or null for a tensor
     this.shared = memory === null ? undefined : false; // a SharedArrayBuffer? asked only when it matters
     this.owned = false; // made by the package for its result, not the caller's
     this.live = true; // false once its tensor is freed
@@ -110,7 +110,7 @@ export class Tensor {
       const { length, dtype, start } = tensor.#live();
       let view = tensor.#view;
       if (view === null || lengthOf(view) !== length || length === 0) {
-        const Type = dtype === 'float32' ? Float32Array : Uint16Array;
+        const Type = dtype === 'float32' ? Float32Array : ELEMENT_BYTES[dtype] === 1 ? Uint8Array : Uint16Array; // a block format: its bytes
         view = new Type(tensor.#memory.buffer(), start, length);
         tensor.#view = view;
       }

@@ -4,13 +4,13 @@
 // record is used: no caller code runs again in the call. Also the read-in
 // and write-out of records that the reference and the staging share.
 
-import { BLOCK_FORMAT, DTYPES, ELEMENT_BYTES } from '../loader/abi.js';
+import { BLOCK_FORMAT, DTYPES, ELEMENT_BYTES, TENSOR_DTYPES } from '../loader/abi.js';
 import {
-  bufferOf, byteOffsetOf, copyInto, Float16Array, Float32Array, isArray, isDetached, isFixedLength, isSharedBuffer, isUnreachable, isView, kindOf,
-  lengthOf, ownView, TypeError, Uint16Array, Uint8Array,
+  bufferOf, byteOffsetOf, copyInto, Float16Array, Float32Array, hasOwn, holds, isArray, isDetached, isFixedLength, isSafeInteger, isSharedBuffer, isUnreachable, isView,
+  join, kindOf, lengthOf, ownView, RangeError, TypeError, Uint16Array, Uint8Array,
 } from '../loader/intrinsics.js';
 import { ArrayRecord, isTensor, recordOf, tensorView } from '../loader/tensor.js';
-import { describe, missing, oneOf, rowSpan } from './options.js';
+import { describe, missing, oneOf, requireWeightFor, rowSpan } from './options.js';
 
 /** The typed array that holds each dtype's bits (float16 may also come as
  * a Float16Array; a block format is bytes). */
@@ -31,13 +31,18 @@ function expected(dtype) {
  * fixes), `named`: whether the call gave it. */
 function fixFor(name, value, dtype, of, named, output) {
   const tensorDtype = isTensor(value) ? recordOf(value)?.dtype : undefined;
+  if (BLOCK_FORMAT[tensorDtype] !== undefined && BLOCK_FORMAT[dtype] === undefined) {
+    return ` (a ${tensorDtype} tensor holds ggml blocks: dequantize(${name}.array, { dtype: '${tensorDtype}' }) gives their values)`;
+  }
   if (tensorDtype !== undefined) {
     if (of === '') return ` (${name} holds float32 values)`;
     return named ? ` (options.${of} is '${dtype}')` : ` (pass options.${of}: '${tensorDtype}' for a ${tensorDtype} tensor)`;
   }
   const kind = isView(value) ? kindOf(value) : undefined;
-  if (dtype === 'float32' && kind === 'Uint16Array' && of !== '') {
-    return ` (for 16-bit values, say which format in options.${of}: 'bfloat16' or 'float16')`;
+  if (dtype === 'float32' && kind === 'Uint16Array' && !output) {
+    return of !== ''
+      ? ` (for 16-bit values, say which format in options.${of}: 'bfloat16' or 'float16')`
+      : ` (for 16-bit values, widen them first: toFloat32(${name}, { dtype: 'bfloat16' }) or 'float16')`;
   }
   if (output || (kind === undefined && isArray(value) !== true)) return '';
   if (dtype === 'float32') return ` (copy it into one: Float32Array.from(${name}))`;
@@ -79,7 +84,7 @@ const WEIGHT_EXPECTED = `weight must be a Float32Array, a Uint16Array${Float16Ar
 export function weightDtypeOf(fn, weight, option, dtype, signature = '') {
   if (weight === undefined) throw new TypeError(`${fn}: ${WEIGHT_EXPECTED}, got undefined${missing(fn, signature)}`);
   if (weight === null) {
-    if (option !== undefined) throw new TypeError(`${fn}: options.weightDtype needs a weight, but weight is null`);
+    requireWeightFor(fn, 'options.weightDtype', option, 'weight', weight);
     return null;
   }
   const named = oneOf(fn, 'options.weightDtype', option, DTYPES, undefined);
@@ -254,4 +259,44 @@ export function writeRows(record, bits, call) {
       copyInto(whole, storageView(record.dtype, bufferOf(bits), byteOffsetOf(bits) + r * dim * bytes, dim), t * stride + h * headStride);
     }
   }
+}
+
+/**
+ * The bytes that values of `shape` take as `dtype`: `shape` a count of
+ * values, or an array of dims whose last is a row's (ggml's ne0). A block
+ * format's rows are blocks: the row a multiple of the block size, and
+ * (rows × dim / block size) × block bytes in all, what a block output or
+ * quantize writes and alloc(n, format) holds; a storage dtype's, values ×
+ * bytes a value. TypeError for an unknown dtype or a shape that is neither,
+ * RangeError for a row that is no whole number of blocks or a size past
+ * 2^53.
+ */
+export function byteLength(dtype, shape) {
+  if (!holds(TENSOR_DTYPES, dtype)) throw new TypeError(`byteLength: dtype must be ${join(TENSOR_DTYPES, ' or ', "'")}, got ${describe(dtype)}`);
+  const bad = () => new TypeError(`byteLength: shape must be a count of values or a non-empty array of non-negative integers, got ${describe(shape)}`);
+  let values;
+  let dim;
+  if (typeof shape === 'number') {
+    if (!isSafeInteger(shape) || shape < 0) throw new RangeError(`byteLength: shape (a count of values) must be a non-negative integer, got ${shape}`);
+    values = shape;
+    dim = shape;
+  } else {
+    if (isArray(shape) !== true) throw bad();
+    const rank = shape.length;
+    if (!isSafeInteger(rank) || rank === 0) throw bad();
+    values = 1;
+    for (let i = 0; i < rank; i++) {
+      const n = hasOwn(shape, i) ? shape[i] : undefined;
+      if (!isSafeInteger(n) || n < 0) throw bad();
+      values *= n;
+    }
+    dim = shape[rank - 1];
+  }
+  const format = BLOCK_FORMAT[dtype];
+  if (format !== undefined && dim % format.values !== 0) {
+    throw new RangeError(`byteLength: a row of ${dtype} blocks must hold a multiple of ${format.values} values, the block size; the shape's last dim is ${dim}`);
+  }
+  const bytes = format === undefined ? values * ELEMENT_BYTES[dtype] : (values / format.values) * format.bytes;
+  if (!isSafeInteger(bytes)) throw new RangeError(`byteLength: shape ${typeof shape === 'number' ? shape : `[${join(shape, ',')}]`} of ${dtype} takes 2^53 bytes or more`);
+  return bytes;
 }

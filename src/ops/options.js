@@ -1,9 +1,11 @@
 // Options and scalar arguments: read once, checked once. Every public
 // function, of the wasm API and of the reference alike, reads its options
 // here, so both throw the same TypeError (wrong type) or RangeError (wrong
-// size or value) for the same mistake.
+// size or value) for the same mistake; the WebGPU device form checks its
+// params with the same functions (`where`: 'params' there, for the
+// messages), so a rule about rows, strides, heads or blocks is written once.
 
-import { CAST_MODES, DTYPES } from '../loader/abi.js';
+import { BLOCK_FORMAT, CAST_MODES, DTYPES } from '../loader/abi.js';
 import {
   abs, ceil, defineProperty, freeze, fround, hasOwn, holds, isArray, isSafeInteger, isView, join, JSONStringify, keys, kindOf,
   lengthOf, List, RangeError, sliceString, StringOf, TypeError,
@@ -172,6 +174,33 @@ export function float32Option(fn, name, value, fallback, nonNegative) {
   return fround(value);
 }
 
+/** A count: a number, an integer >= `least` (0 or 1). */
+export function countOption(fn, name, value, least) {
+  if (typeof value !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(value)}`);
+  if (!isSafeInteger(value) || value < least) {
+    throw new RangeError(`${fn}: ${name} must be ${least === 0 ? 'a non-negative' : 'a positive'} integer, got ${value}`);
+  }
+  return value;
+}
+
+/** An option about the weight (`name`: weightDtype, weightOffset) given
+ * with no weight (`weight`, named `weightName`, null or undefined). */
+export function requireWeightFor(fn, name, value, weightName, weight) {
+  if (value !== undefined && weight == null) throw new TypeError(`${fn}: ${name} needs a weight, but ${weightName} is ${describe(weight)}`);
+}
+
+/** The bytes of a row of `dim` values as blocks of the format `outDtype`
+ * (options.outDtype, named `name`): a row must be whole blocks. */
+export function blockRowBytes(fn, name, outDtype, dim, dtype) {
+  const format = BLOCK_FORMAT[outDtype];
+  if (dim % format.values !== 0) {
+    const blocksOf32 = format.values > 32 && dim % 32 === 0 ? ", or use 'q8_0' or 'q8_1' (blocks of 32)" : '';
+    throw new RangeError(`${fn}: ${name} '${outDtype}' needs dim (${dim}) to be a multiple of ${format.values}, its block size: ` +
+      `leave ${name.replace(/^\w+\./, '')} out for ${dtype} rows${blocksOf32}`);
+  }
+  return (dim / format.values) * format.bytes;
+}
+
 export const dtypeOption = (fn, value, fallback) => oneOf(fn, 'options.dtype', value, DTYPES, fallback);
 export const castModeOption = (fn, value, fallback) => oneOf(fn, 'options.castMode', value, CAST_MODES, fallback);
 
@@ -201,9 +230,7 @@ export function resolveDim(fn, opts, shape, length, weight, bias) {
   } else if (axis !== undefined) {
     throw new TypeError(`${fn}: options.axis needs options.shape`);
   } else if (dim !== undefined) {
-    if (typeof dim !== 'number') throw new TypeError(`${fn}: options.dim must be a number, got ${describe(dim)}`);
-    if (!isSafeInteger(dim) || dim < 1) throw new RangeError(`${fn}: options.dim must be a positive integer, got ${dim}`);
-    rowLength = dim;
+    rowLength = countOption(fn, 'options.dim', dim, 1);
   } else if (weight !== null || bias != null) {
     rowLength = (weight ?? bias).length;
   } else {
@@ -222,23 +249,23 @@ export function resolveDim(fn, opts, shape, length, weight, bias) {
 }
 
 /** options.heads: how many rows each token (each rowStride) holds; 1 when not given. */
-export function headsOption(fn, opts, shape) {
+export function headsOption(fn, opts, shape, where = 'options') {
   const { heads } = opts;
   if (heads === undefined) return 1;
   if (shape !== undefined) throw new TypeError(`${fn}: give options.heads or options.shape, not both`);
-  if (typeof heads !== 'number') throw new TypeError(`${fn}: options.heads must be a number, got ${describe(heads)}`);
-  if (!isSafeInteger(heads) || heads < 1) throw new RangeError(`${fn}: options.heads must be a positive integer, the rows each token holds; got ${heads}`);
+  if (typeof heads !== 'number') throw new TypeError(`${fn}: ${where}.heads must be a number, got ${describe(heads)}`);
+  if (!isSafeInteger(heads) || heads < 1) throw new RangeError(`${fn}: ${where}.heads must be a positive integer, the rows each token holds; got ${heads}`);
   return heads;
 }
 
 /** options.headStride: the values from one head's start to the next's within a token, at least dim; dim when not given. */
-export function headStrideOption(fn, opts, dim) {
+export function headStrideOption(fn, opts, dim, where = 'options') {
   const stride = opts.headStride;
   if (stride === undefined) return dim;
-  if (opts.heads === undefined) throw new TypeError(`${fn}: options.headStride needs options.heads`);
-  if (typeof stride !== 'number') throw new TypeError(`${fn}: options.headStride must be a number, got ${describe(stride)}`);
+  if (opts.heads === undefined) throw new TypeError(`${fn}: ${where}.headStride needs ${where}.heads`);
+  if (typeof stride !== 'number') throw new TypeError(`${fn}: ${where}.headStride must be a number, got ${describe(stride)}`);
   if (!isSafeInteger(stride) || stride < dim) {
-    throw new RangeError(`${fn}: options.headStride must be an integer >= dim (${dim}), the values from one head's start to the next's within a token; got ${stride}`);
+    throw new RangeError(`${fn}: ${where}.headStride must be an integer >= dim (${dim}), the values from one head's start to the next's within a token; got ${stride}`);
   }
   return stride;
 }
@@ -246,15 +273,23 @@ export function headStrideOption(fn, opts, dim) {
 /** options.rowStride: the values from one row's (with heads, one token's)
  * start to the next's, at least dim; when not given, `extent`, a token's
  * values from its first head's start to its last's end (dim without heads). */
-export function resolveStride(fn, opts, shape, dim, extent = dim) {
+export function resolveStride(fn, opts, shape, dim, extent = dim, where = 'options') {
   const stride = opts.rowStride;
   if (stride === undefined) return extent;
   if (shape !== undefined) throw new TypeError(`${fn}: give options.rowStride or options.shape, not both`);
-  if (typeof stride !== 'number') throw new TypeError(`${fn}: options.rowStride must be a number, got ${describe(stride)}`);
+  if (typeof stride !== 'number') throw new TypeError(`${fn}: ${where}.rowStride must be a number, got ${describe(stride)}`);
   if (!isSafeInteger(stride) || stride < dim) {
-    throw new RangeError(`${fn}: options.rowStride must be an integer >= dim (${dim}), the values from one row's start to the next's; got ${stride}`);
+    throw new RangeError(`${fn}: ${where}.rowStride must be an integer >= dim (${dim}), the values from one row's start to the next's; got ${stride}`);
   }
   return stride;
+}
+
+/** Two or more tokens must not overlap: a token's heads span `extent`
+ * values, (heads - 1) * headStride + dim, at most the row stride. */
+export function tokensFit(fn, tokens, stride, extent, where = 'options') {
+  if (tokens > 1 && extent > stride) {
+    throw new RangeError(`${fn}: ${where}.rowStride (${stride}) must be at least (heads - 1) * headStride + dim (${extent}) for ${tokens} tokens: a token's heads would run into the next token's`);
+  }
 }
 
 /**
@@ -289,7 +324,29 @@ export function rowsOf(fn, length, dim, stride, dimFrom, extent = dim) {
  * and stride apart between tokens, are plain rows headStride apart, the
  * same rows in the same order: one token, or heads evenly spaced across
  * tokens too (stride = heads · headStride). Every form runs them as such. */
-export const plainHeads = (tokens, heads, headStride, stride) => heads > 1 && (tokens <= 1 || stride === heads * headStride);
+const plainHeads = (tokens, heads, headStride, stride) => heads > 1 && (tokens <= 1 || stride === heads * headStride);
+
+/**
+ * Sets a checked call's rows (its tokens, rows, heads, headStride and
+ * stride) as every form runs them: `tokens` tokens of `heads` rows,
+ * headStride apart within a token and `stride` apart between tokens; plain
+ * heads (plainHeads) as plain rows headStride apart.
+ */
+export function layRows(call, tokens, heads, headStride, stride) {
+  const plain = plainHeads(tokens, heads, headStride, stride);
+  call.rows = tokens * heads;
+  call.tokens = plain ? call.rows : tokens;
+  call.heads = plain ? 1 : heads;
+  call.headStride = headStride;
+  call.stride = plain ? headStride : stride;
+}
+
+/** One row has no next row: its span is dim (rowSpan), and its stride,
+ * which may be any safe integer, becomes dim, so that it never reaches a
+ * kernel's 32-bit parameter, a shader or the staging. */
+export function oneRowStride(call) {
+  if (call.rows <= 1) call.stride = call.dim;
+}
 
 /**
  * The tokens of x when each holds several heads (options.heads): as rowsOf's
@@ -298,9 +355,7 @@ export const plainHeads = (tokens, heads, headStride, stride) => heads > 1 && (t
  */
 function tokensOf(fn, length, stride, extent) {
   const tokens = ceil(length / stride);
-  if (tokens > 1 && extent > stride) {
-    throw new RangeError(`${fn}: options.rowStride (${stride}) must be at least (heads - 1) * headStride + dim (${extent}) for x of ${tokens} tokens: a token's heads would run into the next token's`);
-  }
+  tokensFit(fn, tokens, stride, extent);
   if (rowSpan(tokens, extent, stride) > length) {
     throw new RangeError(`${fn}: x.length (${length}) ends inside a token: tokens start every ${stride} values (options.rowStride) and their heads span ${extent} ((heads - 1) * headStride + dim), so x.length must lie in [(tokens - 1) * ${stride} + ${extent}, tokens * ${stride}]`);
   }

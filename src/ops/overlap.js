@@ -113,7 +113,8 @@ export function checkOverlaps(fn, op, records, stride, dim, names = null, heads 
     if (inPlace && rel === SAME) continue;
     const writer = names === null ? slots[w].name : names[w];
     const other = names === null ? slots[o].name : names[o];
-    throw new RangeError(inPlace ? `${fn}: ${writer} must be ${other} itself or not overlap ${other}` : `${fn}: ${writer} must not overlap ${other}`);
+    const blocks = slots[w].dtype === 'blocks' ? ` (ggml blocks are never written in place: give ${writer} a buffer of its own)` : '';
+    throw new RangeError(inPlace ? `${fn}: ${writer} must be ${other} itself or not overlap ${other}` : `${fn}: ${writer} must not overlap ${other}${blocks}`);
   }
   return mayAlias;
 }

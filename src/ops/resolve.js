@@ -9,8 +9,8 @@ import { defineProperty, freeze, isView, keys, kindOf, List, ownWeakMap, RangeEr
 import { tensorHolding } from '../loader/memory.js';
 import { measure, newOutput, renewOutput, stillHolds, weightDtypeOf } from './arrays.js';
 import {
-  castModeOption, dtypeOption, float32Option, headsOption, headStrideOption, lastRead, missing, oneOf, optionReader, plainHeads, readShape, resolveDim,
-  resolveStride, rowsOf, template,
+  blockRowBytes, castModeOption, dtypeOption, float32Option, headsOption, headStrideOption, lastRead, layRows, missing, oneOf, oneRowStride, optionReader,
+  readShape, requireWeightFor, resolveDim, resolveStride, rowSpan, rowsOf, template,
 } from './options.js';
 import { checkOverlaps } from './overlap.js';
 
@@ -253,8 +253,19 @@ function outFormatOf(op, fn, opts, dtype) {
     if (opts.dtype === undefined) throw new TypeError(`${fn}: options.dtype is required: 'q8_0', 'q8_1' or 'q8_K', the block format`);
     return oneOf(fn, 'options.dtype', opts.dtype, BLOCK_FORMATS, undefined);
   }
-  if (op.blocked === null || opts.outDtype === undefined || opts.outDtype === dtype) return null;
-  return oneOf(fn, 'options.outDtype', opts.outDtype, OUT_DTYPES[dtype], null);
+  return blockOutput(op, fn, opts, 'options', dtype);
+}
+
+/** The block format a call of `op` writes its output as: `given.outDtype`
+ * (of the options or params record `given`, named `where`), or null for the
+ * storage dtype, which it may also name. Only a description with a blocked
+ * form has the option: its record is read for no other (reading it would
+ * reach Object.prototype). */
+export function blockOutput(op, fn, given, where, dtype) {
+  if (op.blocked === null) return null;
+  const { outDtype } = given;
+  if (outDtype === undefined || outDtype === dtype) return null;
+  return oneOf(fn, `${where}.outDtype`, outDtype, OUT_DTYPES[dtype], null);
 }
 
 /** The dtypes options.outDtype may name, by storage dtype: its own, or a block format. */
@@ -319,7 +330,8 @@ function check(original, fn, memory, opts, values) {
   } else if (op.blockwise) {
     const format = BLOCK_FORMAT[outDtype];
     if (length % format.values !== 0) {
-      throw new RangeError(`${fn}: x.length (${length}) must be a multiple of ${format.values}, the ${outDtype} block size`);
+      throw new RangeError(`${fn}: x.length (${length}) must be a multiple of ${format.values}, the ${outDtype} block size: ` +
+        `quantize whole rows whose length is a multiple of ${format.values}, and keep other tensors float32 (as ggml does)`);
     }
     call.dim = format.values;
     call.stride = format.values;
@@ -332,32 +344,20 @@ function check(original, fn, memory, opts, values) {
     if (op.hasCastMode) {
       call.castMode = castModeOption(fn, opts.castMode, defaults.castMode);
       call.weightOffset = float32Option(fn, 'options.weightOffset', opts.weightOffset, defaults.weightOffset, false);
-      if (opts.weightOffset !== undefined && weight === null) {
-        throw new TypeError(`${fn}: options.weightOffset needs a weight, but weight is null`);
-      }
+      requireWeightFor(fn, 'options.weightOffset', opts.weightOffset, 'weight', weight);
     }
     call.dim = resolveDim(fn, opts, shape, length, weight, op.bias < 0 ? undefined : records[op.bias]);
     if (op.hasHeads) {
       call.heads = headsOption(fn, opts, shape);
       call.headStride = headStrideOption(fn, opts, call.dim);
     }
-    const extent = (call.heads - 1) * call.headStride + call.dim; // a token's values, first head's start to last head's end
-    call.stride = resolveStride(fn, opts, shape, call.dim, extent);
+    const extent = rowSpan(call.heads, call.dim, call.headStride); // a token's values, first head's start to last head's end
+    const stride = resolveStride(fn, opts, shape, call.dim, extent);
     const dimFrom = opts.dim !== undefined || shape !== undefined ? '' : weight !== null ? 'weight' : 'bias';
-    call.tokens = rowsOf(fn, length, call.dim, call.stride, dimFrom, extent);
-    call.rows = call.tokens * call.heads;
-    if (plainHeads(call.tokens, call.heads, call.headStride, call.stride)) {
-      call.stride = call.headStride;
-      call.tokens = call.rows;
-      call.heads = 1;
-    }
+    layRows(call, rowsOf(fn, length, call.dim, stride, dimFrom, extent), call.heads, call.headStride, stride);
     if (outDtype !== null) {
-      const format = BLOCK_FORMAT[outDtype];
-      if (call.dim % format.values !== 0) {
-        throw new RangeError(`${fn}: options.outDtype '${outDtype}' needs dim (${call.dim}) to be a multiple of ${format.values}, its block size`);
-      }
-      call.outFormatCode = format.code;
-      call.blockRowBytes = (call.dim / format.values) * format.bytes;
+      call.outFormatCode = BLOCK_FORMAT[outDtype].code;
+      call.blockRowBytes = blockRowBytes(fn, 'options.outDtype', outDtype, call.dim, call.dtype);
     }
   }
   call.dtypeCode = DTYPE[dtype].code;
@@ -394,9 +394,8 @@ function check(original, fn, memory, opts, values) {
     // Views of one shared memory through several buffer objects: now known to be one memory.
     if (call.mayAlias) call.mayAlias = checkOverlaps(fn, op, records, call.stride, call.dim, null, call.heads, call.headStride);
   }
-  // One row has no next row: its stride, which may be any safe integer,
-  // never reaches the kernels' 32-bit parameter or the staging.
-  if (call.rows <= 1) call.stride = call.dim;
+  // (After the overlap rule: a one-row call's x may run on past its dim values, up to a stride, which is not the call's.)
+  oneRowStride(call);
   call.kernelStride = call.heads > 1 ? call.headStride : call.stride;
   const { results } = op;
   for (let k = 0; k < results.length; k++) {
@@ -433,6 +432,22 @@ export function makeResults(call) {
     if (records[i] === null) records[i] = newOutput(dtype, lengthIn(call, slot));
     else if (records[i].owned) renewOutput(records[i]);
   }
+}
+
+/**
+ * What a call of no rows returns, whatever its dim: its results made
+ * (makeResults: empty, or dweight and dbias +0s of dim values, as
+ * PyTorch's), nothing read, written or run; null for a call with rows.
+ * Every form (src/api/run.js, src/reference/calls.js,
+ * src/webgpu/arrays.js) asks here before it sizes anything, so none
+ * allocates from a dim it will not use: a zero-row shape may name any dim.
+ * (dweight and dbias are made only beside a weight and a bias of dim
+ * values, which the caller allocated.)
+ */
+export function zeroRowResult(call) {
+  if (call.rows !== 0) return null;
+  makeResults(call);
+  return returnValue(call);
 }
 
 /** What the call returns: its result, or { dx, dweight[, dbias] }. The

@@ -9,7 +9,7 @@
 import { defineProperty, hasOwn } from '../loader/intrinsics.js';
 import { readIn, readRows, writeOut, writeRows } from '../ops/arrays.js';
 import { PreparedCall } from '../ops/prepared.js';
-import { makeResults, resolve, resolveOnce, returnValue } from '../ops/resolve.js';
+import { makeResults, resolve, resolveOnce, returnValue, zeroRowResult } from '../ops/resolve.js';
 
 /** The public function `op` describes, computed by compute(call, inputs) →
  * { [slot key]: the whole result }, inputs being copies of the arrays read,
@@ -17,6 +17,8 @@ import { makeResults, resolve, resolveOnce, returnValue } from '../ops/resolve.j
 export function referenceFunction(op, compute) {
   const { name } = op;
   function runCall(call) {
+    const none = zeroRowResult(call);
+    if (none !== null) return none;
     const { records } = call;
     const { slots } = call.op; // the description's, or its blocked form's (./resolve.js)
     const inputs = { ...op.given }; // every slot's key its own: none is read from a prototype

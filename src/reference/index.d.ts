@@ -5,6 +5,7 @@
 import type {
   addRmsNorm as wasmAddRmsNorm,
   BlockFormat,
+  byteLength as wasmByteLength,
   dequantize as wasmDequantize,
   quantize as wasmQuantize,
   fromFloat32 as wasmFromFloat32,
@@ -16,8 +17,8 @@ import type {
 } from '../index.js';
 
 export type {
-  ArrayOf, BlockFormat, ConvertOptions, Dtype, Dtype16, LayerNormBackwardOptions, LayerNormOptions, NormResult, PreparedCall,
-  RmsNormBackwardOptions, RmsNormBlockOptions, RmsNormOptions, Storage, WeightOf,
+  ArrayOf, BlockFormat, BlockOut, ConvertOptions, Dtype, Dtype16, LayerNormBackwardOptions, LayerNormOptions, NormResult, PreparedCall,
+  RmsNormBackwardOptions, RmsNormBlockOptions, RmsNormOptions, Storage, TensorDtype, WeightOf,
 } from '../index.js';
 
 /**
@@ -59,3 +60,6 @@ export declare const quantize: typeof wasmQuantize;
 
 /** ggml blocks back to float32, the same function as `dequantize` from `'rmsnorm-wasm'`. */
 export declare const dequantize: typeof wasmDequantize;
+
+/** The bytes of a dtype's values for a shape, a block format's blocks too: the same function as `byteLength` from `'rmsnorm-wasm'`. */
+export declare const byteLength: typeof wasmByteLength;

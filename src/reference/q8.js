@@ -11,6 +11,7 @@
 
 import { BLOCK_FORMAT, BLOCK_FORMATS } from '../loader/abi.js';
 import { abs, copyInto, floor, Float32Array, fround, isView, kindOf, lengthOf, RangeError, TypeError, Uint32Array, Uint8Array } from '../loader/intrinsics.js';
+import { isTensor, recordOf, tensorView } from '../loader/tensor.js';
 import { quantize as QUANTIZE } from '../ops/descriptions.js';
 import { describe, oneOf, optionReader } from '../ops/options.js';
 import { referenceFunction } from './calls.js';
@@ -191,10 +192,13 @@ export const quantize = referenceFunction(QUANTIZE, (call, { x }) => ({ out: qua
  */
 export function dequantize(bytes, options) {
   const dtype = formatOption('dequantize', options);
-  const copy = copyOf('dequantize', 'bytes', bytes, 'Uint8Array', `a Uint8Array of ggml ${dtype} blocks`);
+  // A tensor of the format (alloc(n, dtype)) is read through its view of the instance's memory.
+  const source = isTensor(bytes) && recordOf(bytes)?.dtype === dtype ? tensorView(bytes) : bytes;
+  const copy = copyOf('dequantize', 'bytes', source, 'Uint8Array', `a Uint8Array of ggml ${dtype} blocks (or a ${dtype} tensor)`);
   const { bytes: blockBytes } = BLOCK_FORMAT[dtype];
   if (copy.length % blockBytes !== 0) {
-    throw new RangeError(`dequantize: bytes.length (${copy.length}) must be a multiple of ${blockBytes}, the bytes of a ${dtype} block`);
+    throw new RangeError(`dequantize: bytes.length (${copy.length}) must be a multiple of ${blockBytes}, the bytes of a ${dtype} block: ` +
+      `pass whole blocks, in the format they were written in (options.dtype, of 'q8_0' 34 bytes, 'q8_1' 36, 'q8_K' 292)`);
   }
   return dequantizeValues(copy, dtype);
 }

@@ -100,7 +100,6 @@ function appliedWeights(call, w) {
 
 function normalizeRows(call, source, w, y, rstd) {
   const { rows, dim, eps, dtype, castMode } = call;
-  if (rows === 0) return;
   const weights = appliedWeights(call, w);
   const row = new List(dim);
   for (let r = 0; r < rows; r++) {

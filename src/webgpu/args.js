@@ -4,13 +4,16 @@
 // prepared call is made from. Nothing is recorded or created before this
 // returns: a bad call throws a TypeError or RangeError naming the function
 // and the argument.
-import { BLOCK_FORMAT, CAST_MODE, CAST_MODES, DTYPES, ELEMENT_BYTES } from '../loader/abi.js';
+import { CAST_MODE, CAST_MODES, DTYPES, ELEMENT_BYTES } from '../loader/abi.js';
 import { hasOwn, isSafeInteger, keys, List, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
-import { describe, float32Option, oneOf, optionReader, plainHeads, rowSpan, template } from '../ops/options.js';
+import {
+  blockRowBytes, countOption, describe, float32Option, headsOption, headStrideOption, layRows, oneOf, oneRowStride, optionReader, requireWeightFor,
+  resolveStride, rowSpan, template, tokensFit,
+} from '../ops/options.js';
 import { checkOverlaps } from '../ops/overlap.js';
+import { BLOCKS, blockOutput, ROW, STAT } from '../ops/resolve.js';
 import { isGpuBuffer, mapStateOf, sizeOf, usageOf } from './gpu.js';
 import { FORM_NAMES, FORMS } from './programs/index.js';
-import { BLOCKS, OUT_DTYPES, ROW, STAT } from '../ops/resolve.js';
 
 // WebGPU's flags, as they were when the package loaded.
 export const { STORAGE, UNIFORM, COPY_SRC, COPY_DST, MAP_READ } = globalThis.GPUBufferUsage ?? {};
@@ -25,7 +28,8 @@ export const MAP_MODE_READ = globalThis.GPUMapMode?.READ;
 // castMode, weightOffset, outDtype where it has them): not its arrays, nor
 // the shape, which the device form gives as rows and dim. With outDtype a
 // block format, the call is the description's blocked form: out is ggml's
-// blocks, packed row after row whatever the row stride.
+// blocks, packed row after row whatever the row stride. Each param is
+// checked by the wasm API's own rule (src/ops/options.js), named params.*.
 const NOT_PARAMS = { __proto__: null, dim: true, shape: true, axis: true, rowStride: true };
 const readers = { __proto__: null };
 for (let i = 0; i < FORM_NAMES.length; i++) {
@@ -47,14 +51,6 @@ function outputsOf(op) {
     named += `${named === '' ? '' : i === last ? ' or ' : ', '}buffers.${slots[i].key}`;
   }
   return named;
-}
-
-function countParam(fn, name, value, least) {
-  if (typeof value !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(value)}`);
-  if (!isSafeInteger(value) || value < least) {
-    throw new RangeError(`${fn}: ${name} must be ${least === 0 ? 'a non-negative' : 'a positive'} integer, got ${value}`);
-  }
-  return value;
 }
 
 /** A role's record: its buffer, byte offset, dtype, and its values: `runs`
@@ -128,6 +124,7 @@ export class GpuCall {
     this.gemma = false;
     this.weightOffset = 0;
     this.outDtype = null; // a block format (params.outDtype), or null for the storage dtype
+    this.blockRowBytes = 0; // bytes a row of blocks
     this.measured = null;
   }
 }
@@ -149,36 +146,23 @@ export function readCall(fn, given, options) {
     if (params[key] !== undefined) throw new RangeError(`${fn}: params.${key} is not on the GPU yet; the wasm kernels take it`);
   }
   const call = new GpuCall(fn);
-  const tokens = countParam(fn, 'params.rows', params.rows, 0);
-  const dim = countParam(fn, 'params.dim', params.dim, 1);
+  const tokens = countOption(fn, 'params.rows', params.rows, 0);
+  const dim = countOption(fn, 'params.dim', params.dim, 1);
   // With heads, each of params.rows tokens holds `heads` rows headStride apart (the wasm API's options.heads).
-  const heads = params.heads === undefined ? 1 : countParam(fn, 'params.heads', params.heads, 1);
-  const headStride = params.headStride === undefined ? dim : countParam(fn, 'params.headStride', params.headStride, 1);
-  if (headStride < dim) throw new RangeError(`${fn}: params.headStride must be at least params.dim (${dim}), got ${headStride}`);
+  const heads = headsOption(fn, params, undefined, 'params');
+  const headStride = headStrideOption(fn, params, dim, 'params');
   const extent = rowSpan(heads, dim, headStride); // a token's values
-  const stride = params.rowStride === undefined ? extent : countParam(fn, 'params.rowStride', params.rowStride, 1);
-  if (stride < dim) throw new RangeError(`${fn}: params.rowStride must be at least params.dim (${dim}), got ${stride}`);
-  if (tokens > 1 && extent > stride) {
-    throw new RangeError(`${fn}: a token's heads span ${extent} values ((params.heads - 1) * params.headStride + params.dim), more than params.rowStride (${stride}): they would run into the next token`);
-  }
+  const stride = resolveStride(fn, params, undefined, dim, extent, 'params');
+  tokensFit(fn, tokens, stride, extent, 'params');
   call.dim = dim;
-  call.tokens = tokens;
-  call.rows = tokens * heads;
-  // One row has no next row: its rows' span is dim (src/ops/options.js, rowSpan), and its stride never reaches a shader.
-  call.stride = tokens <= 1 ? extent : stride;
-  if (plainHeads(tokens, heads, headStride, stride)) {
-    call.tokens = call.rows;
-    call.stride = call.rows <= 1 ? dim : headStride;
-  } else {
-    call.heads = heads;
-    call.headStride = headStride;
-  }
+  layRows(call, tokens, heads, headStride, stride);
+  oneRowStride(call); // (the records below are measured to their rows' span: a one-row call's stride is not needed)
   const rows = call.rows;
   const dtype = op.hasDtype ? oneOf(fn, 'params.dtype', params.dtype, DTYPES, op.options.dtype) : 'float32';
   const hasWeight = buffers.weight != null;
   if (op.hasCastMode) {
-    if (!hasWeight && params.weightDtype !== undefined) throw new TypeError(`${fn}: params.weightDtype needs a weight, but buffers.weight is ${describe(buffers.weight)}`);
-    if (!hasWeight && params.weightOffset !== undefined) throw new TypeError(`${fn}: params.weightOffset needs a weight, but buffers.weight is ${describe(buffers.weight)}`);
+    requireWeightFor(fn, 'params.weightDtype', params.weightDtype, 'buffers.weight', buffers.weight);
+    requireWeightFor(fn, 'params.weightOffset', params.weightOffset, 'buffers.weight', buffers.weight);
     call.weightDtype = hasWeight ? oneOf(fn, 'params.weightDtype', params.weightDtype, DTYPES, dtype) : null;
   }
   call.dtype = dtype;
@@ -187,12 +171,9 @@ export function readCall(fn, given, options) {
     call.gemma = CAST_MODE[oneOf(fn, 'params.castMode', params.castMode, CAST_MODES, op.options.castMode)] === CAST_MODE.gemma;
     call.weightOffset = float32Option(fn, 'params.weightOffset', params.weightOffset, op.options.weightOffset, false);
   }
-  if (op.blocked !== null && params.outDtype !== undefined && params.outDtype !== dtype) {
-    call.outDtype = oneOf(fn, 'params.outDtype', params.outDtype, OUT_DTYPES[dtype], null);
-    const format = BLOCK_FORMAT[call.outDtype];
-    if (dim % format.values !== 0) {
-      throw new RangeError(`${fn}: params.outDtype '${call.outDtype}' needs params.dim (${dim}) to be a multiple of ${format.values}, its block size`);
-    }
+  call.outDtype = blockOutput(op, fn, params, 'params', dtype);
+  if (call.outDtype !== null) {
+    call.blockRowBytes = blockRowBytes(fn, 'params.outDtype', call.outDtype, dim, dtype);
     if (buffers.out == null) throw new TypeError(`${fn}: params.outDtype needs an output, but buffers.out is ${describe(buffers.out)}`);
     op = op.blocked;
   }
@@ -215,7 +196,7 @@ export function readCall(fn, given, options) {
     if (value == null && (s.param < 0 || s.nullable)) continue;
     const roleDtype = s.dtype === 'weight' ? call.weightDtype : s.dtype === 'storage' ? dtype : s.dtype === 'blocks' ? call.outDtype : 'float32';
     // A per-row role: its tokens, each its heads' span (a statistic: a value a row; blocks: their bytes, packed).
-    const once = s.per === STAT ? rows : s.per === BLOCKS ? (rows * dim / BLOCK_FORMAT[call.outDtype].values) * BLOCK_FORMAT[call.outDtype].bytes : dim;
+    const once = s.per === STAT ? rows : s.per === BLOCKS ? rows * call.blockRowBytes : dim;
     records[i] = s.per === ROW ? measureBinding(fn, names[i], value, roleDtype, s.writes, call.tokens, rowSpan(call.heads, dim, call.headStride), call.stride)
       : measureBinding(fn, names[i], value, roleDtype, s.writes, 1, once, 0);
     measured[s.key] = records[i];

@@ -15,7 +15,7 @@ import {
   Uint16Array, Uint8Array,
 } from '../loader/intrinsics.js';
 import { readIn, readRows, stillHolds, writeOut, writeRows } from '../ops/arrays.js';
-import { makeResults, resolve, returnValue } from '../ops/resolve.js';
+import { makeResults, resolve, returnValue, zeroRowResult } from '../ops/resolve.js';
 import {
   copyBufferToBuffer, createBuffer, createCommandEncoder, destroyBuffer, finish, getMappedRange, lostOf, mapAsync, queueOf, submit, unmap, writeBuffer,
 } from './gpu.js';
@@ -137,6 +137,8 @@ export function createArrayKernels(kernels) {
   async function run(call) {
     const { fn, op } = call;
     if (lost !== null) throw lostError(fn);
+    const none = zeroRowResult(call);
+    if (none !== null) return none;
     // Every array read now, before the first await.
     const inputs = new List(op.slots.length);
     for (let i = 0; i < op.slots.length; i++) {

@@ -48,7 +48,7 @@ function checkEncoder(fn, encoder) {
 
 /** Where the device runs compute: 'gpu', or on the CPU (a software
  * adapter), 'swiftshader' or 'cpu' for any other (lavapipe): rows then go
- * an invocation each (./layout.js, teamOf). */
+ * an invocation each (./programs/layout.js, teamOf). */
 function adapterOf(device) {
   const info = adapterInfoOf(device);
   if (info == null) return 'gpu';

@@ -8,8 +8,9 @@
  * for k; both, and their rstd, are printed as hexadecimal bit patterns,
  * with the input, for the test to compare with each other and with the JS
  * API. Then heads with gaps between them fused with a residual, against
- * per-head calls; the statuses of wrong arguments; and the aliasing rule on
- * a grid of placements against a byte model.
+ * per-head calls; the statuses of wrong arguments; the aliasing rule on
+ * a grid of placements against a byte model; and heads to ggml blocks
+ * (rmsnorm_wasm_prepare_rmsnorm_heads_q8) against per-head calls.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -116,6 +117,120 @@ static int check(const char* what, rmsnorm_wasm_status status) {
   return 0;
 }
 
+static void print_bytes(const char* name, const uint8_t* a, size_t n) {
+  printf("\"%s\":\"", name);
+  for (size_t i = 0; i < n; i++) printf("%02x", a[i]);
+  printf("\",");
+}
+
+/* Heads to ggml blocks (rmsnorm_wasm_prepare_rmsnorm_heads_q8): the q heads
+ * of the input to q8_0 in one call, against one
+ * rmsnorm_wasm_prepare_rmsnorm_q8 call per head; heads with gaps fused with
+ * a residual to q8_K, against per-head calls; the statuses of wrong
+ * arguments. Prints "q8":{...}. */
+static int block_outputs(void) {
+  enum { QROW = HEAD_DIM / 32 * 34 };
+  static uint8_t q_blocks[TOKENS * Q_HEADS * QROW], head_blocks[Q_HEADS][TOKENS * QROW];
+  static float q8_rstd[TOKENS * Q_HEADS], head_rstd[Q_HEADS][TOKENS];
+  const float eps = 1e-6f;
+  int same = 1;
+  rmsnorm_wasm_call call;
+#define F32 RMSNORM_WASM_FLOAT32, RMSNORM_WASM_FLOAT32, RMSNORM_WASM_CAST_LLAMA, 0.0f
+  if (check("q8_0 heads", rmsnorm_wasm_prepare_rmsnorm_heads_q8(
+                              &call, input, NULL, q_norm, q_blocks, q8_rstd, TOKENS, Q_HEADS,
+                              HEAD_DIM, HEAD_DIM, WIDTH, eps, F32, RMSNORM_WASM_Q8_0))) {
+    return 1;
+  }
+  rmsnorm_wasm_run(&call);
+  for (int h = 0; h < Q_HEADS; h++) {
+    if (check("q8_0 per head",
+              rmsnorm_wasm_prepare_rmsnorm_q8(&call, input + h * HEAD_DIM, NULL, q_norm,
+                                              head_blocks[h], head_rstd[h], TOKENS, HEAD_DIM, WIDTH,
+                                              eps, F32, RMSNORM_WASM_Q8_0))) {
+      return 1;
+    }
+    rmsnorm_wasm_run(&call);
+    for (int t = 0; t < TOKENS; t++) {
+      same &= memcmp(q_blocks + (t * Q_HEADS + h) * QROW, head_blocks[h] + t * QROW, QROW) == 0;
+      same &= memcmp(&q8_rstd[t * Q_HEADS + h], &head_rstd[h][t], sizeof(float)) == 0;
+    }
+  }
+
+  /* One token: its heads as plain rows head_stride apart, the first token's blocks. */
+  static uint8_t one_token[Q_HEADS * QROW];
+  if (check("q8_0 heads, one token", rmsnorm_wasm_prepare_rmsnorm_heads_q8(
+                                         &call, input, NULL, q_norm, one_token, NULL, 1, Q_HEADS,
+                                         HEAD_DIM, HEAD_DIM, WIDTH, eps, F32, RMSNORM_WASM_Q8_0))) {
+    return 1;
+  }
+  rmsnorm_wasm_run(&call);
+  same &= memcmp(one_token, q_blocks, sizeof one_token) == 0;
+
+  /* Two heads of 256, 300 apart, tokens 700 apart, fused with a residual, to q8_K. */
+  enum { T = 3, H = 2, D = 256, HS = 300, RS = 700, LEN = (T - 1) * RS + (H - 1) * HS + D };
+  enum { KROW = 292 };
+  static float gx[LEN], gres[LEN], pres[LEN], res0[LEN], w[D];
+  static uint8_t k_blocks[T * H * KROW], k_head_blocks[H][T * KROW];
+  for (int i = 0; i < LEN; i++) {
+    gx[i] = next_value();
+    gres[i] = pres[i] = res0[i] = next_value();
+  }
+  for (int i = 0; i < D; i++) w[i] = 0.75f + (float) (i % 16) / 16.0f;
+  if (check("q8_K heads",
+            rmsnorm_wasm_prepare_rmsnorm_heads_q8(&call, gx, gres, w, k_blocks, NULL, T, H, D, HS,
+                                                  RS, eps, F32, RMSNORM_WASM_Q8_K))) {
+    return 1;
+  }
+  rmsnorm_wasm_run(&call);
+  for (int h = 0; h < H; h++) {
+    if (check("q8_K per head", rmsnorm_wasm_prepare_rmsnorm_q8(&call, gx + h * HS, pres + h * HS, w,
+                                                               k_head_blocks[h], NULL, T, D, RS,
+                                                               eps, F32, RMSNORM_WASM_Q8_K))) {
+      return 1;
+    }
+    rmsnorm_wasm_run(&call);
+    for (int t = 0; t < T; t++) {
+      same &= memcmp(k_blocks + (t * H + h) * KROW, k_head_blocks[h] + t * KROW, KROW) == 0;
+    }
+  }
+  same &= memcmp(gres, pres, sizeof gres) == 0;
+
+  printf("\"q8\":{\"same\":%d,", same);
+  print_bytes("qBlocks", q_blocks, sizeof q_blocks);
+  print_floats("qRstd", q8_rstd, TOKENS * Q_HEADS, 0);
+  print_floats("gapsX", gx, LEN, 0);
+  print_floats("gapsResidualIn", res0, LEN, 0);
+  print_floats("gapsResidual", gres, LEN, 0);
+  print_bytes("gapsBlocks", k_blocks, sizeof k_blocks);
+
+  /* Wrong arguments, in the header's order. */
+  static float buf[4 * 64];
+  uint8_t* const out = (uint8_t*) (buf + 3 * 64);
+#define Q8_STATUS(name, ...) \
+  printf("\"%s\":%d,", name, (int) rmsnorm_wasm_prepare_rmsnorm_heads_q8(__VA_ARGS__))
+  printf("\"statuses\":{");
+  Q8_STATUS("unknown format", &call, buf, NULL, NULL, out, NULL, 1, 2, 32, 32, 64, eps, F32,
+            (rmsnorm_wasm_block_format) 7);
+  Q8_STATUS("dim 8 for q8_0", &call, buf, NULL, NULL, out, NULL, 1, 2, 8, 8, 16, eps, F32,
+            RMSNORM_WASM_Q8_0);
+  Q8_STATUS("dim 128 for q8_K", &call, buf, NULL, NULL, out, NULL, 1, 1, 128, 128, 128, eps, F32,
+            RMSNORM_WASM_Q8_K);
+  Q8_STATUS("out NULL", &call, buf, NULL, NULL, NULL, NULL, 1, 2, 32, 32, 64, eps, F32,
+            RMSNORM_WASM_Q8_0);
+  Q8_STATUS("out is x: blocks are never in place", &call, buf, NULL, NULL, (uint8_t*) buf, NULL, 1,
+            2, 32, 32, 64, eps, F32, RMSNORM_WASM_Q8_0);
+  Q8_STATUS("out over x's second head", &call, buf, NULL, NULL, (uint8_t*) (buf + 50), NULL, 1, 2,
+            32, 64, 128, eps, F32, RMSNORM_WASM_Q8_0);
+  Q8_STATUS("out in the gap between x's heads", &call, buf, NULL, NULL, (uint8_t*) (buf + 32), NULL,
+            1, 2, 32, 64, 128, eps, F32, RMSNORM_WASM_Q8_0);
+  Q8_STATUS("rstd over the blocks", &call, buf, NULL, NULL, out, (float*) out, 1, 2, 32, 32, 64,
+            eps, F32, RMSNORM_WASM_Q8_0);
+  printf("\"end\":0}},\n");
+#undef Q8_STATUS
+#undef F32
+  return 0;
+}
+
 int main(void) {
   for (size_t i = 0; i < N; i++) input[i] = next_value();
   for (size_t i = 0; i < HEAD_DIM; i++) {
@@ -214,6 +329,9 @@ int main(void) {
   STATUS("residual is x", &bad, buf, buf, w, buf + 2 * RS, NULL, 2, 2, D, D, RS, eps, F32);
   printf("{\"case\":\"end\",\"status\":0}],\n");
   overlap_grid();
+  if (block_outputs()) {
+    return 1;
+  }
   print_floats("input", input, N, 0);
   print_floats("perHead", per_head, N, 0);
   print_floats("heads", heads, N, 0);

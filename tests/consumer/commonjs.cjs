@@ -5,6 +5,7 @@
 (async () => {
   const { init, rmsNorm } = await import('rmsnorm-wasm');
   const { rmsNorm: referenceRmsNorm } = await import('rmsnorm-wasm/reference');
+  const webgpu = await import('rmsnorm-wasm/webgpu');
   const { x, weight } = await import('./example.mjs');
   const { backend } = await init();
   let required;
@@ -17,8 +18,10 @@
     backend,
     wasm: Array.from(rmsNorm(x, weight)),
     reference: Array.from(referenceRmsNorm(x, weight)),
+    webgpu: Object.keys(webgpu).sort(),
     required,
     canRequireEsm: Boolean(process.features.require_module),
     version: require('rmsnorm-wasm/package.json').version,
+    header: require.resolve('rmsnorm-wasm/c/rmsnorm_wasm.h'),
   }));
 })();

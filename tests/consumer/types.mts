@@ -1,16 +1,16 @@
 // A TypeScript consumer of the installed package, compiled with
-// `tsc --noEmit --strict` by tests/package.test.js. It uses every export, and
+// `tsc --noEmit --strict` by tests/tarball.test.js. It uses every export, and
 // each `@ts-expect-error` is a misuse the types must reject (tsc fails if the
 // line compiles after all). Type-level only: nothing here is run.
 import {
-  addRmsNorm, alloc, bindMemory, compileModule, createKernels, dequantize, fromFloat32, init, layerNorm, layerNormBackward, quantize, rmsNorm,
+  addRmsNorm, alloc, bindMemory, byteLength, compileModule, createKernels, dequantize, fromFloat32, init, layerNorm, layerNormBackward, quantize, rmsNorm,
   rmsNormBackward, Tensor, toFloat32,
 } from 'rmsnorm-wasm';
 import type { Backend, BlockFormat, InitOptions, InitResult, PreparedCall, RmsNormBlockOptions, RmsNormOptions } from 'rmsnorm-wasm';
 import {
   addRmsNorm as referenceAddRmsNorm, fromFloat32 as referenceFromFloat32, layerNorm as referenceLayerNorm,
   layerNormBackward as referenceLayerNormBackward, rmsNorm as referenceRmsNorm, rmsNormBackward as referenceRmsNormBackward,
-  toFloat32 as referenceToFloat32, quantize as referenceQuantize, dequantize as referenceDequantize,
+  toFloat32 as referenceToFloat32, quantize as referenceQuantize, dequantize as referenceDequantize, byteLength as referenceByteLength,
 } from 'rmsnorm-wasm/reference';
 
 // init, compileModule
@@ -186,3 +186,20 @@ rmsNorm(x, w, { outDtype: 'q8_0', out: new Float32Array(4) });
 quantize(x, { dtype: 'q4_0' });
 // @ts-expect-error: dequantize needs the format
 dequantize(quantized);
+
+// Bytes for block outputs: byteLength, and tensors of a block format, written zero-copy
+const blockBytes: number = byteLength('q8_0', [2, 64]);
+const valueBytes: number = referenceByteLength('bfloat16', 8);
+const qt: Tensor<'q8_0'> = alloc(blockBytes, 'q8_0');
+const qtBytes: Uint8Array = qt.array;
+const intoTensor: Tensor<'q8_0'> = rmsNorm(x, w, { outDtype: 'q8_0', out: qt });
+const addedIntoTensor: Tensor<'q8_0'> = addRmsNorm(x, x.slice(), w, { outDtype: 'q8_0', out: qt });
+const preparedIntoTensor: Tensor<'q8_0'> = rmsNorm.prepare(x, w, { outDtype: 'q8_0', out: qt }).run();
+const quantizedIntoTensor: Tensor<'q8_0'> = quantize(x, { dtype: 'q8_0', out: qt });
+const fromTensor: Float32Array = dequantize(qt, { dtype: 'q8_0' });
+// @ts-expect-error: byteLength takes the dtype first, then the shape
+byteLength([2, 64], 'q8_0');
+// @ts-expect-error: a block tensor's bytes are no Float32Array
+const notFloats: Float32Array = qt.array;
+// @ts-expect-error: a block tensor is no float32 input
+rmsNorm(qt, w);

@@ -1,5 +1,5 @@
 // A TypeScript consumer of rmsnorm-wasm/webgpu, compiled by
-// tests/package.test.js under every TypeScript the docs name: 6.0 and
+// tests/tarball.test.js under every TypeScript the docs name: 6.0 and
 // later as it is (their DOM lib has the WebGPU types), 5.4 to 5.9 with
 // @webgpu/types (docs/engines.md, "The GPU"). Type-level only.
 import { createArrayKernels, createGpuKernels } from 'rmsnorm-wasm/webgpu';

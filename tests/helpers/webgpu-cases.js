@@ -260,5 +260,13 @@ export function gpuCalls() {
       calls.push(makeLayerNormCall(`layerNorm special rows dim=${dim} eps=${eps}`, special, w, w, { eps }));
     }
   }
+  // No rows, whatever the dim: empty results, as from the wasm functions and the reference (no GPU work).
+  for (const dim of [2 ** 32, 2 ** 53 - 32]) {
+    const none = new Float32Array(0);
+    calls.push(makeCall(`no rows, dim=${dim}`, 'rmsNorm', none, undefined, null, { dim }));
+    calls.push(makeCall(`no rows, dim=${dim}, q8_0 blocks`, 'rmsNorm', none, undefined, null, { dim, outDtype: 'q8_0' }));
+    calls.push(makeCall(`addRmsNorm no rows, dim=${dim}`, 'addRmsNorm', none, new Float32Array(0), null, { dim }));
+    calls.push(makeLayerNormCall(`layerNorm no rows, dim=${dim}`, none, null, null, { dim }));
+  }
   return calls;
 }

@@ -1,10 +1,10 @@
-// Runs the soft-float's single operations (src/webgpu/softfloat.js) and the
-// common path's (src/webgpu/fastfloat.js) on the GPU over arrays of bit
+// Runs the soft-float's single operations (src/webgpu/wgsl/softfloat.js) and the
+// common path's (src/webgpu/wgsl/fastfloat.js) on the GPU over arrays of bit
 // patterns, in the page: the test compares each result with Math.fround in
 // Node.
 /* global GPUBufferUsage, GPUMapMode -- this module runs in the page */
-import { FASTFLOAT_WGSL } from '../../src/webgpu/fastfloat.js';
-import { SOFTFLOAT_WGSL } from '../../src/webgpu/softfloat.js';
+import { FASTFLOAT_WGSL } from '../../src/webgpu/wgsl/fastfloat.js';
+import { SOFTFLOAT_WGSL } from '../../src/webgpu/wgsl/softfloat.js';
 
 /** The names of the operations, in the shader's op-code order. */
 export const OPS = ['add', 'mul', 'div', 'sqrt', 'to_bf16', 'to_f16', 'from_f16', 'fast_square', 'fast_mul', 'fast_add', 'fast_mul_free'];

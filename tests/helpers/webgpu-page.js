@@ -178,6 +178,8 @@ export async function deviceMistakes() {
     'rowStride a string': (e) => kernels.rmsNorm(e, good, { ...params, rowStride: '16' }),
     'heads running into the next token': (e) => kernels.rmsNorm(e, good, { rows: 2, dim: 16, rowStride: 32, heads: 2, headStride: 24 }),
     'headStride below dim': (e) => kernels.rmsNorm(e, good, { rows: 2, dim: 16, heads: 2, headStride: 8 }),
+    'headStride without heads': (e) => kernels.rmsNorm(e, good, { rows: 2, dim: 16, headStride: 16 }),
+    'heads zero': (e) => kernels.rmsNorm(e, good, { rows: 2, dim: 16, heads: 0 }),
     'outDtype with dim not a multiple of its block': (e) => kernels.rmsNorm(e, good, { ...params, outDtype: 'q8_0' }),
     'outDtype unknown': (e) => kernels.rmsNorm(e, good, { rows: 2, dim: 32, outDtype: 'q4_0' }),
     'outDtype without out': (e) => kernels.rmsNorm(e, { x, weight, rstd }, { rows: 2, dim: 32, outDtype: 'q8_0' }),

@@ -4,12 +4,12 @@
 // the golden shaders and the digest over every variant
 // (tests/webgpu-golden.js), and every variant compiled on both adapters
 // (tests/webgpu.test.js). Imports nothing from Node.
-import { keyOf } from '../../src/webgpu/layout.js';
+import { keyOf } from '../../src/webgpu/programs/layout.js';
 import { LAYERNORM_PROGRAM } from '../../src/webgpu/programs/layernorm.js';
 import { layerNormShader } from '../../src/webgpu/programs/layernorm-shader.js';
 import { RMSNORM_PROGRAM } from '../../src/webgpu/programs/rmsnorm.js';
 import { prologueShader, rmsNormShader } from '../../src/webgpu/programs/rmsnorm-shader.js';
-import { blocksShader } from '../../src/webgpu/blocks.js';
+import { blocksShader } from '../../src/webgpu/wgsl/blocks.js';
 
 const LIMITS = { align: 256, maxSize: 2 ** 27 };
 const BYTES = { float32: 4, bfloat16: 2, float16: 2, q8_0: 1 };

@@ -8,7 +8,7 @@
 // software adapter.
 
 import { createArrayKernels, createGpuKernels } from '../../src/webgpu/index.js';
-import { createNativeRmsNorm } from '../../src/webgpu/native.js';
+import { createNativeRmsNorm } from '../lib/native-rmsnorm.js';
 import { newSeed, normalArray, prng, uniformArray } from '../lib/random.js';
 import { cell, find, report } from '../lib/dom.js';
 import { kernels as wasmKernels } from '../lib/kernels.js';

@@ -80,13 +80,14 @@ function encodePair(fn, { key, type, itemType, value }, index) {
     if (itemType === 'array') throw new TypeError(`${fn}: ${what}: arrays of arrays are not written`);
     if (!Array.isArray(value)) throw new TypeError(`${fn}: ${what} must be an array of ${itemType}`);
     const items = value.map((item, i) => encode(fn, `${what}[${i}]`, itemType, item));
-    const size = 4 + 8 + items.reduce((sum, item) => sum + item.size, 0);
+    const size = 4 + 4 + 8 + items.reduce((sum, item) => sum + item.size, 0);
     body = {
       size,
       write: (view, at) => {
-        view.setUint32(at, VALUE_TYPES[itemType].code, true);
-        view.setBigUint64(at + 4, BigInt(items.length), true);
-        let p = at + 12;
+        view.setUint32(at, VALUE_TYPES.array.code, true);
+        view.setUint32(at + 4, VALUE_TYPES[itemType].code, true);
+        view.setBigUint64(at + 8, BigInt(items.length), true);
+        let p = at + 16;
         for (const item of items) {
           item.write(view, p);
           p += item.size;

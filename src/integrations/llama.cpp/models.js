@@ -130,9 +130,10 @@ function normalValues(rand, n, sigma, mean = 0) {
  * The wide model's tensors as { name, dims, values }: Gaussian weights of
  * standard deviation 1/√(inputs), so that each product of a normalized
  * (RMS 1) vector is O(1); unit-variance embeddings; norm gains near 1.
- * Each tensor has its own seed (the config's, plus its index).
+ * Each tensor has its own seed (the config's, plus its index), so that
+ * `keep(name)` can pick some without making the others.
  */
-export function wideLlamaTensors(config = WIDE_CONFIG) {
+export function wideLlamaTensors(config = WIDE_CONFIG, keep = () => true) {
   const { dim, hidden_dim: hidden, vocab_size: vocab } = config;
   const kv = (dim / config.n_heads) * config.n_kv_heads;
   const specs = [['token_embd.weight', [dim, vocab], 1]];
@@ -145,12 +146,14 @@ export function wideLlamaTensors(config = WIDE_CONFIG) {
     );
   }
   specs.push(['output_norm.weight', [dim]], ['output.weight', [dim, vocab]]);
-  return specs.map(([name, dims, sigma], i) => {
+  const tensors = specs.map(([name, dims, sigma], i) => {
+    if (!keep(name)) return null;
     const rand = uniform(config.seed + i);
     const n = dims.reduce((a, b) => a * b, 1);
     const values = dims.length === 1 ? normalValues(rand, n, 0.1, 1) : normalValues(rand, n, sigma ?? 1 / Math.sqrt(dims[0]));
     return { name, dims, values };
   });
+  return tensors.filter((t) => t !== null);
 }
 
 /** The wide model as a GGUF of `format`; `quantizeQ4K` as tensorBytes takes it. */

@@ -6,7 +6,7 @@
 #   build/models/*.gguf           the tiny Llama (F32, BF16, Q8_0) and the wide one (Q8_0, Q4_K)
 
 LLAMA_SOURCE ?= build/llama.cpp
-MODELS_DIR := src/integrations/llama.cpp
+LLAMA_DIR ?= src/integrations/llama.cpp
 GGML_NATIVE_BUILD := build/ggml-native
 GGML_QUANTIZE := build/ggml-quantize
 TINY_MODELS := $(foreach format,f32 bf16 q8_0,build/models/tiny-llama-$(format).gguf)
@@ -17,30 +17,35 @@ MODELS := $(TINY_MODELS) $(WIDE_MODELS)
 models: $(MODELS)
 
 # Only the ggml-base target (ggml.c, ggml-quants.c, gguf.cpp: no CPU backend),
-# with the host compiler's defaults and no -march: IEEE float32, no FMA to
-# contract into, as ggml's reference quantizers are written. Kept off the
-# CPUs the tests share: one job, niced.
-$(GGML_NATIVE_BUILD)/ggml/src/libggml-base.a: $(LLAMA_SOURCE)/.pinned $(MODELS_DIR)/models.mk
+# by the clang the host builds use, no -march, and no contraction: each
+# float32 operation of ggml's reference quantizers rounded as the C is
+# written (a compiler may fuse q8_K's iscale*x + 12582912.f into an FMA
+# where the target has one, as arm64 does). Kept off the CPUs the tests
+# share: one job, niced.
+CXX_NATIVE ?= clang++
+GGML_NATIVE_CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=$(CC_NATIVE) \
+  -DCMAKE_CXX_COMPILER=$(CXX_NATIVE) -DCMAKE_C_FLAGS=-ffp-contract=off \
+  -DCMAKE_CXX_FLAGS=-ffp-contract=off -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF -DGGML_OPENMP=OFF \
+  -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
+  -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_COMMON=OFF
+$(GGML_NATIVE_BUILD)/ggml/src/libggml-base.a: $(LLAMA_SOURCE)/.pinned $(LLAMA_DIR)/models.mk
 	rm -rf $(GGML_NATIVE_BUILD)
-	cmake -S $(LLAMA_SOURCE) -B $(GGML_NATIVE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
-	  -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF -DGGML_OPENMP=OFF -DLLAMA_CURL=OFF \
-	  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
-	  -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_COMMON=OFF > $(GGML_NATIVE_BUILD).cmake.log 2>&1 \
+	cmake -S $(LLAMA_SOURCE) -B $(GGML_NATIVE_BUILD) $(GGML_NATIVE_CMAKE_FLAGS) > $(GGML_NATIVE_BUILD).cmake.log 2>&1 \
 	  || { cat $(GGML_NATIVE_BUILD).cmake.log; exit 1; }
 	nice -n 10 ninja -C $(GGML_NATIVE_BUILD) -j1 ggml-base
 
-$(GGML_QUANTIZE): $(MODELS_DIR)/ggml_quantize.c $(GGML_NATIVE_BUILD)/ggml/src/libggml-base.a
-	cc -O2 -std=c11 -Wall -Wextra -Werror -I $(LLAMA_SOURCE)/ggml/src -I $(LLAMA_SOURCE)/ggml/include \
-	  $< $(GGML_NATIVE_BUILD)/ggml/src/libggml-base.a -lstdc++ -lm -lpthread -o $@
+$(GGML_QUANTIZE): $(LLAMA_DIR)/ggml_quantize.c $(GGML_NATIVE_BUILD)/ggml/src/libggml-base.a
+	$(CC_NATIVE) -O2 -std=c11 -Wall -Wextra -Werror -I $(LLAMA_SOURCE)/ggml/src \
+	  -I $(LLAMA_SOURCE)/ggml/include $< $(GGML_NATIVE_BUILD)/ggml/src/libggml-base.a -lstdc++ -lm -lpthread -o $@
 
 # The tiny Llama from the tutorial's weights; its Q8_0 blocks are the
 # package's quantize (tests/ggml-reference.test.js holds them to ggml's).
-build/models/tiny-llama-%.gguf: $(MODELS_DIR)/models.js $(MODELS_DIR)/gguf.js web/model/weights.json \
+build/models/tiny-llama-%.gguf: $(LLAMA_DIR)/models.js $(LLAMA_DIR)/gguf.js web/model/weights.json \
   web/model/weights.bin $(EMBEDDED)
 	@mkdir -p build/models
-	node $(MODELS_DIR)/models.js tiny $* $@
+	node $(LLAMA_DIR)/models.js tiny $* $@
 
 # The wide Llama's weights are generated (seeded); its Q4_K blocks are ggml's.
-build/models/wide-llama-%.gguf: $(MODELS_DIR)/models.js $(MODELS_DIR)/gguf.js $(EMBEDDED) $(GGML_QUANTIZE)
+build/models/wide-llama-%.gguf: $(LLAMA_DIR)/models.js $(LLAMA_DIR)/gguf.js $(EMBEDDED) $(GGML_QUANTIZE)
 	@mkdir -p build/models
-	node $(MODELS_DIR)/models.js wide $* $@ --ggml-quantize $(GGML_QUANTIZE)
+	node $(LLAMA_DIR)/models.js wide $* $@ --ggml-quantize $(GGML_QUANTIZE)

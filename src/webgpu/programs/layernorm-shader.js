@@ -2,11 +2,11 @@
 // variant of a call (which of weight, bias, out, mean and rstd it has, and
 // which binding each role lives in): the numbers of
 // src/kernels/f32-layernorm/layernorm_f32.h step by step, each float32
-// operation one of ../softfloat.js. One invocation normalizes a row of up
+// operation one of ../wgsl/softfloat.js. One invocation normalizes a row of up
 // to one block, a workgroup a longer row (one invocation on a long row may
 // outlast a driver's watchdog: lavapipe stopped one of 16,385 values
 // part-way). Each of the contract's blocked sums (S1, then E1 and E2) runs
-// in the order of RMSNorm's step 1 (../reduction.js): 16 lanes of each
+// in the order of RMSNorm's step 1 (../wgsl/reduction.js): 16 lanes of each
 // 256-value block, the fixed fold, the block sums pairwise; the steps from
 // the sums to the statistics are the reducer's. E1 and E2 take a pass each
 // rather than sharing one: every sum has its own lanes either way, so the
@@ -14,8 +14,8 @@
 // to be. Each softfloat operation is called at one site a loop
 // (docs/webgpu.md, the compile-size rule).
 import { DTYPE } from '../../loader/abi.js';
-import { PAIRWISE_WGSL, reduceBlocks, reducerVars, reducerWgsl } from '../reduction.js';
-import { COMMON_WGSL, entryPoint, roleAccess, shaderHead, WORKGROUP_SIZE } from '../wgsl.js';
+import { PAIRWISE_WGSL, reduceBlocks, reducerVars, reducerWgsl } from '../wgsl/reduction.js';
+import { COMMON_WGSL, entryPoint, roleAccess, shaderHead, WORKGROUP_SIZE } from '../wgsl/wgsl.js';
 
 /** The uniform block, in u32 slots. */
 export const LAYERNORM_PARAMS = ['rows', 'dim', 'dim_f32', 'eps', 'groups_x',

@@ -2,8 +2,8 @@
 // in one pass; see ./rmsnorm.js for what a program record holds.
 import { ceil, freeze, List } from '../../loader/intrinsics.js';
 import { layerNorm } from '../../ops/descriptions.js';
-import { bindingsOf, bitsOfFloat, declarationsOf, dispatchSize, keyOf, shaderRole } from '../layout.js';
-import { WORKGROUP_SIZE } from '../wgsl.js';
+import { bindingsOf, bitsOfFloat, declarationsOf, dispatchSize, keyOf, shaderRole } from './layout.js';
+import { WORKGROUP_SIZE } from '../wgsl/wgsl.js';
 import { LAYERNORM_PARAMS, LAYERNORM_SERIAL_DIM, layerNormShader } from './layernorm-shader.js';
 
 const LN_ROLES = ['x', 'weight', 'bias', 'out', 'mean', 'rstd'];

@@ -8,10 +8,10 @@
 //
 // The numbers are those of src/kernels/f32-rmsnorm/rmsnorm_f32.h, step by
 // step, in its summation order. Each row runs the common path first
-// (./fastfloat.js: a vec4 at a time, branch-free), after checking that
+// (../wgsl/fastfloat.js: a vec4 at a time, branch-free), after checking that
 // every value of the row is zero or in the range where that path holds;
 // a row that is not, and every row that takes the rescue path, is computed
-// by ./softfloat.js operations instead, in the same order. Both give the
+// by ../wgsl/softfloat.js operations instead, in the same order. Both give the
 // same bits; the branch between them is per row and sits around loops,
 // which every adapter skips when no invocation of a SIMD group enters.
 //
@@ -36,11 +36,11 @@
 // changed a half at a time (atomicAnd, atomicOr), so that invocations of
 // neighbouring rows, or the caller's bytes beside the role, are left as
 // they were.
-import { FASTFLOAT_WGSL } from '../fastfloat.js';
-import { FAST_SUMS_WGSL, PAIRWISE_WGSL, reduceBlocks, reducerVars, reducerWgsl } from '../reduction.js';
+import { FASTFLOAT_WGSL } from '../wgsl/fastfloat.js';
+import { FAST_SUMS_WGSL, PAIRWISE_WGSL, reduceBlocks, reducerVars, reducerWgsl } from '../wgsl/reduction.js';
 import { DTYPE } from '../../loader/abi.js';
 import { List } from '../../loader/intrinsics.js';
-import { COMMON_WGSL, conversions, entryPoint, roleAccess, shaderHead, STORAGE, WORKGROUP_SIZE } from '../wgsl.js';
+import { COMMON_WGSL, conversions, entryPoint, roleAccess, shaderHead, STORAGE, WORKGROUP_SIZE } from '../wgsl/wgsl.js';
 
 const F32 = DTYPE.float32.code;
 /** The reducer's step whose result is inv (stat_step below). */

@@ -7,13 +7,13 @@
 // from the weight as it is at that run, and the main pass reads w' as a
 // float32 weight. With ggml blocks out (call.outDtype), the main pass
 // writes the storage-dtype values into a scratch buffer, packed, and a
-// last pass quantizes them into the caller's out (../blocks.js).
+// last pass quantizes them into the caller's out (../wgsl/blocks.js).
 import { BLOCK_FORMAT, DTYPE } from '../../loader/abi.js';
-import { ceil, freeze, List, RangeError } from '../../loader/intrinsics.js';
+import { ceil, freeze, List } from '../../loader/intrinsics.js';
 import { addRmsNorm, rmsNorm } from '../../ops/descriptions.js';
-import { BLOCK_PARAMS, blocksShader } from '../blocks.js';
-import { bindingsOf, bitsOfFloat, declarationsOf, dispatchSize, fastBound, keyOf, shaderRole, teamOf } from '../layout.js';
-import { WORKGROUP_SIZE } from '../wgsl.js';
+import { BLOCK_PARAMS, blocksShader } from '../wgsl/blocks.js';
+import { bindingsOf, bitsOfFloat, checkBindingSpan, declarationsOf, dispatchSize, fastBound, keyOf, shaderRole, teamOf } from './layout.js';
+import { WORKGROUP_SIZE } from '../wgsl/wgsl.js';
 import { PARAMS, PROLOGUE_PARAMS, prologueShader, rmsNormShader } from './rmsnorm-shader.js';
 
 const RMS_ROLES = ['x', 'residual', 'weight', 'out', 'rstd'];
@@ -61,8 +61,7 @@ function layoutOf(call, limits, adapter, invocationsPerRow) {
     const m = measured.out;
     const start = m.start - (m.start % limits.align);
     const end = ceil(m.end / 4) * 4;
-    if (end > m.bufferSize) throw new RangeError(`${fn}: the buffer of ${m.name} is ${m.bufferSize} bytes; WebGPU binds whole 4-byte words, so it must extend to byte ${end}`);
-    if (end - start > limits.maxSize) throw new RangeError(`${fn}: ${m.name} spans ${end - start} bytes, beyond the device's maxStorageBufferBindingSize (${limits.maxSize})`);
+    checkBindingSpan(fn, m.name, m.bufferSize, start, end, limits.maxSize);
     const binding = { __proto__: null, buffer: m.buffer, offset: start, size: end - start };
     blocks = { __proto__: null, binding, byte: m.start - start };
   }

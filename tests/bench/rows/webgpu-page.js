@@ -1,7 +1,7 @@
 // The GPU rows of the bench, measured in a page on one adapter, side by
 // side in interleaved rounds: the exact kernel (src/webgpu, a prepared
 // call as a decode loop makes one), a native-float WGSL kernel
-// (src/webgpu/native.js: tree reduction and inverseSqrt, what the peers
+// (web/lib/native-rmsnorm.js: tree reduction and inverseSqrt, what the peers
 // do; prepared too, its bind group and uniforms made once, so that the
 // two differ in their kernels alone), and onnxruntime-web's WebGPU backend running
 // SimplifiedLayerNormalization. Each is timed on data already on the GPU,
@@ -16,7 +16,7 @@
 // takes well over that wait.
 /* global GPUBufferUsage, GPUMapMode -- this module runs in the page */
 import { createGpuKernels } from '../../../src/webgpu/index.js';
-import { createNativeRmsNorm } from '../../../src/webgpu/native.js';
+import { createNativeRmsNorm } from '../../../web/lib/native-rmsnorm.js';
 import { rmsNorm } from '../../../src/reference/index.js';
 import { normModel } from '../onnx-model.js';
 

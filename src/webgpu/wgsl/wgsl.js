@@ -27,7 +27,7 @@ ${decls}`;
 }
 
 /** The entry point of every shader, around `body`: `group` is the
- * workgroup's place in the dispatch (./layout.js, dispatchSize), `tid` the
+ * workgroup's place in the dispatch (../programs/layout.js, dispatchSize), `tid` the
  * invocation's in it. */
 export function entryPoint(body) {
   return `@compute @workgroup_size(${WORKGROUP_SIZE})
@@ -39,7 +39,7 @@ ${body}}
 
 /** WGSL of a binding declaration: its words one by one, atomic, or four
  * (vec4) or two (vec2) at a time, for roles whose groups of four values
- * start on such a boundary (./layout.js, bindingsOf). */
+ * start on such a boundary (../programs/layout.js, bindingsOf). */
 function bindingDecl(index, b) {
   const type = b.atomic ? 'array<atomic<u32>>' : b.words === 4 ? 'array<vec4<u32>>' : b.words === 2 ? 'array<vec2<u32>>' : 'array<u32>';
   return `@group(0) @binding(${index}) var<storage, ${b.access}> b${index}: ${type};\n`;

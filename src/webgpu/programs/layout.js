@@ -3,7 +3,7 @@
 // declared, how many invocations share a row, the dispatch's size, and a
 // variant's key. Pure arithmetic on the call's record: the same call
 // always gets the same layout, and the same variant the same pipeline.
-import { ceil, Float32Array, isArray, keys, List, log2, max, min, RangeError, Uint32Array } from '../loader/intrinsics.js';
+import { ceil, Float32Array, isArray, keys, List, log2, max, min, RangeError, Uint32Array } from '../../loader/intrinsics.js';
 
 const MAX_GROUPS = 65535; // maxComputeWorkgroupsPerDimension's guaranteed value
 
@@ -14,6 +14,18 @@ export function dispatchSize(fn, groups, rows) {
   size[1] = ceil(groups / MAX_GROUPS);
   if (size[1] > MAX_GROUPS) throw new RangeError(`${fn}: params.rows is too large (${rows})`);
   return size;
+}
+
+/** A binding of bytes [start, end) of a buffer of `bufferSize` bytes
+ * (of the roles `label`): within the buffer, whose whole 4-byte words
+ * WebGPU binds, and within the device's maxStorageBufferBindingSize. */
+export function checkBindingSpan(fn, label, bufferSize, start, end, maxSize) {
+  if (end > bufferSize) {
+    throw new RangeError(`${fn}: the buffer of ${label} is ${bufferSize} bytes; WebGPU binds whole 4-byte words, so it must extend to byte ${end}`);
+  }
+  if (end - start > maxSize) {
+    throw new RangeError(`${fn}: ${label} span ${end - start} bytes of one buffer, beyond the device's maxStorageBufferBindingSize (${maxSize})`);
+  }
 }
 
 /**
@@ -85,12 +97,7 @@ export function bindingsOf(fn, limits, measured, names, rows, dim, stride, vecto
     const size = measured[g.names[0]].bufferSize; // every role of a group is in one buffer
     if (words > 1 && vectorEnd <= size) g.end = vectorEnd;
     else words = 1;
-    if (g.end > size) {
-      throw new RangeError(`${fn}: the buffer of ${label} is ${size} bytes; WebGPU binds whole 4-byte words, so it must extend to byte ${g.end}`);
-    }
-    if (g.end - g.start > maxSize) {
-      throw new RangeError(`${fn}: ${label} span ${g.end - g.start} bytes of one buffer, beyond the device's maxStorageBufferBindingSize (${maxSize})`);
-    }
+    checkBindingSpan(fn, label, size, g.start, g.end, maxSize);
     bindings[k] = {
       __proto__: null, buffer: g.buffer, offset: g.start, size: g.end - g.start, access: writes ? 'read_write' : 'read', atomic,
       words: atomic ? 1 : words, names: g.names,

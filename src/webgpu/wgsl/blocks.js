@@ -11,8 +11,8 @@
 // the output's binding is atomic, the words a block fills whole are
 // stored, and its first and last words are changed byte-masked (atomicAnd,
 // atomicOr), so that no byte outside the block changes.
-import { BLOCK_FORMAT } from '../loader/abi.js';
-import { List } from '../loader/intrinsics.js';
+import { BLOCK_FORMAT } from '../../loader/abi.js';
+import { List } from '../../loader/intrinsics.js';
 import { entryPoint, roleAccess, shaderHead, STORAGE, WORKGROUP_SIZE } from './wgsl.js';
 
 /** The pass's uniform block. */
