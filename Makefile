@@ -315,6 +315,8 @@ bench-memory64: build $(CLANG19_WASM32_BENCH)
 # llama.cpp built stock and on the package, its runner, its norm benchmark and
 # the models (docs/llama.cpp.md).
 include src/integrations/llama.cpp/llama.mk
+# Its GGUF models, and ggml's own reference quantizers built natively.
+include src/integrations/llama.cpp/models.mk
 .PHONY: llama-cpp
 llama-cpp: $(LLAMA_ENGINES) $(LLAMA_NORM_BENCHES) models
 
@@ -331,9 +333,6 @@ test: deps build bench-native $(LLAMACPP_BENCH) $(Q8_FLOOR_BENCH) build/known-an
 C_STYLED := $(shell find src tests \( -name '*.[ch]' -o -name '*.inc' \) -not -path '*/node_modules/*')
 lint-c:
 	$(CLANG_FORMAT) --dry-run -Werror $(C_STYLED)
-
-# llama.cpp's GGUF models and ggml's native reference quantizers.
-include src/integrations/llama.cpp/models.mk
 
 demo: demo-deps build
 	node web/serve.js $(PORT)

@@ -1,12 +1,11 @@
 # The GGUF models the llama.cpp engines run, and ggml's own quantizers built
 # natively from the same pinned source (included by the top Makefile, beside
-# llama.mk, which fetches and checks the source into $(LLAMA_SOURCE)).
+# llama.mk, which fetches and checks the source into $(LLAMA_SOURCE) and
+# names $(LLAMA_DIR)).
 #   build/ggml-native/            ggml-base for the host, from the pinned source
 #   build/ggml-quantize           ggml_quantize.c linked to it: ggml's reference quantizers as a filter
 #   build/models/*.gguf           the tiny Llama (F32, BF16, Q8_0) and the wide one (Q8_0, Q4_K)
 
-LLAMA_SOURCE ?= build/llama.cpp
-LLAMA_DIR ?= src/integrations/llama.cpp
 GGML_NATIVE_BUILD := build/ggml-native
 GGML_QUANTIZE := build/ggml-quantize
 TINY_MODELS := $(foreach format,f32 bf16 q8_0,build/models/tiny-llama-$(format).gguf)
