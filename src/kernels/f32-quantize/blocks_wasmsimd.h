@@ -86,13 +86,18 @@ RMSNORM_INLINE v128_t q8_max_lanes_u32(v128_t v) {
 
 /* A q8_0 or q8_1 block's d, and q8_1's s from the quants already stored
  * (read back: q8_0, the common format, spends nothing on a sum it does
- * not write). Defined in wasmsimd.c: one copy, called by every loop: the float16 rounding is
- * long, and inlined into each register-path loop it would cost the module
- * its size budget. */
-void rmsnorm_wasm_q8_put_scales32(uint8_t* out, float d, bool with_sum);
+ * not write). */
+RMSNORM_INLINE void q8_put_scales32(uint8_t* out, float d, bool with_sum) {
+  q8_put16(out, f32_to_f16(d));
+  if (with_sum) {
+    const int32_t sum =
+        q8_sum_int8x16(wasm_v128_load(out + 4)) + q8_sum_int8x16(wasm_v128_load(out + 20));
+    q8_put16(out + 2, f32_to_f16((float) sum * d));
+  }
+}
 
 /* q8_0 (with_sum false) or q8_1 of the 32 values v[0..7], lanes in order,
- * to out: amax, d = amax / 127, id, the quants, then rmsnorm_wasm_q8_put_scales32.
+ * to out: amax, d = amax / 127, id, the quants, then q8_put_scales32.
  * Returns the amax's bits in every lane, for q8_32_regular. */
 RMSNORM_INLINE v128_t q8_block32_wasmsimd(const v128_t v[8], uint8_t* out, bool with_sum) {
   v128_t vbits = q8_magnitude_bits(v[0]);
@@ -110,7 +115,7 @@ RMSNORM_INLINE v128_t q8_block32_wasmsimd(const v128_t v[8], uint8_t* out, bool 
     }
     wasm_v128_store(qs + 16 * h, q8_to_int8x16(r));
   }
-  rmsnorm_wasm_q8_put_scales32(out, d, with_sum);
+  q8_put_scales32(out, d, with_sum);
   return vamax;
 }
 

@@ -13,16 +13,6 @@
 #include "blocks_wasmsimd.h"
 #include "quantize_f32.h"
 
-/* blocks_wasmsimd.h says why this is a function of its own. */
-__attribute__((noinline)) void rmsnorm_wasm_q8_put_scales32(uint8_t* out, float d, bool with_sum) {
-  q8_put16(out, f32_to_f16(d));
-  if (with_sum) {
-    const int32_t sum =
-        q8_sum_int8x16(wasm_v128_load(out + 4)) + q8_sum_int8x16(wasm_v128_load(out + 20));
-    q8_put16(out + 2, f32_to_f16((float) sum * d));
-  }
-}
-
 /* The rule's body, for the rare block that is not regular: one copy,
  * compiled for size (the module's size budget). */
 static __attribute__((noinline, minsize)) void quantize_by_rule(const float* x, int format,
