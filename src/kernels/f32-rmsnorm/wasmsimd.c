@@ -404,10 +404,11 @@ RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, si
   const size_t weight_step = weight_dtype == RMSNORM_NO_WEIGHT ? 0 : 8 * dtype_size(weight_dtype);
   const char* ps = (const char*) src;
   const char* pw = (const char*) w;
-  /* Each block's amax in every lane; the row's largest, and its smallest
-   * less one (an all-zero block's wraps to the largest u32). */
-  v128_t vlargest = wasm_i32x4_splat(0);
-  v128_t vsmallest = wasm_i32x4_splat(-1);
+  /* The row's largest block amax (bits), and its smallest less one (an
+   * all-zero block's wraps to the largest u32): scalars, as the vector
+   * registers are all taken by the block's values and constants. */
+  uint32_t largest = 0;
+  uint32_t smallest = UINT32_MAX;
   for (size_t i = 0; i < dim; i += Q8_32_VALUES, out += bytes) {
     v128_t v[8];
     for (size_t h = 0; h < 4; h++, ps += step) {
@@ -423,20 +424,22 @@ RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, si
                               dtype, true);
       }
     }
-    const v128_t vamax = q8_block32_wasmsimd(v, out, with_sum);
-    vlargest = wasm_u32x4_max(vlargest, vamax);
-    vsmallest = wasm_u32x4_min(vsmallest, wasm_i32x4_sub(vamax, wasm_i32x4_splat(1)));
+    const uint32_t amax =
+        (uint32_t) wasm_i32x4_extract_lane(q8_block32_wasmsimd(v, out, with_sum), 0);
+    largest = amax > largest ? amax : largest;
+    smallest = amax - 1 < smallest ? amax - 1 : smallest;
   }
-  return (uint32_t) wasm_i32x4_extract_lane(vlargest, 0) < Q8_INF_BITS &&
-         (uint32_t) wasm_i32x4_extract_lane(vsmallest, 0) >= Q8_32_TINY - 1;
+  return largest < Q8_INF_BITS && smallest >= Q8_32_TINY - 1;
 }
 
-/* One copy of the register path per weight dtype, on float32 rows without
- * an offset (ggml's models' norms: the cast mode changes nothing there); q8_0
- * and q8_1 share a copy (the sum is one branch a block). Each copy costs the
- * module about 200 bytes gzipped, so the other settings (16-bit storage, no
- * weight, an offset) take the chunk: their copies would not fit the size
- * budget (tests/size.test.js). */
+/* The register path's copies: float32 rows with a float32 or bfloat16
+ * weight and no offset (ggml's models' norms; the cast mode changes nothing
+ * on float32 rows). q8_0 and q8_1 share a copy (the sum is one branch a
+ * block). A float16 weight takes the chunk: its widening, with the block's
+ * eight vectors live, runs V8 out of vector registers, and the copy was
+ * slower than the chunk (docs/benchmarks.md). 16-bit storage, no weight and
+ * an offset take the chunk too: each copy costs the module about 200
+ * gzipped bytes, and it is at its size budget (tests/size.test.js). */
 #define DEFINE_Q8_32_WRITER(NAME, WEIGHT_DTYPE)                                         \
   static bool NAME(const void* src, const void* w, uint8_t* out, size_t dim, float inv, \
                    bool with_sum) {                                                     \
@@ -445,7 +448,6 @@ RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, si
   }
 DEFINE_Q8_32_WRITER(q8_32_f32, RMSNORM_F32)
 DEFINE_Q8_32_WRITER(q8_32_bf16, RMSNORM_BF16)
-DEFINE_Q8_32_WRITER(q8_32_f16, RMSNORM_F16)
 
 /* rows.inc's register path (RMSNORM_Q8_32_ROW_WRITER): false for the rows
  * no copy serves, and the chunk writes them. */
@@ -453,14 +455,14 @@ static bool write_row_q8_32(const void* src, const void* w, uint8_t* out, size_t
                             float weight_offset, int dtype, int weight_dtype, bool offset,
                             int cast_mode, int format) {
   (void) weight_offset, (void) cast_mode;
-  if (dtype != RMSNORM_F32 || weight_dtype == RMSNORM_NO_WEIGHT || offset) {
+  if (dtype != RMSNORM_F32 || offset) {
     return false;
   }
   const bool with_sum = format == RMSNORM_Q8_1;
   switch (weight_dtype) {
+    case RMSNORM_F32: return q8_32_f32(src, w, out, dim, inv, with_sum);
     case RMSNORM_BF16: return q8_32_bf16(src, w, out, dim, inv, with_sum);
-    case RMSNORM_F16: return q8_32_f16(src, w, out, dim, inv, with_sum);
-    default: return q8_32_f32(src, w, out, dim, inv, with_sum);
+    default: return false;
   }
 }
 #define RMSNORM_Q8_32_ROW_WRITER write_row_q8_32
