@@ -434,20 +434,20 @@ RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, si
 
 /* The register path's copies: float32 rows with a float32 or bfloat16
  * weight and no offset (ggml's models' norms; the cast mode changes nothing
- * on float32 rows). q8_0 and q8_1 share a copy (the sum is one branch a
- * block). A float16 weight takes the chunk: its widening, with the block's
- * eight vectors live, runs V8 out of vector registers, and the copy was
- * slower than the chunk (docs/benchmarks.md). 16-bit storage, no weight and
- * an offset take the chunk too: each copy costs the module about 200
- * gzipped bytes, and it is at its size budget (tests/size.test.js). */
-#define DEFINE_Q8_32_WRITER(NAME, WEIGHT_DTYPE)                                         \
-  static bool NAME(const void* src, const void* w, uint8_t* out, size_t dim, float inv, \
-                   bool with_sum) {                                                     \
-    return write_q8_32(src, w, out, dim, inv, 0.0f, RMSNORM_F32, WEIGHT_DTYPE, false,   \
-                       RMSNORM_CAST_GEMMA, with_sum);                                   \
+ * on float32 rows), one for q8_0 and one for q8_1. A float16 weight takes the chunk: its widening,
+ * with the block's eight vectors live, runs V8 out of vector registers, and the copy was slower
+ * than the chunk (docs/benchmarks.md). 16-bit storage, no weight and an offset take the chunk too:
+ * each copy costs the module about 200 gzipped bytes, and it is at its size budget
+ * (tests/size.test.js). */
+#define DEFINE_Q8_32_WRITER(NAME, WEIGHT_DTYPE, WITH_SUM)                                 \
+  static bool NAME(const void* src, const void* w, uint8_t* out, size_t dim, float inv) { \
+    return write_q8_32(src, w, out, dim, inv, 0.0f, RMSNORM_F32, WEIGHT_DTYPE, false,     \
+                       RMSNORM_CAST_GEMMA, WITH_SUM);                                     \
   }
-DEFINE_Q8_32_WRITER(q8_32_f32, RMSNORM_F32)
-DEFINE_Q8_32_WRITER(q8_32_bf16, RMSNORM_BF16)
+DEFINE_Q8_32_WRITER(q8_0_f32, RMSNORM_F32, false)
+DEFINE_Q8_32_WRITER(q8_0_bf16, RMSNORM_BF16, false)
+DEFINE_Q8_32_WRITER(q8_1_f32, RMSNORM_F32, true)
+DEFINE_Q8_32_WRITER(q8_1_bf16, RMSNORM_BF16, true)
 
 /* rows.inc's register path (RMSNORM_Q8_32_ROW_WRITER): false for the rows
  * no copy serves, and the chunk writes them. */
@@ -460,8 +460,10 @@ static bool write_row_q8_32(const void* src, const void* w, uint8_t* out, size_t
   }
   const bool with_sum = format == RMSNORM_Q8_1;
   switch (weight_dtype) {
-    case RMSNORM_F32: return q8_32_f32(src, w, out, dim, inv, with_sum);
-    case RMSNORM_BF16: return q8_32_bf16(src, w, out, dim, inv, with_sum);
+    case RMSNORM_F32:
+      return with_sum ? q8_1_f32(src, w, out, dim, inv) : q8_0_f32(src, w, out, dim, inv);
+    case RMSNORM_BF16:
+      return with_sum ? q8_1_bf16(src, w, out, dim, inv) : q8_0_bf16(src, w, out, dim, inv);
     default: return false;
   }
 }
