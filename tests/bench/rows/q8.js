@@ -41,6 +41,7 @@ function fused(format, weightDtype = 'float32') {
     id: `${format}-fused${id}`,
     name: `SIMD zero-copy, fused norm → ${format}${name}`,
     format,
+    weightDtype,
     fusedId: `${format}-fused${id}`,
     bytes: (shape) => 4 * (shape.rows * shape.dim + shape.dim) + blockBytes(format, shape),
     async setup(shape) {
@@ -71,6 +72,7 @@ function normThenQuantize(format, weightDtype = 'float32') {
     id: `${format}-norm-then-quantize${id}`,
     name: `SIMD zero-copy norm, then quantize() → ${format}${name}`,
     format,
+    weightDtype,
     fusedId: `${format}-fused${id}`,
     bytes: (shape) => 4 * (3 * shape.rows * shape.dim + shape.dim) + blockBytes(format, shape),
     async setup(shape) {
