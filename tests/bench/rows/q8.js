@@ -31,7 +31,13 @@ const suffix = (weightDtype) => (weightDtype === 'float32' ? { id: '', name: '' 
 /** The weight in a tensor of its dtype (16-bit weights rounded from the shape's float32 ones) and the options naming it. */
 function weightTensor(shape, weightDtype) {
   const wt = alloc(shape.dim, weightDtype);
-  wt.array.set(weightDtype === 'float32' ? shape.w : fromFloat32(shape.w, { dtype: weightDtype }));
+  if (weightDtype === 'float32') {
+    wt.array.set(shape.w);
+  } else {
+    // Bits to bits: where the engine has Float16Array, fromFloat32 returns one, and set() would convert its values.
+    const rounded = fromFloat32(shape.w, { dtype: weightDtype });
+    wt.array.set(new Uint16Array(rounded.buffer, rounded.byteOffset, rounded.length));
+  }
   return { wt, options: weightDtype === 'float32' ? {} : { weightDtype } };
 }
 
