@@ -23,7 +23,7 @@ PORT ?= 8080
 KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/*/*.h src/kernels/*/*.inc src/abi/*.h)
 # Each module links the exported ABI and exactly one kernel per operation.
 KERNEL_DIRS := src/kernels/f32-rmsnorm src/kernels/f32-layernorm src/kernels/f32-norm-backward \
-  src/kernels/f32-convert
+  src/kernels/f32-convert src/kernels/f32-quantize
 KERNEL_SOURCES := $(wildcard $(addsuffix /*.c,$(KERNEL_DIRS)))
 # The exported C ABI (src/abi/exports.c, src/loader/abi.js): the kernels the
 # descriptions call (src/ops/descriptions.js, the 16-bit converters among
@@ -268,8 +268,8 @@ build/:
 NATIVE_CFLAGS := -O3 -march=x86-64-v2 -std=c11 -Wall -Wextra -Werror -ffp-contract=off -DNDEBUG
 NATIVE_BENCH := build/rmsnorm-native-bench
 bench-native: $(NATIVE_BENCH)
-$(NATIVE_BENCH): tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c src/kernels/f32-convert/wasmsimd.c $(KERNEL_HEADERS) | build/
-	$(CC_NATIVE) $(NATIVE_CFLAGS) tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c src/kernels/f32-convert/wasmsimd.c -lm -o $@
+$(NATIVE_BENCH): tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c src/kernels/f32-convert/wasmsimd.c src/kernels/f32-quantize/wasmsimd.c $(KERNEL_HEADERS) | build/
+	$(CC_NATIVE) $(NATIVE_CFLAGS) tests/bench/native/harness.c src/kernels/f32-rmsnorm/wasmsimd.c src/kernels/f32-convert/wasmsimd.c src/kernels/f32-quantize/wasmsimd.c -lm -o $@
 
 # Every input of the vector float16/bfloat16 conversions, and of the SIMD
 # array converters, against the scalar ones

@@ -12,7 +12,7 @@ import { PORTABLE_ROWS } from './bench/rows/portable.js';
 import { engineSummary, runBench, runBenchInBrowser, shapeTable } from './bench/run.js';
 import { ENGINES } from './helpers/engines.js';
 import { dequantize } from '../src/index.js';
-import { layerNorm as referenceLayerNorm, quantize as referenceQuantize, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import { fromFloat32 as referenceFromFloat32, layerNorm as referenceLayerNorm, quantize as referenceQuantize, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
 import { q8Table, rowsFor } from './bench/q8.js';
 import { bfloat16ToNumber, numberToBfloat16 } from '../src/reference/float16.js';
 import { assertSameBits } from './helpers/bits.js';
@@ -134,14 +134,21 @@ test('a row with a wrong answer is refused before it is timed', async () => {
 test('the ggml block rows (tests/bench/q8.js) run, and the package\'s rows write the reference\'s blocks', async () => {
   const shape = makeShape(3, 512);
   const rows = rowsFor(shape);
-  assert.deepEqual(rows.map((row) => row.id), ['simd-zero-copy', 'simd-export', 'q8_0-fused', 'q8_0-norm-then-quantize', 'q8_0-plain-js', 'q8_K-fused', 'q8_K-norm-then-quantize', 'q8_K-plain-js', 'q8_0-floor']);
+  assert.deepEqual(rows.map((row) => row.id), [
+    'simd-zero-copy', 'simd-export', 'q8_0-fused', 'q8_0-norm-then-quantize', 'q8_0-plain-js', 'q8_K-fused', 'q8_K-norm-then-quantize', 'q8_K-plain-js',
+    'q8_0-fused-bfloat16', 'q8_0-norm-then-quantize-bfloat16', 'q8_0-fused-float16', 'q8_0-norm-then-quantize-float16', 'q8_0-floor',
+  ]);
   assert.deepEqual(rowsFor(makeShape(1, 896)).map((row) => row.id).filter((id) => id.startsWith('q8_K')), [], 'no q8_K where dim is no multiple of 256');
   for (const row of rows) {
     if (row.format === undefined) continue;
     const { y } = await outputOf(row, shape);
     // Their own quantizers: the oracle check of the measurement below.
     if (row.id.endsWith('plain-js') || row.id.endsWith('floor')) continue;
-    const want = dequantize(referenceQuantize(referenceRmsNorm(shape.x, shape.w, { eps: shape.eps }), { dtype: row.format }), { dtype: row.format });
+    // A 16-bit weight row's weight: the shape's float32 one rounded to it, as the row rounds it.
+    const weightDtype = row.weightDtype ?? 'float32';
+    const w = weightDtype === 'float32' ? shape.w : referenceFromFloat32(shape.w, { dtype: weightDtype });
+    const normOptions = weightDtype === 'float32' ? { eps: shape.eps } : { eps: shape.eps, weightDtype };
+    const want = dequantize(referenceQuantize(referenceRmsNorm(shape.x, w, normOptions), { dtype: row.format }), { dtype: row.format });
     assertSameBits(y, want, `${row.id}: the reference's blocks`);
   }
   const result = await measureShape(shape, rows, { rounds: 2, sampleSeconds: 0.001 });

@@ -11,6 +11,7 @@
 #include "../kernels/f32-convert/convert_f32.h"
 #include "../kernels/f32-layernorm/layernorm_f32.h"
 #include "../kernels/f32-norm-backward/norm_backward_f32.h"
+#include "../kernels/f32-quantize/quantize_f32.h"
 #include "../kernels/f32-rmsnorm/rmsnorm_f32.h"
 
 #if defined(__wasm_simd128__) || defined(RMSNORM_WASM_SIMDE)

@@ -1,8 +1,9 @@
 /*
  * ggml's 8-bit block formats, one block at a time: the scalar quantizers
- * (the scalar kernel's; the SIMD kernel takes q8_amax32 for the rare block
- * that holds a NaN), and the rule every implementation follows (the SIMD
- * quantizers in f32-rmsnorm/wasmsimd.c, the JS reference in
+ * (the scalar kernels'; the SIMD ones hand them the rare block that holds
+ * an Inf or NaN, or whose 1/d overflows), and the rule every
+ * implementation follows (the SIMD
+ * quantizers in f32-quantize/blocks_wasmsimd.h, the JS reference in
  * src/reference/q8.js).
  *
  * THE RULE

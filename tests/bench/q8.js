@@ -36,7 +36,7 @@ export function q8Table({ shape, rows, ratio }) {
     // A page's rows come back as plain data: the row itself by its id.
     const row = Q8_ROWS.find((r) => r.id === measured.row.id);
     const { seconds } = measured;
-    const fusedId = row.format === undefined ? null : `${row.format}-fused`;
+    const fusedId = row.fusedId ?? null;
     const speedup = fusedId === null || row.id === fusedId ? '' : `${fmt(ratio(row.id, fusedId))}×`;
     lines.push(`| ${row.name} | ${fmt(median(seconds) * 1e6)} | ${fmt(ratio(row.id, 'simd-zero-copy'))} | ${fmt(ratio(row.id, 'simd-export'))} | ${speedup} |`);
   }

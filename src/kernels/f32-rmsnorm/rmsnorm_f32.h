@@ -134,14 +134,4 @@ void rmsnorm_wasm_f32_rmsnorm_q8_ukernel__wasmsimd(const void* x, void* residual
                                                    int weight_dtype, int cast_mode,
                                                    float weight_offset, int format);
 
-/*
- * The same quantizers alone: `blocks` blocks of `format` from
- * blocks * (32, or 256 for q8_K) float32 values at x, to y (packed), by the
- * rule of ../q8_blocks.h. y shares no byte with x.
- */
-void rmsnorm_wasm_f32_quantize_q8_ukernel__scalar(const float* x, void* y, size_t blocks,
-                                                  int format);
-void rmsnorm_wasm_f32_quantize_q8_ukernel__wasmsimd(const float* x, void* y, size_t blocks,
-                                                    int format);
-
 #endif

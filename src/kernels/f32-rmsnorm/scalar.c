@@ -41,15 +41,6 @@ static void quantize_blocks(const void* x, size_t n, int dtype, int format, uint
   }
 }
 
-/* The scalar writer and quantizer serve every row. */
-static bool write_row_q8_32(const void* src, const void* w, uint8_t* out, size_t dim, float inv,
-                            int weight_dtype, bool offset, int format) {
-  (void) src, (void) w, (void) out, (void) dim, (void) inv, (void) weight_dtype, (void) offset,
-      (void) format;
-  return false;
-}
-
 #define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__scalar
 #define RMSNORM_F32_Q8_KERNEL rmsnorm_wasm_f32_rmsnorm_q8_ukernel__scalar
-#define RMSNORM_F32_QUANTIZE_KERNEL rmsnorm_wasm_f32_quantize_q8_ukernel__scalar
 #include "rows.inc"

@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "../f32-convert/convert_f32.h"
+#include "../f32-quantize/blocks_wasmsimd.h"
+#include "../f32-quantize/quantize_f32.h"
 #include "../float16_wasmsimd.h"
 #include "../q8_blocks.h"
 #include "../simd128.h"
@@ -382,234 +384,94 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   return fold_accumulators(vacc, dtype);
 }
 
-/* ---- ggml blocks (../q8_blocks.h, whose rule these follow) ----------------
- * Four values a vector. q8_0's and q8_1's roundf is the truncation of
- * v + copysign(0.5 - 2^-25, v), which equals roundf(v) for every float
- * (checked for all 2^32 patterns when this was written): below 0.5 it
- * cannot carry into the next integer, and from 0.5 up the sum rounds to it.
- * The conversion to int8: on a block whose values are finite and whose
- * scale is (then |x * id| and |iscale * x| are at most 127 and a few ulps),
- * ggml's own nearest_int trick, exact there: v + 1.5 * 2^23 holds v rounded
- * to an integer (ties to even: q8_K's rounding) in its low mantissa bits,
- * so its bits less those of 1.5 * 2^23 are that integer; two instructions
- * where i32x4.trunc_sat is many. Any other block takes the rule's
- * conversion as such: i32x4.trunc_sat (NaN to 0, saturating). The two
- * saturating narrows then make int8 lanes. */
-
-#define Q8_MAGIC 0x1.8p23f
-
-RMSNORM_INLINE v128_t half_away4(v128_t v) {
-  return wasm_f32x4_add(
-      v, wasm_v128_or(wasm_f32x4_splat(0x1.fffffep-2f), wasm_v128_and(v, wasm_f32x4_splat(-0.0f))));
-}
-
-/* v as int32 lanes: rounded to even (exact: see above), or truncated with saturation. */
-RMSNORM_INLINE v128_t to_int32x4(v128_t v, bool exact) {
-  if (exact) {
-    return wasm_i32x4_sub(wasm_f32x4_add(v, wasm_f32x4_splat(Q8_MAGIC)),
-                          wasm_f32x4_splat(Q8_MAGIC));
-  }
-  return wasm_i32x4_trunc_sat_f32x4(v);
-}
-
-/* Sixteen values (four vectors) to sixteen int8 lanes. */
-RMSNORM_INLINE v128_t to_int8x16(const v128_t r[4], bool exact) {
-  const v128_t lo = wasm_i16x8_narrow_i32x4(to_int32x4(r[0], exact), to_int32x4(r[1], exact));
-  const v128_t hi = wasm_i16x8_narrow_i32x4(to_int32x4(r[2], exact), to_int32x4(r[3], exact));
-  return wasm_i8x16_narrow_i16x8(lo, hi);
-}
-
-/* The sum of sixteen int8 lanes. */
-RMSNORM_INLINE int32_t sum_int8x16(v128_t q) {
-  const v128_t v = wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_extadd_pairwise_i8x16(q));
-  const v128_t pair = wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
-  return wasm_i32x4_extract_lane(wasm_i32x4_add(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2)),
-                                 0);
-}
-
-/* The largest of four u32 lanes, in every lane: the largest magnitude's
- * bits, for lanes of magnitudes' bits (ordered as the magnitudes, a NaN
- * above +Inf). */
-RMSNORM_INLINE v128_t max_lanes_u32(v128_t v) {
-  const v128_t pair = wasm_u32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
-  return wasm_u32x4_max(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2));
-}
-
-RMSNORM_INLINE uint32_t max_lane_u32(v128_t v) {
-  return (uint32_t) wasm_i32x4_extract_lane(max_lanes_u32(v), 0);
-}
-
-/* The smallest amax (bits) of a q8_0 or q8_1 block that write_q8_32 writes
- * (an all-zero block aside): 2^-100, whose d is normal and 1/d finite; a
- * smaller one's 1/d may overflow (about 127 * 2^-128 and below). */
-#define Q8_32_TINY UINT32_C(0x0D800000)
-
-/* The magnitudes' bits of four values. */
-RMSNORM_INLINE v128_t magnitude_bits(v128_t v) {
-  return wasm_v128_and(v, wasm_i32x4_splat(0x7FFFFFFF));
-}
-
-/* q8_0's and q8_1's quants of 32 values v times vid, at qs. */
-RMSNORM_INLINE void quants32(const v128_t v[8], v128_t vid, uint8_t* qs, bool exact) {
-  for (size_t h = 0; h < 2; h++) {
-    v128_t r[4];
-    for (size_t k = 0; k < 4; k++) {
-      r[k] = wasm_f32x4_trunc(half_away4(wasm_f32x4_mul(v[4 * h + k], vid)));
-    }
-    wasm_v128_store(qs + 16 * h, to_int8x16(r, exact));
-  }
-}
-
-/* A block's d, and q8_1's s from the quants at qs (read back: q8_0, the
- * common format, spends nothing on a sum it does not write). */
-RMSNORM_INLINE void put_scales32(uint8_t* out, const uint8_t* qs, float d, bool with_sum) {
-  q8_put16(out, f32_to_f16(d));
-  if (with_sum) {
-    const int32_t sum = sum_int8x16(wasm_v128_load(qs)) + sum_int8x16(wasm_v128_load(qs + 16));
-    q8_put16(out + 2, f32_to_f16((float) sum * d));
-  }
-}
-
-/* q8_0 (with_sum false) or q8_1 of 32 float32 values. Without a NaN, MAX's
- * order does not matter to amax; in a block with one, MAX's order decides
- * it, and the scalar loop of the rule finds it (the rest quantizes NaN as
- * the rule does: to 0). */
-static __attribute__((noinline)) void quantize32(const float* x, uint8_t* out, bool with_sum) {
-  v128_t v[8];
-  v128_t vbits = wasm_i32x4_splat(0);
-  for (size_t k = 0; k < 8; k++) {
-    v[k] = wasm_v128_load(x + 4 * k);
-    vbits = wasm_u32x4_max(vbits, magnitude_bits(v[k]));
-  }
-  const uint32_t amax_bits = max_lane_u32(vbits);
-  const float d =
-      (amax_bits > UINT32_C(0x7F800000) ? q8_amax32(x, RMSNORM_F32) : f32_from_bits(amax_bits)) /
-      127.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  const v128_t vid = wasm_f32x4_splat(id);
-  uint8_t* qs = out + (with_sum ? 4 : 2);
-  if (amax_bits < UINT32_C(0x7F800000) && id <= FLT_MAX) {
-    quants32(v, vid, qs, true);
-  } else {
-    quants32(v, vid, qs, false);
-  }
-  put_scales32(out, qs, d, with_sum);
-}
-
-/* Step 4 of a float32 row (a multiple of 32 values) with a float32 weight
- * and no offset, straight into q8_0 or q8_1 blocks. A block's 32 values of
- * y stay in registers from the multiplies to the quants, where
- * write_row_blocks passes them through a chunk in memory. write4's
- * operations (x * inv, times w: float32 has no cast to round), then
- * quantize32's, so the same bytes, on every block whose values are finite
- * and whose 1/d is: false if a block was not (y overflowed, or the weight
- * holds an Inf or NaN), and the chunk writes the row again. (A call in the
- * loop for such a block, or a branch around the fast path, costs V8 a
- * tenth of the loop's time: docs/benchmarks.md.) */
-RMSNORM_INLINE bool write_q8_32(const float* x, const float* w, uint8_t* out, size_t dim, float inv,
-                                bool with_sum) {
+/* ---- ggml blocks: the register path ---------------------------------------
+ * Step 4 straight into q8_0 or q8_1 blocks: a block's 32 values of y stay in
+ * registers from the multiplies to the quants (the quantizer's per-block
+ * body, ../f32-quantize/blocks_wasmsimd.h), where rows.inc's chunk passes
+ * them through memory. write8's operations on each value (x * inv, weigh4,
+ * and the storage rounding, which is what the chunk would hold), so the
+ * same bytes on every regular block: false if a block was not (y
+ * overflowed), and the chunk writes the row again. (A call in the loop for
+ * such a block, or a branch around the fast path, costs V8 a tenth of the
+ * loop's time: docs/benchmarks.md.) */
+RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, size_t dim, float inv,
+                                float weight_offset, int dtype, int weight_dtype, bool offset,
+                                int cast_mode, bool with_sum) {
   const v128_t vinv = wasm_f32x4_splat(inv);
+  const v128_t voffset = wasm_f32x4_splat(weight_offset);
   const size_t bytes = with_sum ? Q8_1_BYTES : Q8_0_BYTES;
-  /* Each block's amax in every lane; the row's largest, and its smallest
-   * less one (an all-zero block's wraps to the largest u32). */
-  v128_t vlargest = wasm_i32x4_splat(0);
-  v128_t vsmallest = wasm_i32x4_splat(-1);
+  const size_t step = 8 * dtype_size(dtype);
+  const size_t weight_step = weight_dtype == RMSNORM_NO_WEIGHT ? 0 : 8 * dtype_size(weight_dtype);
+  const char* ps = (const char*) src;
+  const char* pw = (const char*) w;
+  /* The row's largest block amax (bits), and its smallest less one (an
+   * all-zero block's wraps to the largest u32): scalars, as the vector
+   * registers are all taken by the block's values and constants. */
+  uint32_t largest = 0;
+  uint32_t smallest = UINT32_MAX;
   for (size_t i = 0; i < dim; i += Q8_32_VALUES, out += bytes) {
     v128_t v[8];
-    v128_t vbits = wasm_i32x4_splat(0);
-    for (size_t k = 0; k < 8; k++) {
-      v[k] = wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(x + i + 4 * k), vinv),
-                            wasm_v128_load(w + i + 4 * k));
-      vbits = wasm_u32x4_max(vbits, magnitude_bits(v[k]));
-    }
-    const v128_t vamax = max_lanes_u32(vbits);
-    vlargest = wasm_u32x4_max(vlargest, vamax);
-    vsmallest = wasm_u32x4_min(vsmallest, wasm_i32x4_sub(vamax, wasm_i32x4_splat(1)));
-    const float d = wasm_f32x4_extract_lane(vamax, 0) / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    uint8_t* qs = out + (with_sum ? 4 : 2);
-    quants32(v, wasm_f32x4_splat(id), qs, true);
-    put_scales32(out, qs, d, with_sum);
-  }
-  return (uint32_t) wasm_i32x4_extract_lane(vlargest, 0) < UINT32_C(0x7F800000) &&
-         (uint32_t) wasm_i32x4_extract_lane(vsmallest, 0) >= Q8_32_TINY - 1;
-}
-
-/* Rows without a weight, or with another weight dtype or an offset, take
- * the chunk: ggml's models have float32 norm weights. */
-static bool write_row_q8_32(const void* src, const void* w, uint8_t* out, size_t dim, float inv,
-                            int weight_dtype, bool offset, int format) {
-  if (offset || weight_dtype != RMSNORM_F32) {
-    return false;
-  }
-  return format == RMSNORM_Q8_1 ? write_q8_32(src, w, out, dim, inv, true)
-                                : write_q8_32(src, w, out, dim, inv, false);
-}
-
-/* q8_K's quants and bsums of 256 values times viscale. */
-RMSNORM_INLINE void quants256(const float* x, v128_t viscale, uint8_t* out, bool exact) {
-  for (size_t g = 0; g < Q8_K_VALUES / 16; g++) {
-    v128_t r[4];
-    for (size_t k = 0; k < 4; k++) {
-      r[k] = wasm_f32x4_mul(wasm_v128_load(x + 16 * g + 4 * k), viscale);
-      if (!exact) {
-        r[k] = wasm_f32x4_nearest(r[k]);
+    for (size_t h = 0; h < 4; h++, ps += step) {
+      v128_t vw[2] = {vinv, vinv}; /* unused without a weight */
+      load8(ps, dtype, false, v + 2 * h);
+      if (weight_step != 0) {
+        load8(pw, weight_dtype, false, vw);
+        pw += weight_step;
+      }
+      for (size_t k = 0; k < 2; k++) {
+        v[2 * h + k] = round4(weigh4(wasm_f32x4_mul(v[2 * h + k], vinv), vw[k], voffset, dtype,
+                                     weight_dtype, offset, cast_mode),
+                              dtype, true);
       }
     }
-    const v128_t q = to_int8x16(r, exact);
-    wasm_v128_store(out + 4 + 16 * g, q);
-    q8_put16(out + Q8_K_BSUMS + 2 * g, (uint16_t) (int16_t) sum_int8x16(q));
+    const uint32_t amax =
+        (uint32_t) wasm_i32x4_extract_lane(q8_block32_wasmsimd(v, out, with_sum), 0);
+    largest = amax > largest ? amax : largest;
+    smallest = amax - 1 < smallest ? amax - 1 : smallest;
   }
+  return largest < Q8_INF_BITS && smallest >= Q8_32_TINY - 1;
 }
 
-/* q8_K of 256 float32 values: amax (a NaN never it, as `|x| > amax` never
- * picks one: pmax keeps its first operand against a NaN), then the first
- * value of that magnitude, then the quants sixteen at a time with their
- * bsums. */
-static __attribute__((noinline)) void quantize256(const float* x, uint8_t* out) {
-  v128_t vbits = wasm_i32x4_splat(0);
-  for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
-    vbits = wasm_u32x4_max(vbits, magnitude_bits(wasm_v128_load(x + i)));
+/* The register path's copies: float32 rows with a float32 or bfloat16
+ * weight and no offset (ggml's models' norms; the cast mode changes nothing
+ * on float32 rows), one for q8_0 and one for q8_1. A float16 weight takes the chunk: its widening,
+ * with the block's eight vectors live, runs V8 out of vector registers, and the copy was slower
+ * than the chunk (docs/benchmarks.md). 16-bit storage, no weight and an offset take the chunk too:
+ * each copy costs the module about 200 gzipped bytes, and it is at its size budget
+ * (tests/size.test.js). */
+#define DEFINE_Q8_32_WRITER(NAME, WEIGHT_DTYPE, WITH_SUM)                                 \
+  static bool NAME(const void* src, const void* w, uint8_t* out, size_t dim, float inv) { \
+    return write_q8_32(src, w, out, dim, inv, 0.0f, RMSNORM_F32, WEIGHT_DTYPE, false,     \
+                       RMSNORM_CAST_GEMMA, WITH_SUM);                                     \
   }
-  const uint32_t max_bits = max_lane_u32(vbits);
-  float amax = f32_from_bits(max_bits);
-  if (max_bits > UINT32_C(0x7F800000)) {
-    v128_t vmax = wasm_f32x4_splat(0.0f);
-    for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
-      vmax = wasm_f32x4_pmax(vmax, wasm_f32x4_abs(wasm_v128_load(x + i)));
-    }
-    const v128_t pair = wasm_f32x4_pmax(vmax, wasm_i32x4_shuffle(vmax, vmax, 2, 3, 0, 1));
-    amax = wasm_f32x4_extract_lane(
-        wasm_f32x4_pmax(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2)), 0);
-  }
-  if (amax == 0.0f) {
-    memset(out, 0, Q8_K_BYTES);
-    return;
-  }
-  const v128_t vamax = wasm_f32x4_splat(amax);
-  float max = amax;
-  for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
-    const uint32_t lanes =
-        wasm_i32x4_bitmask(wasm_f32x4_eq(wasm_f32x4_abs(wasm_v128_load(x + i)), vamax));
-    if (lanes != 0) {
-      max = x[i + (size_t) __builtin_ctz(lanes)];
-      break;
-    }
-  }
-  const float iscale = -127.0f / max;
-  const v128_t viscale = wasm_f32x4_splat(iscale);
-  if (max_bits < UINT32_C(0x7F800000) && fabsf(iscale) <= FLT_MAX) {
-    quants256(x, viscale, out, true);
-  } else {
-    quants256(x, viscale, out, false);
-  }
-  const float d = 1.0f / iscale;
-  memcpy(out, &d, sizeof d);
-}
+DEFINE_Q8_32_WRITER(q8_0_f32, RMSNORM_F32, false)
+DEFINE_Q8_32_WRITER(q8_0_bf16, RMSNORM_BF16, false)
+DEFINE_Q8_32_WRITER(q8_1_f32, RMSNORM_F32, true)
+DEFINE_Q8_32_WRITER(q8_1_bf16, RMSNORM_BF16, true)
 
-/* n values' blocks. 16-bit values are widened first (exactly, by the
- * converters' kernel), so that one copy of each quantizer serves every
- * storage dtype (the module's size budget). */
+/* rows.inc's register path (RMSNORM_Q8_32_ROW_WRITER): false for the rows
+ * no copy serves, and the chunk writes them. */
+static bool write_row_q8_32(const void* src, const void* w, uint8_t* out, size_t dim, float inv,
+                            float weight_offset, int dtype, int weight_dtype, bool offset,
+                            int cast_mode, int format) {
+  (void) weight_offset, (void) cast_mode;
+  if (dtype != RMSNORM_F32 || offset) {
+    return false;
+  }
+  const bool with_sum = format == RMSNORM_Q8_1;
+  switch (weight_dtype) {
+    case RMSNORM_F32:
+      return with_sum ? q8_1_f32(src, w, out, dim, inv) : q8_0_f32(src, w, out, dim, inv);
+    case RMSNORM_BF16:
+      return with_sum ? q8_1_bf16(src, w, out, dim, inv) : q8_0_bf16(src, w, out, dim, inv);
+    default: return false;
+  }
+}
+#define RMSNORM_Q8_32_ROW_WRITER write_row_q8_32
+
+/* n values' blocks by the quantizer's kernel. 16-bit values are widened
+ * first (exactly, by the converters' kernel), so that one copy of each
+ * quantizer serves every storage dtype (the module's size budget). */
 static void quantize_blocks(const void* x, size_t n, int dtype, int format, uint8_t* out) {
   float widened[Q8_K_VALUES] __attribute__((aligned(16)));
   const float* values = (const float*) x;
@@ -617,17 +479,9 @@ static void quantize_blocks(const void* x, size_t n, int dtype, int format, uint
     rmsnorm_wasm_f32_widen_ukernel__wasmsimd((const uint16_t*) x, widened, n, dtype);
     values = widened;
   }
-  const size_t bytes = q8_block_bytes(format);
-  for (size_t i = 0; i < n; i += q8_block_values(format), out += bytes) {
-    switch (format) {
-      case RMSNORM_Q8_K: quantize256(values + i, out); break;
-      case RMSNORM_Q8_1: quantize32(values + i, out, true); break;
-      default: quantize32(values + i, out, false); break;
-    }
-  }
+  rmsnorm_wasm_f32_quantize_q8_ukernel__wasmsimd(values, out, n / q8_block_values(format), format);
 }
 
 #define RMSNORM_F32_KERNEL rmsnorm_wasm_f32_rmsnorm_ukernel__wasmsimd
 #define RMSNORM_F32_Q8_KERNEL rmsnorm_wasm_f32_rmsnorm_q8_ukernel__wasmsimd
-#define RMSNORM_F32_QUANTIZE_KERNEL rmsnorm_wasm_f32_quantize_q8_ukernel__wasmsimd
 #include "rows.inc"

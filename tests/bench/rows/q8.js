@@ -7,7 +7,7 @@
 // build/q8-floor.wasm), the least a fused kernel could cost. Each row's
 // output is its blocks dequantized, checked against the float64 oracle
 // within the quantization's error.
-import { alloc, dequantize, init, quantize, rmsNorm } from '../../../src/index.js';
+import { alloc, dequantize, fromFloat32, init, quantize, rmsNorm } from '../../../src/index.js';
 import { naiveJs } from './js.js';
 import { standaloneExports } from './standalone.js';
 import { simdExport, simdZeroCopy } from './wasm.js';
@@ -25,20 +25,38 @@ function byteTensor(bytes) {
   return { tensor, view: () => new Uint8Array(tensor.array.buffer, tensor.byteOffset, bytes) };
 }
 
-function fused(format) {
+/** Row ids and names of a weight dtype: float32's are the plain ones. */
+const suffix = (weightDtype) => (weightDtype === 'float32' ? { id: '', name: '' } : { id: `-${weightDtype}`, name: `, ${weightDtype} weight` });
+
+/** The weight in a tensor of its dtype (16-bit weights rounded from the shape's float32 ones) and the options naming it. */
+function weightTensor(shape, weightDtype) {
+  const wt = alloc(shape.dim, weightDtype);
+  if (weightDtype === 'float32') {
+    wt.array.set(shape.w);
+  } else {
+    // Bits to bits: where the engine has Float16Array, fromFloat32 returns one, and set() would convert its values.
+    const rounded = fromFloat32(shape.w, { dtype: weightDtype });
+    wt.array.set(new Uint16Array(rounded.buffer, rounded.byteOffset, rounded.length));
+  }
+  return { wt, options: weightDtype === 'float32' ? {} : { weightDtype } };
+}
+
+function fused(format, weightDtype = 'float32') {
+  const { id, name } = suffix(weightDtype);
   return {
-    id: `${format}-fused`,
-    name: `SIMD zero-copy, fused norm → ${format}`,
+    id: `${format}-fused${id}`,
+    name: `SIMD zero-copy, fused norm → ${format}${name}`,
     format,
+    weightDtype,
+    fusedId: `${format}-fused${id}`,
     bytes: (shape) => 4 * (shape.rows * shape.dim + shape.dim) + blockBytes(format, shape),
     async setup(shape) {
       await init({ backend: 'simd' });
       const xt = alloc(shape.x.length);
-      const wt = alloc(shape.dim);
+      const { wt, options: weightOptions } = weightTensor(shape, weightDtype);
       xt.array.set(shape.x);
-      wt.array.set(shape.w);
       const out = byteTensor(blockBytes(format, shape));
-      const options = { eps: shape.eps, outDtype: format, out: out.view() };
+      const options = { eps: shape.eps, outDtype: format, out: out.view(), ...weightOptions };
       return {
         call: () => rmsNorm(xt, wt, options),
         output: () => dequantize(out.view(), { dtype: format }),
@@ -54,21 +72,23 @@ function fused(format) {
   };
 }
 
-function normThenQuantize(format) {
+function normThenQuantize(format, weightDtype = 'float32') {
+  const { id, name } = suffix(weightDtype);
   return {
-    id: `${format}-norm-then-quantize`,
-    name: `SIMD zero-copy norm, then quantize() → ${format}`,
+    id: `${format}-norm-then-quantize${id}`,
+    name: `SIMD zero-copy norm, then quantize() → ${format}${name}`,
     format,
+    weightDtype,
+    fusedId: `${format}-fused${id}`,
     bytes: (shape) => 4 * (3 * shape.rows * shape.dim + shape.dim) + blockBytes(format, shape),
     async setup(shape) {
       await init({ backend: 'simd' });
       const xt = alloc(shape.x.length);
-      const wt = alloc(shape.dim);
+      const { wt, options: weightOptions } = weightTensor(shape, weightDtype);
       const yt = alloc(shape.x.length);
       xt.array.set(shape.x);
-      wt.array.set(shape.w);
       const out = byteTensor(blockBytes(format, shape));
-      const normOptions = { eps: shape.eps, out: yt };
+      const normOptions = { eps: shape.eps, out: yt, ...weightOptions };
       const quantizeOptions = { dtype: format, out: out.view() };
       return {
         call: () => {
@@ -123,6 +143,7 @@ function plainJs(format) {
     id: `${format}-plain-js`,
     name: `plain JS norm, then a JS quantizer → ${format}`,
     format,
+    fusedId: `${format}-fused`,
     setup(shape) {
       const norm = naiveJs.setup(shape);
       const bytes = new Uint8Array(blockBytes(format, shape));
@@ -143,6 +164,7 @@ const q8_0Floor = {
   id: 'q8_0-floor',
   name: 'floor: y in registers, nearest-even, one division, no float16 rounding (not ggml\'s bytes) → q8_0',
   format: 'q8_0',
+  fusedId: 'q8_0-fused',
   async setup({ x, w, rows, dim, eps }) {
     const exports = await standaloneExports('q8-floor.wasm');
     const bytes = blockBytes('q8_0', { rows, dim });
@@ -162,6 +184,9 @@ const q8_0Floor = {
 /**
  * The float32 norm alone (the package's zero-copy row, and its export called
  * directly: the floor has no JS layer to pay for), then each format's three
- * rows, and q8_0's floor.
+ * rows, q8_0's two with a bfloat16 and a float16 weight (issue 47: every
+ * weight dtype's fused call against its norm then quantize()), and q8_0's
+ * floor. Each row names the fused row it is compared with (fusedId).
  */
-export const Q8_ROWS = [simdZeroCopy, simdExport, ...Object.keys(FORMATS).flatMap((format) => [fused(format), normThenQuantize(format), plainJs(format)]), q8_0Floor];
+const WEIGHT_ROWS = ['bfloat16', 'float16'].flatMap((weightDtype) => [fused('q8_0', weightDtype), normThenQuantize('q8_0', weightDtype)]);
+export const Q8_ROWS = [simdZeroCopy, simdExport, ...Object.keys(FORMATS).flatMap((format) => [fused(format), normThenQuantize(format), plainJs(format)]), ...WEIGHT_ROWS, q8_0Floor];

@@ -1,0 +1,168 @@
+/*
+ * The SIMD128 per-block bodies of the quantizer (../q8_blocks.h's rule):
+ * q8_0's and q8_1's on 32 values held in registers, which the standalone
+ * kernel (wasmsimd.c) loads from memory and the fused RMSNorm
+ * (../f32-rmsnorm/wasmsimd.c) computes in place; q8_K's on 256 values in
+ * memory. Each body is exact on a "regular" block, one whose values are
+ * finite and whose reciprocal scale is (q8_32_regular, and the check in
+ * q8_quantize256_wasmsimd); its callers give any other block to the
+ * scalar body of ../q8_blocks.h, the rule itself.
+ *
+ * Four values a vector. q8_0's and q8_1's roundf is the truncation of
+ * v + copysign(0.5 - 2^-25, v), which equals roundf(v) for every float
+ * (checked for all 2^32 patterns when this was written): below 0.5 it
+ * cannot carry into the next integer, and from 0.5 up the sum rounds to it.
+ * The conversion to int8, exact on a regular block (|x * id| and
+ * |iscale * x| are then at most 127 and a few ulps): ggml's own
+ * nearest_int trick, v + 1.5 * 2^23 holds v rounded to an integer (ties to
+ * even: q8_K's rounding) in its low mantissa bits, so its bits less those
+ * of 1.5 * 2^23 are that integer; two instructions where i32x4.trunc_sat
+ * is many. The two saturating narrows then make int8 lanes.
+ */
+#ifndef QUANTIZE_BLOCKS_WASMSIMD_H
+#define QUANTIZE_BLOCKS_WASMSIMD_H
+
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../common.h"
+#include "../q8_blocks.h"
+#include "../simd128.h"
+
+#define Q8_MAGIC 0x1.8p23f
+
+/* The smallest amax (bits) of a regular q8_0 or q8_1 block (an all-zero
+ * block aside): 2^-100, whose d is normal and 1/d finite; a smaller one's
+ * 1/d may overflow (about 127 * 2^-128 and below). */
+#define Q8_32_TINY UINT32_C(0x0D800000)
+#define Q8_INF_BITS UINT32_C(0x7F800000)
+
+/* Whether q8_block32_wasmsimd's bytes are the rule's for a block of this
+ * amax (bits of a magnitude; a NaN's are above +Inf's). */
+static inline bool q8_32_regular(uint32_t amax_bits) {
+  return amax_bits < Q8_INF_BITS && (amax_bits >= Q8_32_TINY || amax_bits == 0);
+}
+
+/* v + copysign(0.5 - 2^-25, v). The sign is taken with the magnitude mask
+ * (andnot) that amax already holds in a register: one constant fewer in the
+ * loop, where V8 runs out of vector registers (x86-64 has 16). */
+RMSNORM_INLINE v128_t q8_half_away4(v128_t v) {
+  return wasm_f32x4_add(v, wasm_v128_or(wasm_f32x4_splat(0x1.fffffep-2f),
+                                        wasm_v128_andnot(v, wasm_i32x4_splat(0x7FFFFFFF))));
+}
+
+/* Integral values (|v| < 2^22) as int32 lanes. */
+RMSNORM_INLINE v128_t q8_to_int32x4(v128_t v) {
+  return wasm_i32x4_sub(wasm_f32x4_add(v, wasm_f32x4_splat(Q8_MAGIC)), wasm_f32x4_splat(Q8_MAGIC));
+}
+
+/* Sixteen values (four vectors) to sixteen int8 lanes. */
+RMSNORM_INLINE v128_t q8_to_int8x16(const v128_t r[4]) {
+  const v128_t lo = wasm_i16x8_narrow_i32x4(q8_to_int32x4(r[0]), q8_to_int32x4(r[1]));
+  const v128_t hi = wasm_i16x8_narrow_i32x4(q8_to_int32x4(r[2]), q8_to_int32x4(r[3]));
+  return wasm_i8x16_narrow_i16x8(lo, hi);
+}
+
+/* The sum of sixteen int8 lanes. */
+RMSNORM_INLINE int32_t q8_sum_int8x16(v128_t q) {
+  const v128_t v = wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_extadd_pairwise_i8x16(q));
+  const v128_t pair = wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  return wasm_i32x4_extract_lane(wasm_i32x4_add(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2)),
+                                 0);
+}
+
+/* The magnitudes' bits of four values (ordered as the magnitudes, a NaN
+ * above +Inf). */
+RMSNORM_INLINE v128_t q8_magnitude_bits(v128_t v) {
+  return wasm_v128_and(v, wasm_i32x4_splat(0x7FFFFFFF));
+}
+
+/* The largest of four u32 lanes, in every lane. */
+RMSNORM_INLINE v128_t q8_max_lanes_u32(v128_t v) {
+  const v128_t pair = wasm_u32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  return wasm_u32x4_max(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2));
+}
+
+/* A q8_0 or q8_1 block's d, and q8_1's s from the quants already stored
+ * (read back: q8_0, the common format, spends nothing on a sum it does
+ * not write). */
+RMSNORM_INLINE void q8_put_scales32(uint8_t* out, float d, bool with_sum) {
+  q8_put16(out, f32_to_f16(d));
+  if (with_sum) {
+    const int32_t sum =
+        q8_sum_int8x16(wasm_v128_load(out + 4)) + q8_sum_int8x16(wasm_v128_load(out + 20));
+    q8_put16(out + 2, f32_to_f16((float) sum * d));
+  }
+}
+
+/* q8_0 (with_sum false) or q8_1 of the 32 values v[0..7], lanes in order,
+ * to out: amax, d = amax / 127, id, the quants, then q8_put_scales32.
+ * Returns the amax's bits in every lane, for q8_32_regular. */
+RMSNORM_INLINE v128_t q8_block32_wasmsimd(const v128_t v[8], uint8_t* out, bool with_sum) {
+  v128_t vbits = q8_magnitude_bits(v[0]);
+  for (size_t k = 1; k < 8; k++) {
+    vbits = wasm_u32x4_max(vbits, q8_magnitude_bits(v[k]));
+  }
+  const v128_t vamax = q8_max_lanes_u32(vbits);
+  const float d = wasm_f32x4_extract_lane(vamax, 0) / 127.0f;
+  const v128_t vid = wasm_f32x4_splat(d != 0.0f ? 1.0f / d : 0.0f);
+  uint8_t* qs = out + (with_sum ? 4 : 2);
+  for (size_t h = 0; h < 2; h++) {
+    v128_t r[4];
+    for (size_t k = 0; k < 4; k++) {
+      r[k] = wasm_f32x4_trunc(q8_half_away4(wasm_f32x4_mul(v[4 * h + k], vid)));
+    }
+    wasm_v128_store(qs + 16 * h, q8_to_int8x16(r));
+  }
+  q8_put_scales32(out, d, with_sum);
+  return vamax;
+}
+
+/* q8_K of 256 float32 values at x: amax, then the first value of that
+ * magnitude (the rule's max), then the quants sixteen at a time with their
+ * bsums. False, and nothing written, for a block that is not regular (an
+ * Inf or NaN, or -127 / max overflowing). */
+static inline bool q8_quantize256_wasmsimd(const float* x, uint8_t* out) {
+  v128_t vbits = wasm_i32x4_splat(0);
+  for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
+    vbits = wasm_u32x4_max(vbits, q8_magnitude_bits(wasm_v128_load(x + i)));
+  }
+  const uint32_t amax_bits = (uint32_t) wasm_i32x4_extract_lane(q8_max_lanes_u32(vbits), 0);
+  if (amax_bits == 0) {
+    memset(out, 0, Q8_K_BYTES);
+    return true;
+  }
+  const v128_t vamax = wasm_i32x4_splat((int32_t) amax_bits);
+  float max = 0.0f;
+  for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
+    const uint32_t lanes =
+        wasm_i32x4_bitmask(wasm_i32x4_eq(q8_magnitude_bits(wasm_v128_load(x + i)), vamax));
+    if (lanes != 0) {
+      max = x[i + (size_t) __builtin_ctz(lanes)];
+      break;
+    }
+  }
+  const float iscale = -127.0f / max;
+  if (!(amax_bits < Q8_INF_BITS && fabsf(iscale) <= FLT_MAX)) {
+    return false;
+  }
+  const v128_t viscale = wasm_f32x4_splat(iscale);
+  for (size_t g = 0; g < Q8_K_VALUES / 16; g++) {
+    v128_t r[4];
+    for (size_t k = 0; k < 4; k++) {
+      r[k] = wasm_f32x4_mul(wasm_v128_load(x + 16 * g + 4 * k), viscale);
+    }
+    const v128_t q = q8_to_int8x16(r);
+    wasm_v128_store(out + 4 + 16 * g, q);
+    q8_put16(out + Q8_K_BSUMS + 2 * g, (uint16_t) (int16_t) q8_sum_int8x16(q));
+  }
+  const float d = 1.0f / iscale;
+  memcpy(out, &d, sizeof d);
+  return true;
+}
+
+#endif
