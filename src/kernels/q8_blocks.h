@@ -53,23 +53,51 @@
 
 #include "float16.h"
 
-/* The formats, as the C ABI numbers them (0: the storage dtype, no blocks). */
-enum rmsnorm_q8_format { RMSNORM_Q8_0 = 1, RMSNORM_Q8_1 = 2, RMSNORM_Q8_K = 3 };
-
-#define Q8_32_VALUES 32
-#define Q8_K_VALUES 256
+/* Block formats: written by src/abi/block-formats.js from src/loader/abi.js. */
+/* The formats, as the C ABI numbers them (0: the storage dtype, no blocks),
+ * and each one's values and bytes a block and its fields' byte offsets. */
+enum rmsnorm_q8_format {
+  RMSNORM_Q8_0 = 1,
+  RMSNORM_Q8_1 = 2,
+  RMSNORM_Q8_K = 3,
+};
+#define Q8_FORMAT_COUNT 3
+#define Q8_0_VALUES 32
 #define Q8_0_BYTES 34
+#define Q8_0_D 0
+#define Q8_0_QS 2
+#define Q8_1_VALUES 32
 #define Q8_1_BYTES 36
+#define Q8_1_D 0
+#define Q8_1_S 2
+#define Q8_1_QS 4
+#define Q8_K_VALUES 256
 #define Q8_K_BYTES 292
-/* Where q8_K's bsums start (after d and qs). */
+#define Q8_K_D 0
+#define Q8_K_QS 4
 #define Q8_K_BSUMS 260
+/* The most values a block holds. */
+#define Q8_MAX_VALUES 256
 
 static inline size_t q8_block_values(int format) {
-  return format == RMSNORM_Q8_K ? Q8_K_VALUES : Q8_32_VALUES;
+  switch (format) {
+    case RMSNORM_Q8_K: return Q8_K_VALUES;
+    default: return Q8_0_VALUES;
+  }
 }
 
 static inline size_t q8_block_bytes(int format) {
-  return format == RMSNORM_Q8_0 ? Q8_0_BYTES : format == RMSNORM_Q8_1 ? Q8_1_BYTES : Q8_K_BYTES;
+  switch (format) {
+    case RMSNORM_Q8_0: return Q8_0_BYTES;
+    case RMSNORM_Q8_1: return Q8_1_BYTES;
+    default: return Q8_K_BYTES;
+  }
+}
+/* End of the written block formats. */
+
+/* Whether `format` is one of the formats (their codes run from 1). */
+static inline bool q8_known_format(int format) {
+  return format >= 1 && format <= Q8_FORMAT_COUNT;
 }
 
 /* The rule's float -> int8 conversion of an integral value (or +-Inf, NaN). */
@@ -102,11 +130,14 @@ static inline void q8_put16(uint8_t* p, uint16_t v) {
  * block with a NaN). */
 #define Q8_KEEP_LOOP _Pragma("clang loop unroll(disable)")
 
+/* q8_0 and q8_1 differ only in q8_1's s: one rule serves both. */
+_Static_assert(Q8_0_VALUES == Q8_1_VALUES, "q8_0 and q8_1 blocks hold as many values");
+
 /* q8_0's and q8_1's amax of 32 values, in MAX's order. */
 static inline float q8_amax32(const void* x, int dtype) {
   float amax = 0.0f;
   Q8_KEEP_LOOP
-  for (size_t j = 0; j < Q8_32_VALUES; j++) {
+  for (size_t j = 0; j < Q8_0_VALUES; j++) {
     const float a = fabsf(load_f32(x, j, dtype));
     amax = amax > a ? amax : a;
   }
@@ -117,16 +148,16 @@ static inline float q8_amax32(const void* x, int dtype) {
 static inline void q8_quantize32_scalar(const void* x, int dtype, uint8_t* out, bool with_sum) {
   const float d = q8_amax32(x, dtype) / 127.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  int8_t* qs = (int8_t*) (out + (with_sum ? 4 : 2));
+  int8_t* qs = (int8_t*) (out + (with_sum ? Q8_1_QS : Q8_0_QS));
   int sum = 0;
   Q8_KEEP_LOOP
-  for (size_t j = 0; j < Q8_32_VALUES; j++) {
+  for (size_t j = 0; j < Q8_0_VALUES; j++) {
     qs[j] = q8_to_int8(q8_round_half_away(load_f32(x, j, dtype) * id));
     sum += qs[j];
   }
   q8_put16(out, f32_to_f16(d));
   if (with_sum) {
-    q8_put16(out + 2, f32_to_f16((float) sum * d));
+    q8_put16(out + Q8_1_S, f32_to_f16((float) sum * d));
   }
 }
 
@@ -147,7 +178,7 @@ static inline void q8_quantize256_scalar(const void* x, int dtype, uint8_t* out)
     return;
   }
   const float iscale = -127.0f / max;
-  int8_t* qs = (int8_t*) (out + 4);
+  int8_t* qs = (int8_t*) (out + Q8_K_QS);
   for (size_t g = 0; g < Q8_K_VALUES / 16; g++) {
     int sum = 0;
     Q8_KEEP_LOOP

@@ -4,7 +4,12 @@
 // quantize_row_q8_1_ref, quantize_row_q8_K_ref and the dequantizers),
 // not from the kernels (src/kernels/q8_blocks.h), so that the two check
 // each other. The rule, where ggml's C leaves a step undefined, is stated
-// once in src/kernels/q8_blocks.h; docs/numerics.md says why.
+// once in src/kernels/q8_blocks.h; docs/numerics.md says why. The block
+// formats' table (src/loader/abi.js, which the kernels' constants are
+// written from) gives the values and bytes of a block, as it does to every
+// call's checks; where each field sits in a block is written here, from
+// ggml-common.h, so that a wrong offset in the table shows as bytes the
+// kernels and this reference disagree on.
 //
 // Every float32 operation is one Math.fround of the float64 result (exact
 // float32, as src/reference/rmsnorm.js says); integer steps are exact.
@@ -13,7 +18,7 @@ import { BLOCK_FORMAT, BLOCK_FORMATS } from '../loader/abi.js';
 import { abs, copyInto, floor, Float32Array, fround, isView, kindOf, lengthOf, RangeError, TypeError, Uint32Array, Uint8Array } from '../loader/intrinsics.js';
 import { isTensor, recordOf, tensorView } from '../loader/tensor.js';
 import { quantize as QUANTIZE } from '../ops/descriptions.js';
-import { describe, oneOf, optionReader } from '../ops/options.js';
+import { BLOCK_FORMAT_CHOICES, describe, oneOf, optionReader } from '../ops/options.js';
 import { referenceFunction } from './calls.js';
 import { float16ToNumber, numberToFloat16 } from './float16.js';
 
@@ -162,10 +167,13 @@ export function dequantizeValues(bytes, dtype) {
 
 const readOptions = optionReader({ dtype: undefined });
 
+/** Each format's block bytes, as dequantize's message gives them: 'q8_0' 34 bytes, 'q8_1' 36, 'q8_K' 292. */
+const BLOCK_BYTES = BLOCK_FORMATS.map((name, i) => `'${name}' ${BLOCK_FORMAT[name].bytes}${i === 0 ? ' bytes' : ''}`).join(', ');
+
 /** options.dtype of dequantize: a block format, required. */
 function formatOption(fn, options) {
   const { dtype } = readOptions(fn, options);
-  if (dtype === undefined) throw new TypeError(`${fn}: options.dtype is required: ${"'q8_0', 'q8_1' or 'q8_K'"}`);
+  if (dtype === undefined) throw new TypeError(`${fn}: options.dtype is required: ${BLOCK_FORMAT_CHOICES}`);
   return oneOf(fn, 'options.dtype', dtype, BLOCK_FORMATS, undefined);
 }
 
@@ -198,7 +206,7 @@ export function dequantize(bytes, options) {
   const { bytes: blockBytes } = BLOCK_FORMAT[dtype];
   if (copy.length % blockBytes !== 0) {
     throw new RangeError(`dequantize: bytes.length (${copy.length}) must be a multiple of ${blockBytes}, the bytes of a ${dtype} block: ` +
-      `pass whole blocks, in the format they were written in (options.dtype, of 'q8_0' 34 bytes, 'q8_1' 36, 'q8_K' 292)`);
+      `pass whole blocks, in the format they were written in (options.dtype, of ${BLOCK_BYTES})`);
   }
   return dequantizeValues(copy, dtype);
 }

@@ -409,7 +409,7 @@ RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, si
    * registers are all taken by the block's values and constants. */
   uint32_t largest = 0;
   uint32_t smallest = UINT32_MAX;
-  for (size_t i = 0; i < dim; i += Q8_32_VALUES, out += bytes) {
+  for (size_t i = 0; i < dim; i += Q8_0_VALUES, out += bytes) {
     v128_t v[8];
     for (size_t h = 0; h < 4; h++, ps += step) {
       v128_t vw[2] = {vinv, vinv}; /* unused without a weight */
@@ -473,7 +473,7 @@ static bool write_row_q8_32(const void* src, const void* w, uint8_t* out, size_t
  * first (exactly, by the converters' kernel), so that one copy of each
  * quantizer serves every storage dtype (the module's size budget). */
 static void quantize_blocks(const void* x, size_t n, int dtype, int format, uint8_t* out) {
-  float widened[Q8_K_VALUES] __attribute__((aligned(16)));
+  float widened[Q8_MAX_VALUES] __attribute__((aligned(16)));
   const float* values = (const float*) x;
   if (dtype != RMSNORM_F32) {
     rmsnorm_wasm_f32_widen_ukernel__wasmsimd((const uint16_t*) x, widened, n, dtype);
