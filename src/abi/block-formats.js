@@ -8,18 +8,13 @@
 // does not ship it.
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { BLOCK_FORMAT, BLOCK_FORMATS } from '../loader/abi.js';
+import { BLOCK_FORMAT, BLOCK_FORMATS, FIELD_BYTES } from '../loader/abi.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const TOOL = 'src/abi/block-formats.js';
 
-/** Each field type as ggml-common.h declares it, and its bytes. */
-const FIELD_TYPE = {
-  int8: { c: 'int8_t', bytes: 1 },
-  int16: { c: 'int16_t', bytes: 2 },
-  float16: { c: 'ggml_half', bytes: 2 },
-  float32: { c: 'float', bytes: 4 },
-};
+/** Each field type (FIELD_BYTES) as ggml-common.h declares it. */
+const C_TYPE = { int8: 'int8_t', int16: 'int16_t', float16: 'ggml_half', float32: 'float' };
 
 const rows = BLOCK_FORMATS.map((name) => ({ name, C: name.toUpperCase(), ...BLOCK_FORMAT[name] }));
 const fieldsOf = (row) => Object.entries(row.fields).map(([name, field]) => ({ name, ...field }));
@@ -37,16 +32,15 @@ function checkTable() {
       throw new Error(`${row.name}: values ${row.values}, which must divide the largest block's (the norm's row drivers quantize in chunks of it)`);
     }
     for (const field of fieldsOf(row)) {
-      const type = FIELD_TYPE[field.type];
-      if (type === undefined) throw new Error(`${row.name}.${field.name}: unknown type ${field.type}`);
-      if (field.offset % type.bytes !== 0) throw new Error(`${row.name}.${field.name}: offset ${field.offset} would be padded in C`);
+      if (C_TYPE[field.type] === undefined) throw new Error(`${row.name}.${field.name}: no C type for ${field.type}`);
+      if (field.offset % FIELD_BYTES[field.type] !== 0) throw new Error(`${row.name}.${field.name}: offset ${field.offset} would be padded in C`);
     }
   });
 }
 
 /** ggml's declaration of a format's block: `block_q8_0 { ggml_half d; int8_t qs[32]; }`. */
 const declaration = (row) =>
-  `block_${row.name} { ${fieldsOf(row).map((f) => `${FIELD_TYPE[f.type].c} ${f.name}${f.count > 1 ? `[${f.count}]` : ''};`).join(' ')} }`;
+  `block_${row.name} { ${fieldsOf(row).map((f) => `${C_TYPE[f.type]} ${f.name}${f.count > 1 ? `[${f.count}]` : ''};`).join(' ')} }`;
 
 /** The formats grouped by `key` (values, bytes), in table order of each group's first format. */
 function groupsBy(key) {

@@ -16,7 +16,7 @@ export const DTYPE = Object.freeze({
 export const DTYPES = Object.freeze(['float32', 'bfloat16', 'float16']);
 
 /** The bytes of each type a block's field may have (ggml_half is float16). */
-const FIELD_BYTES = Object.freeze({ __proto__: null, int8: 1, int16: 2, float16: 2, float32: 4 });
+export const FIELD_BYTES = Object.freeze({ __proto__: null, int8: 1, int16: 2, float16: 2, float32: 4 });
 
 /** The rows below with their layout worked out: each field's offset (ggml's
  * blocks are packed: every field falls on a multiple of its type's bytes,
