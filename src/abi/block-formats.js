@@ -49,20 +49,25 @@ function groupsBy(key) {
   return [...groups.values()];
 }
 
-/** A C function of a format returning its `key`: a case for every format
- * but those of the most common value (the last such group on a tie), which
- * the default returns. Called with known formats only (the callers check). */
+/** A C function of a format returning its `key`: a conditional for every
+ * format but those of the most common value (the last such group on a
+ * tie), which is the fallback; called with known formats only (the callers
+ * check). Conditional expressions, not a switch: a switch of four or more
+ * values becomes a table in the data segment, which the imported-memory
+ * modules must not have. Laid out as clang-format lays it out. */
 function cFunction(name, key, macro) {
   const groups = groupsBy(key);
   const common = groups.reduce((best, group) => (group.length >= best.length ? group : best));
-  const cases = rows.filter((row) => !common.includes(row))
-    .map((row) => `    case RMSNORM_${row.C}: return ${row.C}_${macro};\n`).join('');
-  return `static inline size_t ${name}(int format) {
-  switch (format) {
-${cases}    default: return ${common[0].C}_${macro};
+  const choices = rows.filter((row) => !common.includes(row)).map((row) => [`format == RMSNORM_${row.C}`, `${row.C}_${macro}`]);
+  const fallback = `${common[0].C}_${macro}`;
+  const line = `  return ${choices.map(([test, value]) => `${test} ? ${value} : `).join('')}${fallback};`;
+  let body = line;
+  if (line.length > 100) {
+    const width = Math.max(...choices.map(([test], i) => test.length + (i === 0 ? 0 : 2)));
+    body = choices.map(([test, value], i) => (i === 0 ? `  return ${test.padEnd(width)} ? ${value}` : `         : ${test.padEnd(width - 2)} ? ${value}`))
+      .concat(`${' '.repeat(9 + width + 1)}: ${fallback};`).join('\n');
   }
-}
-`;
+  return `static inline size_t ${name}(int format) {\n${body}\n}\n`;
 }
 
 /** A C macro whose body is the string pieces, one a line (adjacent
@@ -75,6 +80,9 @@ function cStringMacro(name, pieces) {
 }
 
 const publicName = (row) => `RMSNORM_WASM_${row.C}`;
+
+/** "a", "a and b", "a, b and c". */
+const andList = (items) => (items.length === 1 ? items[0] : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
 
 /** Each file's region: where it is, its markers and its lines. */
 const REGIONS = [
@@ -115,7 +123,7 @@ ${rows.map((row) => `  ${publicName(row)} = ${row.code},\n`).join('')}} rmsnorm_
     comment: 'c',
     text: () => `/* The formats and their block sizes, as the status messages name them. */
 ${cStringMacro('FORMAT_NAMES', rows.map((row, i) => `${i === 0 ? '' : i < rows.length - 1 ? ', ' : ' or '}${publicName(row)}`))}${cStringMacro('BLOCK_SIZES',
-  groupsBy('values').map((group, i, all) => `${group[0].values} for ${group.map(publicName).join(' and ')}${i < all.length - 1 ? ', ' : ''}`))}`,
+  groupsBy('values').map((group, i, all) => `${group[0].values} for ${andList(group.map(publicName))}${i < all.length - 1 ? ', ' : ''}`))}`,
   },
   {
     path: 'src/index.d.ts',

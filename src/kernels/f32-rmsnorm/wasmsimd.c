@@ -469,6 +469,18 @@ static bool write_row_q8_32(const void* src, const void* w, uint8_t* out, size_t
 }
 #define RMSNORM_Q8_32_ROW_WRITER write_row_q8_32
 
+/* The formats rows.inc and write_row_q8_32 choose between (rows.inc keeps
+ * q8_K off the register path; it takes any other for q8_0 or q8_1): a
+ * format added to the table and not here fails the build (-Wswitch) until
+ * both say where its rows go. Never called: no code. */
+__attribute__((unused)) static void register_path_covers(enum rmsnorm_q8_format format) {
+  switch (format) {
+    case RMSNORM_Q8_0:
+    case RMSNORM_Q8_1:
+    case RMSNORM_Q8_K: break;
+  }
+}
+
 /* n values' blocks by the quantizer's kernel. 16-bit values are widened
  * first (exactly, by the converters' kernel), so that one copy of each
  * quantizer serves every storage dtype (the module's size budget). */
