@@ -15,7 +15,7 @@
 // float32, as src/reference/rmsnorm.js says); integer steps are exact.
 
 import { BLOCK_FORMAT, BLOCK_FORMATS } from '../loader/abi.js';
-import { abs, copyInto, floor, Float32Array, fround, isView, kindOf, lengthOf, RangeError, TypeError, Uint32Array, Uint8Array } from '../loader/intrinsics.js';
+import { abs, copyInto, floor, Float32Array, fround, isView, keys, kindOf, lengthOf, RangeError, TypeError, Uint32Array, Uint8Array } from '../loader/intrinsics.js';
 import { isTensor, recordOf, tensorView } from '../loader/tensor.js';
 import { quantize as QUANTIZE } from '../ops/descriptions.js';
 import { BLOCK_FORMAT_CHOICES, describe, oneOf, optionReader } from '../ops/options.js';
@@ -125,7 +125,25 @@ function quantize256(x, from, bytes, at) {
   putFloat32(bytes, at, fround(1 / iscale));
 }
 
-const formatOf = (dtype) => BLOCK_FORMAT[dtype];
+/** Each format's rule and where its fields sit (ggml-common.h): its
+ * block quantizer, the type of its scale d (at byte 0), where its quants
+ * start. A format of the table with no row here is refused by name. */
+const RULES = {
+  __proto__: null,
+  q8_0: { quantize: (x, from, bytes, at) => quantize32(x, from, bytes, at, false), scale: 'float16', qs: 2 },
+  q8_1: { quantize: (x, from, bytes, at) => quantize32(x, from, bytes, at, true), scale: 'float16', qs: 4 },
+  q8_K: { quantize: quantize256, scale: 'float32', qs: 4 },
+};
+
+/** A format's values and bytes a block (the table's), and its rule here. */
+function formatOf(dtype) {
+  const rule = RULES[dtype];
+  if (rule === undefined) throw new TypeError(`the reference has no rule for the block format ${dtype}: add its row to RULES (src/reference/q8.js)`);
+  return { values: BLOCK_FORMAT[dtype].values, bytes: BLOCK_FORMAT[dtype].bytes, rule };
+}
+
+/** The block formats the reference has a rule for. */
+export const REFERENCE_FORMATS = keys(RULES);
 
 /**
  * `n` float32 values of `x` from value `from` (n a multiple of the block
@@ -133,13 +151,8 @@ const formatOf = (dtype) => BLOCK_FORMAT[dtype];
  * `bytes` from byte `at`.
  */
 export function quantizeInto(x, from, n, dtype, bytes, at) {
-  const { values, bytes: blockBytes } = formatOf(dtype);
-  for (let b = 0; b < n / values; b++) {
-    const source = from + b * values;
-    const to = at + b * blockBytes;
-    if (dtype === 'q8_K') quantize256(x, source, bytes, to);
-    else quantize32(x, source, bytes, to, dtype === 'q8_1');
-  }
+  const { values, bytes: blockBytes, rule } = formatOf(dtype);
+  for (let b = 0; b < n / values; b++) rule.quantize(x, from + b * values, bytes, at + b * blockBytes);
 }
 
 /** float32 values as a new Uint8Array of blocks of `dtype`. */
@@ -153,13 +166,13 @@ export function quantizeValues(x, dtype) {
 /** Blocks of `dtype` back to float32, as ggml's dequantize_row_*:
  * q8_0 and q8_1 qs · float16 d, q8_K d · qs (one float32 product each). */
 export function dequantizeValues(bytes, dtype) {
-  const { values, bytes: blockBytes } = formatOf(dtype);
+  const { values, bytes: blockBytes, rule } = formatOf(dtype);
   const blocks = bytes.length / blockBytes;
   const out = new Float32Array(blocks * values);
   for (let b = 0; b < blocks; b++) {
     const at = b * blockBytes;
-    const d = dtype === 'q8_K' ? float32At(bytes, at) : float16ToNumber(uint16At(bytes, at));
-    const qs = at + (dtype === 'q8_0' ? 2 : 4);
+    const d = rule.scale === 'float32' ? float32At(bytes, at) : float16ToNumber(uint16At(bytes, at));
+    const qs = at + rule.qs;
     for (let j = 0; j < values; j++) out[b * values + j] = fround(int8At(bytes, qs + j) * d);
   }
   return out;

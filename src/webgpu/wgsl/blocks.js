@@ -11,7 +11,7 @@
 // the output's binding is atomic, the words a block fills whole are
 // stored, and its first and last words are changed byte-masked (atomicAnd,
 // atomicOr), so that no byte outside the block changes.
-import { BLOCK_FORMAT } from '../../loader/abi.js';
+import { BLOCK_FORMAT, BLOCK_FORMATS } from '../../loader/abi.js';
 import { List } from '../../loader/intrinsics.js';
 import { entryPoint, roleAccess, shaderHead, STORAGE, WORKGROUP_SIZE } from './wgsl.js';
 
@@ -93,7 +93,7 @@ fn quantize(e: u32) {
 
 /** The block formats by code (src/loader/abi.js, BLOCK_FORMAT): a new
  * output format is a row here. */
-const FORMATS = new List(4);
+const FORMATS = new List(BLOCK_FORMATS.length + 1);
 FORMATS[BLOCK_FORMAT.q8_0.code] = { __proto__: null, format: BLOCK_FORMAT.q8_0, wgsl: Q8_32(BLOCK_FORMAT.q8_0, false) };
 FORMATS[BLOCK_FORMAT.q8_1.code] = { __proto__: null, format: BLOCK_FORMAT.q8_1, wgsl: Q8_32(BLOCK_FORMAT.q8_1, true) };
 FORMATS[BLOCK_FORMAT.q8_K.code] = { __proto__: null, format: BLOCK_FORMAT.q8_K, wgsl: Q8_K(BLOCK_FORMAT.q8_K) };
