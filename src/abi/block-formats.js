@@ -32,7 +32,9 @@ function checkTable() {
       throw new Error(`${row.name}: values ${row.values}, which must divide the largest block's (the norm's row drivers quantize in chunks of it)`);
     }
     for (const field of fieldsOf(row)) {
-      if (C_TYPE[field.type] === undefined) throw new Error(`${row.name}.${field.name}: no C type for ${field.type}`);
+      if (C_TYPE[field.type] === undefined || FIELD_BYTES[field.type] === undefined) {
+        throw new Error(`${row.name}.${field.name}: the type ${field.type} needs its bytes in FIELD_BYTES (src/loader/abi.js) and its C name in C_TYPE (${TOOL})`);
+      }
       if (field.offset % FIELD_BYTES[field.type] !== 0) throw new Error(`${row.name}.${field.name}: offset ${field.offset} would be padded in C`);
     }
   });
