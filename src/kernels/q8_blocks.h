@@ -11,8 +11,8 @@
  * Exactly ggml's reference quantizers (ggml/src/ggml-quants.c), every
  * float operation one IEEE binary32 operation rounded to nearest-even, no
  * contraction:
- *   q8_0 (block_q8_0: ggml_half d; int8_t qs[32]; 34 bytes) and
- *   q8_1 (block_q8_1: ggml_half d, s; int8_t qs[32]; 36 bytes),
+ *   q8_0 (block_q8_0: ggml_half d; int8_t qs[32]) and
+ *   q8_1 (block_q8_1: ggml_half d, s; int8_t qs[32]),
  *   quantize_row_q8_0_ref / quantize_row_q8_1_ref:
  *     amax = MAX(amax, |x_j|) for j = 0..31 from 0, MAX(a, b) being
  *            `a > b ? a : b` (so a NaN makes amax NaN and the next value
@@ -20,8 +20,8 @@
  *     d = amax / 127; id = d != 0 ? 1 / d : 0 (NaN != 0);
  *     qs_j = int8(roundf(x_j * id)), roundf rounding halves away from 0;
  *     q8_1: s = fp16((float) Σqs_j * d), with the float32 d.
- *   q8_K (block_q8_K: float d; int8_t qs[256]; int16_t bsums[16]; 292
- *   bytes), quantize_row_q8_K_ref:
+ *   q8_K (block_q8_K: float d; int8_t qs[256]; int16_t bsums[16]),
+ *   quantize_row_q8_K_ref:
  *     max = the first x_j of the largest |x_j| (`|x_j| > amax`: a NaN is
  *           never it); amax == 0: d = 0, qs = 0, and bsums = 0 (ggml leaves
  *           bsums as they were: the package writes zeros);
