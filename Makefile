@@ -18,9 +18,23 @@ CLANG_FORMAT ?= clang-format
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 PORT ?= 8080
 
+# The block formats' facts where C and TypeScript state them (the enums,
+# constants and size functions of src/kernels/q8_blocks.h and
+# src/abi/rmsnorm_wasm.h, the C library's messages in rmsnorm_wasm.c, the
+# BlockFormat union of src/index.d.ts) are written from their one table,
+# src/loader/abi.js's BLOCK_FORMAT, before anything is compiled.
+# (A hand edit between a file's markers is written over at the next build.)
+BLOCK_FORMATS_WRITTEN := build/block-formats.stamp
+BLOCK_FORMAT_FILES := src/kernels/q8_blocks.h src/abi/rmsnorm_wasm.h src/abi/rmsnorm_wasm.c src/index.d.ts
+$(BLOCK_FORMATS_WRITTEN): src/loader/abi.js src/abi/block-formats.js $(BLOCK_FORMAT_FILES) | build/
+	node src/abi/block-formats.js
+	touch $@
+
 # Headers, and the row-driver templates (rows.inc) each instruction set's
-# file includes: a change to either rebuilds what includes it.
-KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/*/*.h src/kernels/*/*.inc src/abi/*.h)
+# file includes: a change to either rebuilds what includes it (and so does
+# a change to the block formats' table).
+KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/*/*.h src/kernels/*/*.inc src/abi/*.h) \
+  $(BLOCK_FORMATS_WRITTEN)
 # Each module links the exported ABI and exactly one kernel per operation.
 KERNEL_DIRS := src/kernels/f32-rmsnorm src/kernels/f32-layernorm src/kernels/f32-norm-backward \
   src/kernels/f32-convert src/kernels/f32-quantize
@@ -217,7 +231,7 @@ c/librmsnorm_wasm_%64.a: src/abi/rmsnorm_wasm.c $(KERNEL_SOURCES) $(KERNEL_HEADE
 	$(WASM64_AR) rcs $@ build/c64-$*/*.o
 	$(REFUSE_SIMD64)
 
-c/rmsnorm_wasm.h: src/abi/rmsnorm_wasm.h
+c/rmsnorm_wasm.h: src/abi/rmsnorm_wasm.h $(BLOCK_FORMATS_WRITTEN)
 	@mkdir -p c
 	cp $< $@
 

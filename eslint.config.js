@@ -29,9 +29,9 @@ export default [
   },
   {
     // The package runs in browsers, workers and Node alike. (src/integrations/
-    // holds build-time tools for Node that the package does not ship.)
+    // and src/abi/ hold build-time tools for Node that the package does not ship.)
     files: ['src/**/*.js'],
-    ignores: ['src/integrations/**'],
+    ignores: ['src/integrations/**', 'src/abi/**'],
     languageOptions: { globals: { ...globals.browser, ...globals.node } },
     rules: {
       // After load the package reads nothing a page can replace
@@ -48,7 +48,7 @@ export default [
     },
   },
   {
-    files: ['tests/**/*.{js,mjs}', 'web/serve.js', 'eslint.config.js', 'src/integrations/**/*.js'],
+    files: ['tests/**/*.{js,mjs}', 'web/serve.js', 'eslint.config.js', 'src/integrations/**/*.js', 'src/abi/**/*.js'],
     languageOptions: { globals: globals.node },
   },
   {

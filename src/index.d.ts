@@ -173,21 +173,23 @@ export type RmsNormOptions<D extends Dtype = 'float32', O extends Storage<D> | u
     outDtype?: D;
   };
 
+// Block formats: written by src/abi/block-formats.js from src/loader/abi.js.
 /**
- * ggml's 8-bit block formats: `'q8_0'` (`block_q8_0`: float16 `d`, int8
- * `qs[32]`; 34 bytes a block of 32), `'q8_1'` (`block_q8_1`: float16 `d`
- * and `s = d·Σqs`, `qs[32]`; 36 bytes) and `'q8_K'` (`block_q8_K`: float32
- * `d`, `qs[256]`, int16 `bsums[16]`; 292 bytes a block of 256), the input
- * ggml's `mul_mat` quantizes its activations to.
+ * ggml's 8-bit block formats, the input ggml's `mul_mat` quantizes its
+ * activations to:
+ * - `'q8_0'`: `block_q8_0 { ggml_half d; int8_t qs[32]; }`, 32 values in 34 bytes
+ * - `'q8_1'`: `block_q8_1 { ggml_half d; ggml_half s; int8_t qs[32]; }`, 32 values in 36 bytes
+ * - `'q8_K'`: `block_q8_K { float d; int8_t qs[256]; int16_t bsums[16]; }`, 256 values in 292 bytes
  */
 export type BlockFormat = 'q8_0' | 'q8_1' | 'q8_K';
+// End of the written block formats.
 
 /**
  * {@link rmsNorm}'s and {@link addRmsNorm}'s options for a result in ggml
  * blocks: every other option as usual, and the rows written, in the same
  * pass, as ggml's reference quantizer (`quantize_row_q8_*_ref`) makes
  * blocks of the values the storage-dtype call would store. `dim` must be a
- * multiple of the block size (32, or 256 for q8_K), else `RangeError`.
+ * multiple of the block size (the format's values a block, {@link BlockFormat}), else `RangeError`.
  */
 export type RmsNormBlockOptions<D extends Dtype = 'float32', B extends BlockOut = Uint8Array> = DtypeOption<D> & Omit<RmsNormOptions<'float32', undefined>, 'dtype' | 'out' | 'outDtype'> & {
   /** The block format. */
@@ -539,7 +541,7 @@ export declare namespace fromFloat32 {
  * `length` values of `dtype` (default float32) in the active module's
  * WebAssembly memory, holding zeros: kernels given tensors read and write
  * them in place, with no copy. Free it with `tensor.free()`. A block
- * format (`'q8_0'`, `'q8_1'`, `'q8_K'`) makes a tensor of `length` bytes,
+ * format ({@link BlockFormat}) makes a tensor of `length` bytes,
  * whole blocks ({@link byteLength} gives them), for a block output's or
  * {@link quantize}'s `out`; its `array` is a `Uint8Array`.
  *

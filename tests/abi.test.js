@@ -1,8 +1,10 @@
 // src/loader/abi.js is the JS layer's one table of ABI facts; the C side
 // states each of them again where C needs it. This holds the two together:
 // the codes against the C enums (read from the headers, and as compiled),
-// the bytes per value against sizeof as the kernels use it, and the export
-// lists against the Makefile, exports.c and the built modules.
+// the bytes per value against sizeof as the kernels use it, the block
+// formats' C and TypeScript against what src/abi/block-formats.js writes
+// from the table (and its layouts against C's), and the export lists
+// against the Makefile, exports.c and the built modules.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -12,6 +14,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ALLOCATOR_EXPORTS, BLOCK_FORMAT, BLOCK_FORMATS, CAST_MODE, CAST_MODES, DTYPE, DTYPES } from '../src/loader/abi.js';
+import { blockFormatFiles } from '../src/abi/block-formats.js';
 import { KERNEL_EXPORTS } from '../src/ops/descriptions.js';
 
 const run = promisify(execFile);
@@ -48,22 +51,60 @@ test('dtype codes: abi.js, the kernels\' enum and the public header\'s are one t
   });
 });
 
-test('block format codes: abi.js, the kernels\' enum and the public header\'s are one table', async () => {
-  const kernel = enumOf(await source('src/kernels/q8_blocks.h'), 'rmsnorm_q8_format');
-  const header = enumOf(await source('src/abi/rmsnorm_wasm.h'), 'rmsnorm_wasm_block_format');
-  const sizes = await source('src/kernels/q8_blocks.h');
+/** The C names of a format's constants, in the kernels' header and the public one (q8_K: Q8_K). */
+const cName = (name) => name.toUpperCase();
+
+test('block formats: the C and TypeScript files hold what src/abi/block-formats.js writes from the table, and nothing else', async () => {
+  const files = await blockFormatFiles();
+  assert.deepEqual(files.map(({ path }) => path), ['src/kernels/q8_blocks.h', 'src/abi/rmsnorm_wasm.h', 'src/abi/rmsnorm_wasm.c', 'src/index.d.ts']);
+  for (const { path, before, after } of files) assert.equal(before, after, `${path}: run node src/abi/block-formats.js (make build does)`);
+  // What the files say, read back: every format's codes, sizes and offsets, and no other.
   assert.deepEqual(Object.keys(BLOCK_FORMAT), BLOCK_FORMATS, 'BLOCK_FORMATS lists every format, in code order');
-  assert.equal(Object.keys(kernel).length, BLOCK_FORMATS.length);
-  assert.equal(Object.keys(header).length, BLOCK_FORMATS.length);
-  const C = { q8_0: ['RMSNORM_Q8_0', 'RMSNORM_WASM_Q8_0', 'Q8_0_BYTES', 'Q8_32_VALUES'], q8_1: ['RMSNORM_Q8_1', 'RMSNORM_WASM_Q8_1', 'Q8_1_BYTES', 'Q8_32_VALUES'],
-    q8_K: ['RMSNORM_Q8_K', 'RMSNORM_WASM_Q8_K', 'Q8_K_BYTES', 'Q8_K_VALUES'] };
-  const define = (name) => Number(new RegExp(`#define ${name} (\\d+)`).exec(sizes)[1]);
+  const kernelHeader = await source('src/kernels/q8_blocks.h');
+  const kernel = enumOf(kernelHeader, 'rmsnorm_q8_format');
+  const header = enumOf(await source('src/abi/rmsnorm_wasm.h'), 'rmsnorm_wasm_block_format');
+  const written = kernelHeader.slice(kernelHeader.indexOf('/* Block formats: written'), kernelHeader.indexOf('/* End of the written block formats. */'));
+  const defines = Object.fromEntries([...written.matchAll(/^#define (\w+) (\d+)$/gm)].map(([, name, value]) => [name, Number(value)]));
+  assert.deepEqual(Object.keys(kernel), BLOCK_FORMATS.map((name) => `RMSNORM_${cName(name)}`));
+  assert.deepEqual(Object.keys(header), BLOCK_FORMATS.map((name) => `RMSNORM_WASM_${cName(name)}`));
+  const expected = { Q8_FORMAT_COUNT: BLOCK_FORMATS.length, Q8_MAX_VALUES: Math.max(...BLOCK_FORMATS.map((name) => BLOCK_FORMAT[name].values)) };
   BLOCK_FORMATS.forEach((name, i) => {
-    assert.equal(BLOCK_FORMAT[name].code, i + 1, `${name}: codes from 1 (0 is the storage dtype)`);
-    assert.equal(kernel[C[name][0]], BLOCK_FORMAT[name].code, C[name][0]);
-    assert.equal(header[C[name][1]], BLOCK_FORMAT[name].code, C[name][1]);
-    assert.equal(define(C[name][2]), BLOCK_FORMAT[name].bytes, C[name][2]);
-    assert.equal(define(C[name][3]), BLOCK_FORMAT[name].values, C[name][3]);
+    const { code, values, bytes, fields } = BLOCK_FORMAT[name];
+    assert.equal(code, i + 1, `${name}: codes from 1 (0 is the storage dtype)`);
+    assert.equal(kernel[`RMSNORM_${cName(name)}`], code);
+    assert.equal(header[`RMSNORM_WASM_${cName(name)}`], code);
+    expected[`${cName(name)}_VALUES`] = values;
+    expected[`${cName(name)}_BYTES`] = bytes;
+    for (const [field, { offset }] of Object.entries(fields)) expected[`${cName(name)}_${field.toUpperCase()}`] = offset;
+  });
+  assert.deepEqual(defines, expected, 'src/kernels/q8_blocks.h\'s constants');
+  const union = /export type BlockFormat = ([^;]*);/.exec(await source('src/index.d.ts'))[1];
+  assert.deepEqual(union.split(' | '), BLOCK_FORMATS.map((name) => `'${name}'`), 'the .d.ts BlockFormat union');
+});
+
+test('block formats: ggml\'s layouts, as the table works them out, are what C makes of the declarations', async () => {
+  // Each block as ggml-common.h declares it (and the public header's table
+  // shows it), compiled: sizeof and offsetof against the table's bytes and offsets.
+  const declarations = [...(await source('src/abi/rmsnorm_wasm.h')).matchAll(/(block_\w+) \{ ([^}]*) \}/g)];
+  assert.deepEqual(declarations.map(([, name]) => name), BLOCK_FORMATS.map((name) => `block_${name}`));
+  const prints = declarations.map(([, struct], i) => {
+    const { fields } = BLOCK_FORMAT[BLOCK_FORMATS[i]];
+    return `printf("%zu ${Object.keys(fields).map(() => '%zu').join(' ')}\\n", sizeof(struct ${struct}), ${Object.keys(fields).map((f) => `offsetof(struct ${struct}, ${f})`).join(', ')});`;
+  });
+  const c = await compiled(`#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+typedef uint16_t ggml_half;
+${declarations.map(([, struct, body]) => `struct ${struct} { ${body} };`).join('\n')}
+int main(void) {
+  ${prints.join('\n  ')}
+  return 0;
+}
+`);
+  const lines = c.trim().split('\n');
+  BLOCK_FORMATS.forEach((name, i) => {
+    const { bytes, fields } = BLOCK_FORMAT[name];
+    assert.deepEqual(lines[i].split(' ').map(Number), [bytes, ...Object.values(fields).map(({ offset }) => offset)], `${name}: sizeof, then offsetof each field`);
   });
 });
 
@@ -81,16 +122,31 @@ test('cast codes: zero is llama, the JS default, in abi.js and both C enums', as
   });
 });
 
-test('bytes per value and the codes, as the C compiled for wasm32 has them', async () => {
-  // A program built by emcc, as the modules are, printing what the kernels
-  // compute with: dtype_size of each code (the one rule the kernels and the
-  // C API use), sizeof of the stored types, and the enum constants.
+/** What a C program built by emcc, as the modules are (with src/kernels/
+ * and src/abi/ on the include path), prints when run. */
+async function compiled(text) {
   const work = await mkdtemp(join(tmpdir(), 'rmsnorm-wasm-abi-'));
   try {
     const program = join(work, 'abi.c');
-    await writeFile(program, `#include <stdint.h>
+    await writeFile(program, text);
+    const out = join(work, 'abi.js');
+    await run('emcc', ['-O1', '-I', join(repo, 'src', 'kernels'), '-I', join(repo, 'src', 'abi'), program,
+      '-sSINGLE_FILE=1', '-sENVIRONMENT=node', '-o', out], { env: { ...process.env, NODE_PATH: '/usr/share/nodejs' } });
+    return (await run(process.execPath, [out])).stdout;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+test('bytes per value and the codes, as the C compiled for wasm32 has them', async () => {
+  // What the kernels compute with: dtype_size of each code (the one rule
+  // the kernels and the C API use), sizeof of the stored types, the enum
+  // constants, and each block format's values and bytes by code.
+  const formats = BLOCK_FORMATS.map((name) => `RMSNORM_WASM_${cName(name)}`);
+  const c = JSON.parse(await compiled(`#include <stdint.h>
 #include <stdio.h>
 #include "float16.h"
+#include "q8_blocks.h"
 #include "f32-rmsnorm/rmsnorm_f32.h"
 #include "rmsnorm_wasm.h"
 int main(void) {
@@ -98,25 +154,27 @@ int main(void) {
   printf("\\"sizeof_float\\":%zu,\\"sizeof_uint16\\":%zu,", sizeof(float), sizeof(uint16_t));
   printf("\\"dtype\\":[%d,%d,%d,%d,%d,%d],", RMSNORM_F32, RMSNORM_BF16, RMSNORM_F16,
          RMSNORM_WASM_FLOAT32, RMSNORM_WASM_BFLOAT16, RMSNORM_WASM_FLOAT16);
-  printf("\\"cast\\":[%d,%d,%d,%d]}\\n", RMSNORM_CAST_LLAMA, RMSNORM_CAST_GEMMA,
+  printf("\\"cast\\":[%d,%d,%d,%d],", RMSNORM_CAST_LLAMA, RMSNORM_CAST_GEMMA,
          RMSNORM_WASM_CAST_LLAMA, RMSNORM_WASM_CAST_GEMMA);
+  const int formats[] = {${formats.join(', ')}};
+  printf("\\"formats\\":[");
+  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+    printf("%s[%d,%zu,%zu,%d]", i == 0 ? "" : ",", formats[i], q8_block_values(formats[i]), q8_block_bytes(formats[i]), q8_known_format(formats[i]));
+  }
+  printf("],\\"unknown\\":[%d,%d]}\\n", q8_known_format(0), q8_known_format(${BLOCK_FORMATS.length + 1}));
   return 0;
 }
-`);
-    const out = join(work, 'abi.js');
-    await run('emcc', ['-O1', '-I', join(repo, 'src', 'kernels'), '-I', join(repo, 'src', 'abi'), program,
-      '-sSINGLE_FILE=1', '-sENVIRONMENT=node', '-o', out], { env: { ...process.env, NODE_PATH: '/usr/share/nodejs' } });
-    const c = JSON.parse((await run(process.execPath, [out])).stdout);
-    assert.deepEqual(c.dtype_size, DTYPES.map((name) => DTYPE[name].bytes), 'dtype_size of each code is abi.js\'s bytes');
-    assert.equal(DTYPE.float32.bytes, c.sizeof_float);
-    assert.equal(DTYPE.bfloat16.bytes, c.sizeof_uint16);
-    assert.equal(DTYPE.float16.bytes, c.sizeof_uint16);
-    const codes = DTYPES.map((name) => DTYPE[name].code);
-    assert.deepEqual(c.dtype, [...codes, ...codes]);
-    assert.deepEqual(c.cast, [CAST_MODE.llama, CAST_MODE.gemma, CAST_MODE.llama, CAST_MODE.gemma]);
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
+`));
+  assert.deepEqual(c.dtype_size, DTYPES.map((name) => DTYPE[name].bytes), 'dtype_size of each code is abi.js\'s bytes');
+  assert.equal(DTYPE.float32.bytes, c.sizeof_float);
+  assert.equal(DTYPE.bfloat16.bytes, c.sizeof_uint16);
+  assert.equal(DTYPE.float16.bytes, c.sizeof_uint16);
+  const codes = DTYPES.map((name) => DTYPE[name].code);
+  assert.deepEqual(c.dtype, [...codes, ...codes]);
+  assert.deepEqual(c.cast, [CAST_MODE.llama, CAST_MODE.gemma, CAST_MODE.llama, CAST_MODE.gemma]);
+  assert.deepEqual(c.formats, BLOCK_FORMATS.map((name) => [BLOCK_FORMAT[name].code, BLOCK_FORMAT[name].values, BLOCK_FORMAT[name].bytes, 1]),
+    'each public code: q8_block_values, q8_block_bytes and q8_known_format as the kernels compute them');
+  assert.deepEqual(c.unknown, [0, 0], 'no format 0, none past the last');
 });
 
 /** A Makefile variable as make expands it. */

@@ -7,7 +7,10 @@
 // package's own storage-dtype output of the same call.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { BLOCK_FORMAT, BLOCK_FORMATS } from '../src/loader/abi.js';
 import { dequantize, quantize } from '../src/reference/index.js';
+import { REFERENCE_FORMATS } from '../src/reference/q8.js';
+import { blocksShader } from '../src/webgpu/wgsl/blocks.js';
 
 /** A block's bytes as ggml's struct lays them out, little-endian. */
 const u16 = (v) => [v & 0xff, (v >> 8) & 0xff];
@@ -28,6 +31,13 @@ const block = (values, n) => new Float32Array(padded(values, n));
 function assertBytes(got, want, what) {
   assert.deepEqual([...got], want, what);
 }
+
+test('every format of the table (src/loader/abi.js) has its rule in the reference and the GPU\'s shaders (the C ones: the build, by -Wswitch)', () => {
+  assert.deepEqual([...REFERENCE_FORMATS], [...BLOCK_FORMATS], 'the reference\'s RULES, in table order');
+  for (const name of BLOCK_FORMATS) {
+    for (const dtype of [0, 1, 2]) assert.match(blocksShader(BLOCK_FORMAT[name].code, dtype), /fn quantize\(e: u32\)/, `${name} from dtype ${dtype}`);
+  }
+});
 
 test('q8_0 and q8_1 by hand: roundf halves away from zero, where nearest-even would not', () => {
   // amax 127: d = 1 exactly (float16 0x3C00), id = 1, so qs[j] = roundf(x_j).

@@ -52,8 +52,8 @@ void rmsnorm(address x, address residual, address w, address y, address rstd, co
    weight_offset);
 }
 
-/* rmsnorm with y receiving each row as ggml blocks of `format` (1 q8_0,
- * 2 q8_1, 3 q8_K; rmsnorm_f32.h, ../kernels/q8_blocks.h): rows packed,
+/* rmsnorm with y receiving each row as ggml blocks of `format` (enum
+ * rmsnorm_q8_format; rmsnorm_f32.h, ../kernels/q8_blocks.h): rows packed,
  * (dim / block values) blocks each, whatever the stride. */
 EMSCRIPTEN_KEEPALIVE
 void rmsnorm_q8(address x, address residual, address w, address y, address rstd, count rows,
@@ -105,7 +105,7 @@ void convert_from_f32(address src, address dst, count n, int32_t dtype) {
 }
 
 /* The quantizer alone: `blocks` ggml blocks of `format` from float32 src to dst
- * (1 q8_0, 2 q8_1, 3 q8_K; ../kernels/q8_blocks.h), packed. */
+ * (enum rmsnorm_q8_format, ../kernels/q8_blocks.h), packed. */
 EMSCRIPTEN_KEEPALIVE
 void quantize_q8(address src, address dst, count blocks, int32_t format) {
   UKERNEL(quantize_q8)(AT(const float, src), AT(void, dst), (size_t) blocks, format);

@@ -14,6 +14,17 @@
 #include "../kernels/q8_blocks.h"
 #include "ukernels.h"
 
+/* Block formats: written by src/abi/block-formats.js from src/loader/abi.js. */
+/* The formats and their block sizes, as the status messages name them. */
+#define FORMAT_NAMES    \
+  "RMSNORM_WASM_Q8_0"   \
+  ", RMSNORM_WASM_Q8_1" \
+  " or RMSNORM_WASM_Q8_K"
+#define BLOCK_SIZES                                  \
+  "32 for RMSNORM_WASM_Q8_0 and RMSNORM_WASM_Q8_1, " \
+  "256 for RMSNORM_WASM_Q8_K"
+/* End of the written block formats. */
+
 const char* rmsnorm_wasm_status_string(rmsnorm_wasm_status status) {
   switch (status) {
     case RMSNORM_WASM_OK: return "ok";
@@ -40,14 +51,12 @@ const char* rmsnorm_wasm_status_string(rmsnorm_wasm_status status) {
              "(heads - 1) * head_stride + dim: pass the distance in values from one row's (or "
              "head's) start to the next";
     case RMSNORM_WASM_ERROR_BLOCK:
-      return "dim is not a multiple of the block size, 32 for RMSNORM_WASM_Q8_0 and "
-             "RMSNORM_WASM_Q8_1, "
-             "256 for RMSNORM_WASM_Q8_K: pick a format whose block divides dim, or write the rows "
-             "unquantized (float32, as ggml keeps such tensors)";
+      return "dim is not a multiple of the block size, " BLOCK_SIZES
+             ": pick a format whose block divides dim, or write the rows unquantized (float32, as "
+             "ggml keeps such tensors)";
     case RMSNORM_WASM_ERROR_CAST_MODE:
       return "unknown cast mode: use RMSNORM_WASM_CAST_LLAMA or RMSNORM_WASM_CAST_GEMMA";
-    case RMSNORM_WASM_ERROR_FORMAT:
-      return "unknown block format: use RMSNORM_WASM_Q8_0, RMSNORM_WASM_Q8_1 or RMSNORM_WASM_Q8_K";
+    case RMSNORM_WASM_ERROR_FORMAT: return "unknown block format: use " FORMAT_NAMES;
     case RMSNORM_WASM_ERROR_WEIGHT_OFFSET:
       return "weight_offset must be finite: pass 0 for none, 1 for Gemma's weights stored as w - 1";
     case RMSNORM_WASM_ERROR_SIZE:
@@ -199,10 +208,6 @@ static bool known_dtype(rmsnorm_wasm_dtype dtype) {
          dtype == RMSNORM_WASM_FLOAT16;
 }
 
-static bool known_format(int format) {
-  return format >= RMSNORM_WASM_Q8_0 && format <= RMSNORM_WASM_Q8_K;
-}
-
 /* The kernels' own rule (../kernels/float16.h), whose codes are these. */
 static size_t element_bytes(rmsnorm_wasm_dtype dtype) {
   return dtype_size((int) dtype);
@@ -297,7 +302,7 @@ static rmsnorm_wasm_status check_rms_options(const void* weight, rmsnorm_wasm_dt
   if (cast_mode != RMSNORM_WASM_CAST_GEMMA && cast_mode != RMSNORM_WASM_CAST_LLAMA) {
     return RMSNORM_WASM_ERROR_CAST_MODE;
   }
-  if (format != 0 && !known_format(format)) {
+  if (format != 0 && !q8_known_format(format)) {
     return RMSNORM_WASM_ERROR_FORMAT;
   }
   if (!(weight_offset >= -FLT_MAX && weight_offset <= FLT_MAX)) {
@@ -403,7 +408,7 @@ rmsnorm_wasm_status rmsnorm_wasm_prepare_rmsnorm_q8(
 }
 
 size_t rmsnorm_wasm_block_row_bytes(rmsnorm_wasm_block_format format, size_t dim) {
-  if (!known_format((int) format) || dim % q8_block_values(format) != 0) {
+  if (!q8_known_format((int) format) || dim % q8_block_values(format) != 0) {
     return 0;
   }
   return dim / q8_block_values(format) * q8_block_bytes(format);
@@ -417,7 +422,7 @@ size_t rmsnorm_wasm_block_row_bytes(rmsnorm_wasm_block_format format, size_t dim
 static rmsnorm_wasm_status check_blockwise(const float* values, const void* blocks, size_t rows,
                                            size_t dim, size_t row_stride, int format,
                                            bool dequantize) {
-  if (!known_format(format)) {
+  if (!q8_known_format(format)) {
     return RMSNORM_WASM_ERROR_FORMAT;
   }
   rmsnorm_wasm_status status = check_shape(rows, dim, row_stride, sizeof(float));

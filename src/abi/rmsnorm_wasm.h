@@ -136,16 +136,19 @@ typedef enum rmsnorm_wasm_status {
   RMSNORM_WASM_ERROR_SIZE = 12,          /* an array's size in bytes overflows size_t */
 } rmsnorm_wasm_status;
 
+/* Block formats: written by src/abi/block-formats.js from src/loader/abi.js. */
 /* ggml's 8-bit block formats (ggml-common.h), which a norm's output may
- * take instead of its storage dtype (rmsnorm_wasm_rmsnorm_q8):
- *   Q8_0  block_q8_0 { ggml_half d; int8_t qs[32]; }                     34 bytes
- *   Q8_1  block_q8_1 { ggml_half d, s; int8_t qs[32]; }                  36 bytes
- *   Q8_K  block_q8_K { float d; int8_t qs[256]; int16_t bsums[16]; }    292 bytes */
+ * take instead of its storage dtype (rmsnorm_wasm_rmsnorm_q8), a block
+ * holding the values given, in the bytes given:
+ *   Q8_0  block_q8_0 { ggml_half d; int8_t qs[32]; }                   32 values  34 bytes
+ *   Q8_1  block_q8_1 { ggml_half d; ggml_half s; int8_t qs[32]; }      32 values  36 bytes
+ *   Q8_K  block_q8_K { float d; int8_t qs[256]; int16_t bsums[16]; }  256 values 292 bytes */
 typedef enum rmsnorm_wasm_block_format {
   RMSNORM_WASM_Q8_0 = 1,
   RMSNORM_WASM_Q8_1 = 2,
   RMSNORM_WASM_Q8_K = 3,
 } rmsnorm_wasm_block_format;
+/* End of the written block formats. */
 
 /* A short English description of a status ("ok", "dim must be >= 1 ...");
  * never NULL. */
@@ -198,7 +201,7 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm(const void* x, void* residual, const vo
  *      blocks, packed (also with a row stride); it may overlap nothing.
  * Checks: as rmsnorm_wasm_rmsnorm's, format known among them
  * (ERROR_FORMAT, 0 included), then after the shape dim a multiple of the
- * block size, 32 or 256 (ERROR_BLOCK); out is the array y was.
+ * format's values a block (ERROR_BLOCK); out is the array y was.
  */
 rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_q8(const void* x, void* residual, const void* weight,
                                             void* out, float* rstd, size_t rows, size_t dim,
@@ -207,8 +210,9 @@ rmsnorm_wasm_status rmsnorm_wasm_rmsnorm_q8(const void* x, void* residual, const
                                             rmsnorm_wasm_cast_mode cast_mode, float weight_offset,
                                             rmsnorm_wasm_block_format format);
 
-/* The bytes a row of dim values takes as blocks of `format`: (dim / 32) * 34
- * or 36, (dim / 256) * 292; 0 if dim is not a multiple or format unknown. */
+/* The bytes a row of dim values takes as blocks of `format`: dim / values
+ * blocks of its bytes (the table above); 0 if dim is not a multiple of its
+ * values or format is unknown. */
 size_t rmsnorm_wasm_block_row_bytes(rmsnorm_wasm_block_format format, size_t dim);
 
 /*
@@ -222,7 +226,7 @@ size_t rmsnorm_wasm_block_row_bytes(rmsnorm_wasm_block_format format, size_t dim
  * C is undefined), and the JS API's quantize(). blocks may overlap nothing.
  * Checks, in the order above: format known (ERROR_FORMAT); dim >= 1
  * (ERROR_DIM); x's span fits size_t bytes (ERROR_SIZE); dim a multiple of
- * the block size, 32 or 256 (ERROR_BLOCK); with rows == 0 nothing is
+ * the format's values a block (ERROR_BLOCK); with rows == 0 nothing is
  * touched (OK); x and blocks non-NULL (ERROR_NULL); sizes, range, overlap.
  */
 rmsnorm_wasm_status rmsnorm_wasm_quantize(const float* x, void* blocks, size_t rows, size_t dim,

@@ -5,7 +5,7 @@
 // params with the same functions (`where`: 'params' there, for the
 // messages), so a rule about rows, strides, heads or blocks is written once.
 
-import { BLOCK_FORMAT, CAST_MODES, DTYPES } from '../loader/abi.js';
+import { BLOCK_FORMAT, BLOCK_FORMATS, CAST_MODES, DTYPES } from '../loader/abi.js';
 import {
   abs, ceil, defineProperty, freeze, fround, hasOwn, holds, isArray, isSafeInteger, isView, join, JSONStringify, keys, kindOf,
   lengthOf, List, RangeError, sliceString, StringOf, TypeError,
@@ -189,14 +189,33 @@ export function requireWeightFor(fn, name, value, weightName, weight) {
   if (value !== undefined && weight == null) throw new TypeError(`${fn}: ${name} needs a weight, but ${weightName} is ${describe(weight)}`);
 }
 
+/** The block formats as a message offers them: 'q8_0', 'q8_1' or 'q8_K'. */
+export const BLOCK_FORMAT_CHOICES = BLOCK_FORMATS.length === 1 ? `'${BLOCK_FORMATS[0]}'`
+  : `${join(BLOCK_FORMATS.slice(0, -1), ', ', "'")} or '${BLOCK_FORMATS[BLOCK_FORMATS.length - 1]}'`;
+
+/** What a message offers for rows of `dim` values that some format's
+ * blocks do not divide: the formats whose blocks do (", or use 'q8_0' or
+ * 'q8_1' (blocks of 32)"), if any. */
+function formatsFor(dim) {
+  const names = new List();
+  const sizes = new List();
+  for (let i = 0; i < BLOCK_FORMATS.length; i++) {
+    const { values } = BLOCK_FORMAT[BLOCK_FORMATS[i]];
+    if (dim % values !== 0) continue;
+    names[names.length] = BLOCK_FORMATS[i];
+    if (!holds(sizes, values)) sizes[sizes.length] = values;
+  }
+  return names.length === 0 ? '' : `, or use ${join(names, ' or ', "'")} (blocks of ${join(sizes, ' or ')})`;
+}
+
 /** The bytes of a row of `dim` values as blocks of the format `outDtype`
  * (options.outDtype, named `name`): a row must be whole blocks. */
 export function blockRowBytes(fn, name, outDtype, dim, dtype) {
   const format = BLOCK_FORMAT[outDtype];
   if (dim % format.values !== 0) {
-    const blocksOf32 = format.values > 32 && dim % 32 === 0 ? ", or use 'q8_0' or 'q8_1' (blocks of 32)" : '';
+    const fitting = formatsFor(dim);
     throw new RangeError(`${fn}: ${name} '${outDtype}' needs dim (${dim}) to be a multiple of ${format.values}, its block size: ` +
-      `leave ${name.replace(/^\w+\./, '')} out for ${dtype} rows${blocksOf32}`);
+      `leave ${name.replace(/^\w+\./, '')} out for ${dtype} rows${fitting}`);
   }
   return (dim / format.values) * format.bytes;
 }

@@ -4,12 +4,12 @@
 // order and before anything is written. The wasm API and the reference
 // both resolve here, so both throw the same error for the same mistake.
 
-import { BLOCK_FORMAT, BLOCK_FORMATS, CAST_MODE, DTYPE } from '../loader/abi.js';
+import { BLOCK_FORMAT, BLOCK_FORMATS, CAST_MODE, DTYPE, DTYPES } from '../loader/abi.js';
 import { defineProperty, freeze, isView, keys, kindOf, List, ownWeakMap, RangeError, setPrototypeOf, TypeError } from '../loader/intrinsics.js';
 import { tensorHolding } from '../loader/memory.js';
 import { measure, newOutput, renewOutput, stillHolds, weightDtypeOf } from './arrays.js';
 import {
-  blockRowBytes, castModeOption, dtypeOption, float32Option, headsOption, headStrideOption, lastRead, layRows, missing, oneOf, oneRowStride, optionReader,
+  BLOCK_FORMAT_CHOICES, blockRowBytes, castModeOption, dtypeOption, float32Option, headsOption, headStrideOption, lastRead, layRows, missing, oneOf, oneRowStride, optionReader,
   readShape, requireWeightFor, resolveDim, resolveStride, rowSpan, rowsOf, template,
 } from './options.js';
 import { checkOverlaps } from './overlap.js';
@@ -250,7 +250,7 @@ const SIXTEEN_BIT = ['bfloat16', 'float16'];
  * quantizer) is options.dtype, required. */
 function outFormatOf(op, fn, opts, dtype) {
   if (op.blockwise) {
-    if (opts.dtype === undefined) throw new TypeError(`${fn}: options.dtype is required: 'q8_0', 'q8_1' or 'q8_K', the block format`);
+    if (opts.dtype === undefined) throw new TypeError(`${fn}: options.dtype is required: ${BLOCK_FORMAT_CHOICES}, the block format`);
     return oneOf(fn, 'options.dtype', opts.dtype, BLOCK_FORMATS, undefined);
   }
   return blockOutput(op, fn, opts, 'options', dtype);
@@ -269,12 +269,8 @@ export function blockOutput(op, fn, given, where, dtype) {
 }
 
 /** The dtypes options.outDtype may name, by storage dtype: its own, or a block format. */
-export const OUT_DTYPES = {
-  __proto__: null,
-  float32: ['float32', 'q8_0', 'q8_1', 'q8_K'],
-  bfloat16: ['bfloat16', 'q8_0', 'q8_1', 'q8_K'],
-  float16: ['float16', 'q8_0', 'q8_1', 'q8_K'],
-};
+export const OUT_DTYPES = { __proto__: null };
+for (let i = 0; i < DTYPES.length; i++) OUT_DTYPES[DTYPES[i]] = freeze([DTYPES[i]].concat(BLOCK_FORMATS));
 
 /** A call checked from its options as read. */
 function check(original, fn, memory, opts, values) {

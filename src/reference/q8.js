@@ -4,16 +4,21 @@
 // quantize_row_q8_1_ref, quantize_row_q8_K_ref and the dequantizers),
 // not from the kernels (src/kernels/q8_blocks.h), so that the two check
 // each other. The rule, where ggml's C leaves a step undefined, is stated
-// once in src/kernels/q8_blocks.h; docs/numerics.md says why.
+// once in src/kernels/q8_blocks.h; docs/numerics.md says why. The block
+// formats' table (src/loader/abi.js, which the kernels' constants are
+// written from) gives the values and bytes of a block, as it does to every
+// call's checks; where each field sits in a block is written here, from
+// ggml-common.h, so that a wrong offset in the table shows as bytes the
+// kernels and this reference disagree on.
 //
 // Every float32 operation is one Math.fround of the float64 result (exact
 // float32, as src/reference/rmsnorm.js says); integer steps are exact.
 
 import { BLOCK_FORMAT, BLOCK_FORMATS } from '../loader/abi.js';
-import { abs, copyInto, floor, Float32Array, fround, isView, kindOf, lengthOf, RangeError, TypeError, Uint32Array, Uint8Array } from '../loader/intrinsics.js';
+import { abs, copyInto, floor, Float32Array, fround, isView, keys, kindOf, lengthOf, RangeError, TypeError, Uint32Array, Uint8Array } from '../loader/intrinsics.js';
 import { isTensor, recordOf, tensorView } from '../loader/tensor.js';
 import { quantize as QUANTIZE } from '../ops/descriptions.js';
-import { describe, oneOf, optionReader } from '../ops/options.js';
+import { BLOCK_FORMAT_CHOICES, describe, oneOf, optionReader } from '../ops/options.js';
 import { referenceFunction } from './calls.js';
 import { float16ToNumber, numberToFloat16 } from './float16.js';
 
@@ -120,7 +125,25 @@ function quantize256(x, from, bytes, at) {
   putFloat32(bytes, at, fround(1 / iscale));
 }
 
-const formatOf = (dtype) => BLOCK_FORMAT[dtype];
+/** Each format's rule and where its fields sit (ggml-common.h): its
+ * block quantizer, the type of its scale d (at byte 0), where its quants
+ * start. A format of the table with no row here is refused by name. */
+const RULES = {
+  __proto__: null,
+  q8_0: { quantize: (x, from, bytes, at) => quantize32(x, from, bytes, at, false), scale: 'float16', qs: 2 },
+  q8_1: { quantize: (x, from, bytes, at) => quantize32(x, from, bytes, at, true), scale: 'float16', qs: 4 },
+  q8_K: { quantize: quantize256, scale: 'float32', qs: 4 },
+};
+
+/** A format's values and bytes a block (the table's), and its rule here. */
+function formatOf(dtype) {
+  const rule = RULES[dtype];
+  if (rule === undefined) throw new TypeError(`the reference has no rule for the block format ${dtype}: add its row to RULES (src/reference/q8.js)`);
+  return { values: BLOCK_FORMAT[dtype].values, bytes: BLOCK_FORMAT[dtype].bytes, rule };
+}
+
+/** The block formats the reference has a rule for. */
+export const REFERENCE_FORMATS = keys(RULES);
 
 /**
  * `n` float32 values of `x` from value `from` (n a multiple of the block
@@ -128,13 +151,8 @@ const formatOf = (dtype) => BLOCK_FORMAT[dtype];
  * `bytes` from byte `at`.
  */
 export function quantizeInto(x, from, n, dtype, bytes, at) {
-  const { values, bytes: blockBytes } = formatOf(dtype);
-  for (let b = 0; b < n / values; b++) {
-    const source = from + b * values;
-    const to = at + b * blockBytes;
-    if (dtype === 'q8_K') quantize256(x, source, bytes, to);
-    else quantize32(x, source, bytes, to, dtype === 'q8_1');
-  }
+  const { values, bytes: blockBytes, rule } = formatOf(dtype);
+  for (let b = 0; b < n / values; b++) rule.quantize(x, from + b * values, bytes, at + b * blockBytes);
 }
 
 /** float32 values as a new Uint8Array of blocks of `dtype`. */
@@ -148,13 +166,13 @@ export function quantizeValues(x, dtype) {
 /** Blocks of `dtype` back to float32, as ggml's dequantize_row_*:
  * q8_0 and q8_1 qs · float16 d, q8_K d · qs (one float32 product each). */
 export function dequantizeValues(bytes, dtype) {
-  const { values, bytes: blockBytes } = formatOf(dtype);
+  const { values, bytes: blockBytes, rule } = formatOf(dtype);
   const blocks = bytes.length / blockBytes;
   const out = new Float32Array(blocks * values);
   for (let b = 0; b < blocks; b++) {
     const at = b * blockBytes;
-    const d = dtype === 'q8_K' ? float32At(bytes, at) : float16ToNumber(uint16At(bytes, at));
-    const qs = at + (dtype === 'q8_0' ? 2 : 4);
+    const d = rule.scale === 'float32' ? float32At(bytes, at) : float16ToNumber(uint16At(bytes, at));
+    const qs = at + rule.qs;
     for (let j = 0; j < values; j++) out[b * values + j] = fround(int8At(bytes, qs + j) * d);
   }
   return out;
@@ -162,10 +180,13 @@ export function dequantizeValues(bytes, dtype) {
 
 const readOptions = optionReader({ dtype: undefined });
 
+/** Each format's block bytes, as dequantize's message gives them: 'q8_0' 34 bytes, 'q8_1' 36, 'q8_K' 292. */
+const BLOCK_BYTES = BLOCK_FORMATS.map((name, i) => `'${name}' ${BLOCK_FORMAT[name].bytes}${i === 0 ? ' bytes' : ''}`).join(', ');
+
 /** options.dtype of dequantize: a block format, required. */
 function formatOption(fn, options) {
   const { dtype } = readOptions(fn, options);
-  if (dtype === undefined) throw new TypeError(`${fn}: options.dtype is required: ${"'q8_0', 'q8_1' or 'q8_K'"}`);
+  if (dtype === undefined) throw new TypeError(`${fn}: options.dtype is required: ${BLOCK_FORMAT_CHOICES}`);
   return oneOf(fn, 'options.dtype', dtype, BLOCK_FORMATS, undefined);
 }
 
@@ -198,7 +219,7 @@ export function dequantize(bytes, options) {
   const { bytes: blockBytes } = BLOCK_FORMAT[dtype];
   if (copy.length % blockBytes !== 0) {
     throw new RangeError(`dequantize: bytes.length (${copy.length}) must be a multiple of ${blockBytes}, the bytes of a ${dtype} block: ` +
-      `pass whole blocks, in the format they were written in (options.dtype, of 'q8_0' 34 bytes, 'q8_1' 36, 'q8_K' 292)`);
+      `pass whole blocks, in the format they were written in (options.dtype, of ${BLOCK_BYTES})`);
   }
   return dequantizeValues(copy, dtype);
 }

@@ -93,9 +93,9 @@ RMSNORM_INLINE v128_t q8_max_lanes_u32(v128_t v) {
 RMSNORM_INLINE void q8_put_scales32(uint8_t* out, float d, bool with_sum) {
   q8_put16(out, f32_to_f16(d));
   if (with_sum) {
-    const int32_t sum =
-        q8_sum_int8x16(wasm_v128_load(out + 4)) + q8_sum_int8x16(wasm_v128_load(out + 20));
-    q8_put16(out + 2, f32_to_f16((float) sum * d));
+    const int32_t sum = q8_sum_int8x16(wasm_v128_load(out + Q8_1_QS)) +
+                        q8_sum_int8x16(wasm_v128_load(out + Q8_1_QS + 16));
+    q8_put16(out + Q8_1_S, f32_to_f16((float) sum * d));
   }
 }
 
@@ -110,7 +110,7 @@ RMSNORM_INLINE v128_t q8_block32_wasmsimd(const v128_t v[8], uint8_t* out, bool 
   const v128_t vamax = q8_max_lanes_u32(vbits);
   const float d = wasm_f32x4_extract_lane(vamax, 0) / 127.0f;
   const v128_t vid = wasm_f32x4_splat(d != 0.0f ? 1.0f / d : 0.0f);
-  uint8_t* qs = out + (with_sum ? 4 : 2);
+  uint8_t* qs = out + (with_sum ? Q8_1_QS : Q8_0_QS);
   for (size_t h = 0; h < 2; h++) {
     v128_t r[4];
     for (size_t k = 0; k < 4; k++) {
@@ -157,7 +157,7 @@ static inline bool q8_quantize256_wasmsimd(const float* x, uint8_t* out) {
       r[k] = wasm_f32x4_mul(wasm_v128_load(x + 16 * g + 4 * k), viscale);
     }
     const v128_t q = q8_to_int8x16(r);
-    wasm_v128_store(out + 4 + 16 * g, q);
+    wasm_v128_store(out + Q8_K_QS + 16 * g, q);
     q8_put16(out + Q8_K_BSUMS + 2 * g, (uint16_t) (int16_t) q8_sum_int8x16(q));
   }
   const float d = 1.0f / iscale;

@@ -11,7 +11,7 @@
 
 void rmsnorm_wasm_f32_quantize_q8_ukernel__scalar(const float* x, void* y, size_t blocks,
                                                   int format) {
-  assert(format >= RMSNORM_Q8_0 && format <= RMSNORM_Q8_K);
+  assert(q8_known_format(format));
   const size_t values = q8_block_values(format);
   const size_t bytes = q8_block_bytes(format);
   uint8_t* out = (uint8_t*) y;

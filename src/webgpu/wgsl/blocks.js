@@ -11,7 +11,7 @@
 // the output's binding is atomic, the words a block fills whole are
 // stored, and its first and last words are changed byte-masked (atomicAnd,
 // atomicOr), so that no byte outside the block changes.
-import { BLOCK_FORMAT } from '../../loader/abi.js';
+import { BLOCK_FORMAT, BLOCK_FORMATS } from '../../loader/abi.js';
 import { List } from '../../loader/intrinsics.js';
 import { entryPoint, roleAccess, shaderHead, STORAGE, WORKGROUP_SIZE } from './wgsl.js';
 
@@ -22,12 +22,12 @@ export const BLOCK_PARAMS = ['blocks', 'groups_x', 'out_byte', 'pad0'];
 // block of values e..e+values of the input (v_value) with put_byte,
 // put_u16 and put_u32. Every softfloat operation is called at one site a
 // loop (docs/webgpu.md, the compile-size rule).
-const Q8_32 = (withSum) => `
+const Q8_32 = ({ values, fields }, withSum) => `
 fn quantize(e: u32) {
   // ggml's MAX(amax, |x|) is \`amax > |x| ? amax : |x|\`: a NaN makes
   // amax NaN, and the next value replaces it.
   var amax = 0u;
-  for (var j = 0u; j < 32u; j = j + 1u) {
+  for (var j = 0u; j < ${values}u; j = j + 1u) {
     let a = v_value(e + j) & F32_ABS;
     amax = select(a, amax, !is_nan(amax) && !is_nan(a) && amax > a);
   }
@@ -39,16 +39,16 @@ fn quantize(e: u32) {
     let r = f32_div(select(amax, F32_ONE, k == 1u), select(F32_127, d, k == 1u));
     if (k == 0u) { d = r; } else { id = r; }
   }
-  put_u16(0u, f32_to_f16(d));
+  put_u16(${fields.d.offset}u, f32_to_f16(d));
   // qs_j = int8(roundf(x_j * id))${withSum ? '; then s = fp16(float(sum of qs) * d), with the float32 d' : ''}.
   var sum = 0i;
-  for (var j = 0u; j < ${withSum ? 33 : 32}u; j = j + 1u) {
-${withSum ? `    if (j == 32u) {
-      put_u16(2u, f32_to_f16(f32_mul(f32_of_i32(sum), d)));
+  for (var j = 0u; j < ${withSum ? values + 1 : values}u; j = j + 1u) {
+${withSum ? `    if (j == ${values}u) {
+      put_u16(${fields.s.offset}u, f32_to_f16(f32_mul(f32_of_i32(sum), d)));
       break;
     }
 ` : ''}    let q = int8_of(f32_mul(v_value(e + j), id), false);
-    put_byte(${withSum ? 4 : 2}u + j, u32(q));
+    put_byte(${fields.qs.offset}u + j, u32(q));
     sum = sum + q;
   }
 }
@@ -58,11 +58,11 @@ ${withSum ? `    if (j == 32u) {
 // never is); iscale = -127 / max; qs_j = int8(MIN(127, nearest_int(iscale *
 // x_j))) (halves to even), bsums_g the sums of qs 16g..16g+15, d = 1 / iscale;
 // a block of zeros (amax 0) is all zero bytes (ggml leaves bsums as they were).
-const Q8_K = `
+const Q8_K = ({ values, fields }) => `
 fn quantize(e: u32) {
   var amax = 0u;
   var top = 0u;
-  for (var j = 0u; j < 256u; j = j + 1u) {
+  for (var j = 0u; j < ${values}u; j = j + 1u) {
     let x = v_value(e + j);
     let a = x & F32_ABS;
     if (!is_nan(a) && a > amax) {
@@ -77,14 +77,14 @@ fn quantize(e: u32) {
     let r = f32_div(select(F32_127 | F32_SIGN, F32_ONE, k == 1u), select(top, iscale, k == 1u));
     if (k == 0u) { iscale = r; } else { d = r; }
   }
-  put_u32(0u, d);
+  put_u32(${fields.d.offset}u, d);
   var sum = 0i;
-  for (var j = 0u; j < 256u; j = j + 1u) {
+  for (var j = 0u; j < ${values}u; j = j + 1u) {
     let q = int8_of(f32_mul(iscale, v_value(e + j)), true);
-    put_byte(4u + j, u32(q));
+    put_byte(${fields.qs.offset}u + j, u32(q));
     sum = sum + q;
     if ((j & 15u) == 15u) {
-      put_u16(260u + (j >> 4u) * 2u, u32(sum));
+      put_u16(${fields.bsums.offset}u + (j >> 4u) * 2u, u32(sum));
       sum = 0i;
     }
   }
@@ -93,10 +93,10 @@ fn quantize(e: u32) {
 
 /** The block formats by code (src/loader/abi.js, BLOCK_FORMAT): a new
  * output format is a row here. */
-const FORMATS = new List(4);
-FORMATS[BLOCK_FORMAT.q8_0.code] = { __proto__: null, format: BLOCK_FORMAT.q8_0, wgsl: Q8_32(false) };
-FORMATS[BLOCK_FORMAT.q8_1.code] = { __proto__: null, format: BLOCK_FORMAT.q8_1, wgsl: Q8_32(true) };
-FORMATS[BLOCK_FORMAT.q8_K.code] = { __proto__: null, format: BLOCK_FORMAT.q8_K, wgsl: Q8_K };
+const FORMATS = new List(BLOCK_FORMATS.length + 1);
+FORMATS[BLOCK_FORMAT.q8_0.code] = { __proto__: null, format: BLOCK_FORMAT.q8_0, wgsl: Q8_32(BLOCK_FORMAT.q8_0, false) };
+FORMATS[BLOCK_FORMAT.q8_1.code] = { __proto__: null, format: BLOCK_FORMAT.q8_1, wgsl: Q8_32(BLOCK_FORMAT.q8_1, true) };
+FORMATS[BLOCK_FORMAT.q8_K.code] = { __proto__: null, format: BLOCK_FORMAT.q8_K, wgsl: Q8_K(BLOCK_FORMAT.q8_K) };
 
 /**
  * The pass's shader for blocks of format `code` of values of storage
