@@ -9,19 +9,19 @@
 //   convert  x cast to q8_0 alone: the engine's from_float (stock: ggml's
 //            truncating wasm code; integrated: the package's quantizer)
 // Prints one JSON object: per shape and graph the median microseconds of a
-// compute over `repeats` batches, and for the q8_0 graph how many fused
+// compute over `repeats` batches (bench_clock.h: CPU time in Node), and for the q8_0 graph how many fused
 // norm-to-q8 ops the integrated ggml-cpu ran (null: the stock one has none).
 //
 //   norm-bench [rows]x[dim] ... [--repeats N]
 
 #include <algorithm>
 #include <cstdint>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "bench_clock.h"
 #include "ggml-cpu.h"
 #include "ggml.h"
 
@@ -33,12 +33,10 @@ namespace {
 
 int64_t fused_q8_ops() { return &rmsnorm_wasm_fused_q8_ops ? rmsnorm_wasm_fused_q8_ops : -1; }
 
-double now_us() {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_us() { return bench_clock_us(); }
 
 // The median time of one compute of `graph`, over `repeats` batches of calls
-// lasting about 20 ms each, after a warm-up.
+// lasting about 20 ms of the clock each, after a warm-up.
 double median_us(ggml_cgraph* graph, int repeats) {
   ggml_cplan plan = ggml_graph_plan(graph, 1, nullptr);
   std::vector<uint8_t> work(plan.work_size);

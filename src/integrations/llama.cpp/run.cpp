@@ -21,13 +21,13 @@
 //           that type's vec_dot_type and the type of the src1 it is given
 //           (ggml-cpu converts src1 with from_float unless the two are equal).
 // --bench N each prompt's prefill and N single-token decode steps, timed:
-//           no logits printed, the best of 3 runs of each
+//           no logits printed, the best of 3 runs of each (bench_clock.h:
+//           CPU time in Node, performance.now() in a page)
 //
 // Each prompt's result holds "fused_q8_ops": how many times the integrated
 // ggml-cpu ran its fused RMS_NORM+MUL+CPY-to-q8 op for that prompt (a
 // counter llama.patch keeps), null in the stock engine, which has none.
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_clock.h"
 #include "ggml-cpu.h"
 #include "ggml.h"
 #include "llama.h"
@@ -234,9 +235,7 @@ std::string fused_q8_ops_json(int64_t before) {
   return before < 0 ? "null" : std::to_string(fused_q8_ops() - before);
 }
 
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_ms() { return bench_clock_us() / 1000; }
 
 }  // namespace
 
