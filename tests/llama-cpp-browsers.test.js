@@ -8,8 +8,9 @@
 // engines and the models.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { measureModelsInBrowser, modelTable } from './bench/llama-cpp.js';
 import { ENGINES, startTestServer } from './helpers/engines.js';
-import { assertFixtureRun, decodeCalls, fixture, MAX_LEN, MODELS, NORMS_PER_CALL, STOP } from './helpers/llama-cpp.js';
+import { assertBenchRun, assertFixtureRun, BENCH_SMOKE_RUN, decodeCalls, fixture, MAX_LEN, MODELS, NORMS_PER_CALL, STOP } from './helpers/llama-cpp.js';
 
 const LLAMA_ENGINES = ['stock', 'integrated'];
 const MODEL_DTYPES = ['f32', 'bf16'];
@@ -93,3 +94,10 @@ for (const browserEngine of ENGINES.filter((e) => e.name !== 'webkit')) {
     }
   });
 }
+
+test('the benchmark\'s Chromium rows run in a page and fill their table (no timing asserted)', async (t) => {
+  const { version, models } = await measureModelsInBrowser('chromium', { runs: [BENCH_SMOKE_RUN], rounds: 1 });
+  t.diagnostic(version);
+  assertBenchRun(models[0]);
+  assert.match(modelTable(models), /^\| tiny-llama-q8_0 \| 2, 2 \|/m);
+});

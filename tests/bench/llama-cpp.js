@@ -1,10 +1,18 @@
 // npm run bench's llama.cpp rows (docs/llama.cpp.md): the stock engine ÷ the
-// integrated one, side by side in one run, one thread, Node. The norm op
-// alone inside each engine's ggml-cpu (build/llama-norm-bench-*.cjs), and
-// whole models' prefill and decode (build/llama-run-*.cjs --bench). The two
-// engines alternate, ROUNDS times; each figure is the median of its rounds.
+// integrated one, side by side in one run, one thread. The norm op alone
+// inside each engine's ggml-cpu (build/llama-norm-bench-*.cjs, Node), and
+// whole models' prefill and decode (run.cpp's --bench: build/llama-run-*.cjs
+// in Node, build/llama-run-*.mjs in a Chromium page). The two engines
+// alternate, `rounds` times; each figure is the median of its rounds. Then
+// an accuracy figure: each engine's Q8_0 logits against its F32 logits on
+// the same token sequences.
+//
+//   node tests/bench/llama-cpp.js [--rounds 3] [--norm-rounds 3] [--repeats 9] [--engine node,chromium]
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { engineNamed, startTestServer } from '../helpers/engines.js';
+import { config, fixture, MODELS, STOP, vocab } from '../helpers/llama-cpp.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const ENGINES = ['stock', 'integrated'];
@@ -27,42 +35,142 @@ function alternate(rounds, measure) {
   return results;
 }
 
-/** The norm op's microseconds per engine and shape: { shape: { stock: { norm, q8_0 }, integrated: … } }. */
+/**
+ * The norm op's microseconds per engine and shape (norm-bench.cpp's graphs),
+ * and the fused ops the q8_0 graph ran in a round:
+ * { shape: { stock: { norm, q8_0, convert, fusedQ8Ops }, integrated: … } }.
+ */
 export function measureNorms({ shapes = NORM_SHAPES, rounds = 3, repeats = 9 } = {}) {
   const runs = alternate(rounds, (engine) => runJson(`build/llama-norm-bench-${engine}.cjs`, [...shapes, '--repeats', `${repeats}`]));
   return Object.fromEntries(shapes.map((shape, i) => [shape, Object.fromEntries(ENGINES.map((engine) => [engine, {
     norm: median(runs[engine].map((run) => run.shapes[i].norm_us)),
     q8_0: median(runs[engine].map((run) => run.shapes[i].q8_0_us)),
+    convert: median(runs[engine].map((run) => run.shapes[i].convert_us)),
+    fusedQ8Ops: runs[engine][0].shapes[i].fused_q8_ops,
   }]))]));
 }
 
-/** Prefill tokens/s and decode ms/token per engine and model run. */
+const benchPrompt = (run) => Array.from({ length: run.prompt }, (_, i) => (i * 7 + 1) % 28).join(',');
+
+/** A model run's figures from its rounds of run.cpp's --bench results, per engine. */
+const modelFigures = (run, results) => ({
+  ...run,
+  ...Object.fromEntries(ENGINES.map((engine) => [engine, {
+    prefillTokensPerSecond: median(results[engine].map((r) => (1000 * run.prompt) / r.prefill_ms)),
+    decodeMsPerToken: median(results[engine].map((r) => r.decode_ms_per_token)),
+    // The fused norm-to-q8 ops of a round (null: the stock engine has none).
+    fusedQ8Ops: results[engine][0].fused_q8_ops,
+  }])),
+});
+
+/** Prefill tokens/s and decode ms/token per engine and model run, in Node. */
 export function measureModels({ runs = MODEL_RUNS, rounds = 3 } = {}) {
-  return runs.map((run) => {
-    const prompt = Array.from({ length: run.prompt }, (_, i) => (i * 7 + 1) % 28).join(',');
-    const results = alternate(rounds, (engine) =>
-      runJson(`build/llama-run-${engine}.cjs`, [`build/models/${run.model}.gguf`, prompt, '--bench', `${run.decode}`]).results[0]);
-    return {
-      ...run,
-      ...Object.fromEntries(ENGINES.map((engine) => [engine, {
-        prefillTokensPerSecond: median(results[engine].map((r) => (1000 * run.prompt) / r.prefill_ms)),
-        decodeMsPerToken: median(results[engine].map((r) => r.decode_ms_per_token)),
-      }])),
-    };
-  });
+  return runs.map((run) => modelFigures(run, alternate(rounds, (engine) =>
+    runJson(`build/llama-run-${engine}.cjs`, [`build/models/${run.model}.gguf`, benchPrompt(run), '--bench', `${run.decode}`]).results[0])));
+}
+
+/** The same figures in a page of a browser engine (tests/helpers/engines.js): { version, models }. */
+export async function measureModelsInBrowser(engineName, { runs = MODEL_RUNS, rounds = 3 } = {}) {
+  const server = await startTestServer();
+  const browser = await engineNamed(engineName).launch();
+  try {
+    const models = [];
+    for (const run of runs) {
+      // A fresh page per model: the two engine modules and the model's bytes go with it.
+      // Isolated: performance.now(), run.cpp's clock, at its finest resolution.
+      const page = await browser.openPage(server.url('/tests/pages/blank.html', { isolated: true }));
+      try {
+        const results = await page.evaluate(async (arg) => (await import('/tests/bench/llama-cpp-page.js')).benchModelInPage(arg),
+          { model: run.model, prompt: benchPrompt(run), decode: run.decode, rounds });
+        const problems = await page.problems();
+        if (problems.length > 0) throw new Error(`${browser.version}: ${problems.join('; ')}`);
+        models.push(modelFigures(run, results));
+      } finally {
+        await page.close();
+      }
+    }
+    return { version: browser.version, models };
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+}
+
+// The sequences the logit error is measured on: the 22 fixture prompts with
+// PyTorch's greedy continuations, and sequences the F32 model generates
+// (greedy, no stop: a name, '.', the next name…) from the start token and
+// two letters, to the context's length, GENERATED_SEQUENCES of them.
+export const GENERATED_SEQUENCES = 80;
+const ids = (text) => [...text].map((ch) => vocab.indexOf(ch));
+const fixtureSequences = () => fixture.cases.map((c) => [STOP, ...ids(c.greedy)]);
+/** Distinct [start, a, b] prompts: a runs over the letters, b steps by 9 each time a wraps. */
+const generationPrompts = (count) => Array.from({ length: count }, (_, i) => {
+  const letters = config.vocab_size - 1;
+  return [STOP, 1 + (i % letters), 1 + ((i + 1 + 9 * Math.floor(i / letters)) % letters)];
+});
+
+/** run.cpp's results for `sequences` through one engine and model, each a prompt of its own. */
+const runSequences = (engine, model, sequences, args) =>
+  runJson(`build/llama-run-${engine}.cjs`, [MODELS[model], sequences.map((s) => s.join(',')).join(';'), ...args]).results;
+
+/**
+ * Each engine's Q8_0 logits against its own F32 logits, teacher-forced (each
+ * sequence one prompt, the logits of every position): the fixture's
+ * sequences and `generated` sequences the stock F32 engine decodes greedily.
+ * { positions: { fixture, generated }, generatedTokens, stock: { rms, max }, integrated: { rms, max } }.
+ */
+export function measureLogitErrors({ generated = GENERATED_SEQUENCES } = {}) {
+  const context = config.max_seq_len;
+  const decoded = runSequences('stock', 'f32', generationPrompts(generated), ['--max-len', `${context}`]);
+  const generatedSequences = decoded.map((r, i) => [...generationPrompts(generated)[i], ...r.continuation]);
+  const sequences = [...fixtureSequences(), ...generatedSequences];
+  const forced = ['--max-new', '0'];
+  const errors = Object.fromEntries(ENGINES.map((engine) => {
+    const base = runSequences(engine, 'f32', sequences, forced);
+    let sum = 0;
+    let n = 0;
+    let max = 0;
+    runSequences(engine, 'q8_0', sequences, forced).forEach((r, i) => {
+      if (r.continuation.length !== 0 || r.logits.length !== sequences[i].length) throw new Error(`${engine}: sequence ${i} is not teacher-forced`);
+      r.logits.forEach((row, p) => row.forEach((v, k) => {
+        const d = v - base[i].logits[p][k];
+        sum += d * d;
+        n++;
+        max = Math.max(max, Math.abs(d));
+      }));
+    });
+    return [engine, { rms: Math.sqrt(sum / n), max }];
+  }));
+  const positions = (list) => list.reduce((total, s) => total + s.length, 0);
+  return {
+    positions: { fixture: positions(fixtureSequences()), generated: positions(generatedSequences) },
+    generatedTokens: decoded.reduce((total, r) => total + r.continuation.length, 0),
+    ...errors,
+  };
 }
 
 const fixed = (v, digits = 2) => v.toFixed(digits);
 
 export function normTable(norms) {
   const lines = [
-    '| rows×dim | stock RMS_NORM+MUL µs | integrated µs | stock ÷ integrated | stock +q8_0 conversion µs | integrated fused q8_0 µs | stock ÷ integrated |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| rows×dim | stock RMS_NORM+MUL µs | integrated µs | stock ÷ integrated | stock +q8_0 conversion µs | integrated fused q8_0 µs | stock ÷ integrated | q8_0 conversion alone µs: stock / integrated | integrated fused q8_0 ÷ its norm |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const [shape, { stock, integrated }] of Object.entries(norms)) {
-    lines.push(`| ${shape.replace('x', '×')} | ${fixed(stock.norm)} | ${fixed(integrated.norm)} | ${fixed(stock.norm / integrated.norm)} | ${fixed(stock.q8_0)} | ${fixed(integrated.q8_0)} | ${fixed(stock.q8_0 / integrated.q8_0)} |`);
+    lines.push(`| ${shape.replace('x', '×')} | ${fixed(stock.norm)} | ${fixed(integrated.norm)} | ${fixed(stock.norm / integrated.norm)} | ${fixed(stock.q8_0)} | ${fixed(integrated.q8_0)} | ${fixed(stock.q8_0 / integrated.q8_0)} | ${fixed(stock.convert)} / ${fixed(integrated.convert)} | ${fixed(integrated.q8_0 / integrated.norm)} |`);
   }
   return lines.join('\n');
+}
+
+export function logitTable({ positions, generatedTokens, stock, integrated }) {
+  return [
+    `Positions: ${positions.fixture} of the fixture's sequences, ${positions.generated} of generated ones (${generatedTokens} generated tokens).`,
+    '',
+    '| Q8_0 logits − F32 logits | stock | integrated | integrated ÷ stock |',
+    '| --- | ---: | ---: | ---: |',
+    `| RMS | ${fixed(stock.rms, 4)} | ${fixed(integrated.rms, 4)} | ${fixed(integrated.rms / stock.rms, 3)} |`,
+    `| max | ${fixed(stock.max, 4)} | ${fixed(integrated.max, 4)} | ${fixed(integrated.max / stock.max, 3)} |`,
+  ].join('\n');
 }
 
 export function modelTable(models) {
@@ -78,8 +186,27 @@ export function modelTable(models) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  console.log(`llama.cpp ${process.version}, one thread: the norm op inside ggml-cpu (median µs)\n`);
-  console.log(normTable(measureNorms()));
-  console.log('\nWhole models, stock ÷ integrated\n');
-  console.log(modelTable(measureModels()));
+  const { values } = parseArgs({
+    options: {
+      rounds: { type: 'string', default: '3' },
+      'norm-rounds': { type: 'string', default: '3' },
+      repeats: { type: 'string', default: '9' },
+      engine: { type: 'string', default: 'node,chromium' },
+    },
+  });
+  const rounds = Number(values.rounds);
+  const engines = values.engine.split(',');
+  console.log(`llama.cpp, ${process.version}, one thread: the norm op inside ggml-cpu (median µs)\n`);
+  console.log(normTable(measureNorms({ rounds: Number(values['norm-rounds']), repeats: Number(values.repeats) })));
+  if (engines.includes('node')) {
+    console.log(`\nWhole models in Node ${process.version}, stock ÷ integrated\n`);
+    console.log(modelTable(measureModels({ rounds })));
+  }
+  for (const engine of engines.filter((e) => e !== 'node')) {
+    const { version, models } = await measureModelsInBrowser(engine, { rounds });
+    console.log(`\nWhole models in ${version}, stock ÷ integrated\n`);
+    console.log(modelTable(models));
+  }
+  console.log('\nQ8_0 logits against the same engine\'s F32 logits, teacher-forced\n');
+  console.log(logitTable(measureLogitErrors()));
 }

@@ -29,6 +29,11 @@ export const MAX_LEN = config.max_seq_len;
 export const decodeCalls = (result, maxLen = MAX_LEN) =>
   1 + Math.max(0, result.continuation.length - (result.tokens + result.continuation.length === maxLen ? 1 : 0));
 export const NORMS_PER_CALL = 2 * config.n_layers + 1;
+// Of those, the integrated engine's fused norm-to-q8 op (llama.patch) runs
+// the blocks' two: the final norm's output is also llama.cpp's embeddings
+// output (t_embd, flagged a graph output), which ggml_can_fuse keeps, so
+// that norm runs as RMS_NORM+MUL and its q8 cast as a CPY of its own.
+export const FUSED_NORMS_PER_CALL = 2 * config.n_layers;
 
 export const text = (tokens) => tokens.map((t) => vocab[t]).join('');
 
@@ -52,4 +57,22 @@ export function assertFixtureRun(results, model) {
   });
   assert.ok(worst > 0, 'the logits equal PyTorch\'s to the bit: is the fixture read at all?');
   return worst;
+}
+
+// The benchmark's smoke run (tests/bench/llama-cpp.js, in Node and in a
+// page): run.cpp's --bench times 3 runs of a prefill and `decode` decode calls.
+export const BENCH_SMOKE_RUN = { model: 'tiny-llama-q8_0', prompt: 2, decode: 2 };
+const BENCH_TIMED_RUNS = 3;
+
+/**
+ * One model run's figures for BENCH_SMOKE_RUN (no timing asserted): both
+ * engines filled them, and the integrated one ran its fused norm-to-q8 op
+ * for every block's norm of every timed decode call.
+ */
+export function assertBenchRun(figures) {
+  for (const engine of ['stock', 'integrated']) {
+    assert.ok(figures[engine].prefillTokensPerSecond > 0 && figures[engine].decodeMsPerToken > 0, engine);
+  }
+  assert.equal(figures.stock.fusedQ8Ops, null);
+  assert.equal(figures.integrated.fusedQ8Ops, BENCH_TIMED_RUNS * (1 + BENCH_SMOKE_RUN.decode) * FUSED_NORMS_PER_CALL);
 }

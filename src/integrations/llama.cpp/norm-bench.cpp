@@ -1,34 +1,42 @@
 // norm-bench.cpp: the norm op alone inside the engine, linked to each
 // ggml-cpu build (stock or integrated; llama.mk). Two ggml graphs on one
-// thread, as llama.cpp's graph holds them:
-//   norm  mul(rms_norm(x), w), float32 out (ggml-cpu fuses RMS_NORM + MUL)
-//   q8_0  the same cast to q8_0 for a mul_mat: stock ggml runs the norm, then
-//         its wasm quantize_row_q8_0 (mul_mat's from_float); the integrated
-//         build runs the three nodes as one call of the package
+// thread, as llama.cpp's graph holds them, and a third to tell their costs
+// apart:
+//   norm     mul(rms_norm(x), w), float32 out (ggml-cpu fuses RMS_NORM + MUL)
+//   q8_0     the same cast to q8_0 for a mul_mat: stock ggml runs the norm,
+//            then its wasm quantize_row_q8_0 (mul_mat's from_float); the
+//            integrated build runs the three nodes as one call of the package
+//   convert  x cast to q8_0 alone: the engine's from_float (stock: ggml's
+//            truncating wasm code; integrated: the package's quantizer)
 // Prints one JSON object: per shape and graph the median microseconds of a
-// compute over `repeats` batches.
+// compute over `repeats` batches (bench_clock.h: CPU time in Node), and for the q8_0 graph how many fused
+// norm-to-q8 ops the integrated ggml-cpu ran (null: the stock one has none).
 //
 //   norm-bench [rows]x[dim] ... [--repeats N]
 
 #include <algorithm>
 #include <cstdint>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "bench_clock.h"
 #include "ggml-cpu.h"
 #include "ggml.h"
 
+// Defined by the integrated ggml-cpu only (llama.patch): weak, so that the
+// stock build links with its address null.
+extern "C" __attribute__((weak)) int64_t rmsnorm_wasm_fused_q8_ops;
+
 namespace {
 
-double now_us() {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+int64_t fused_q8_ops() { return &rmsnorm_wasm_fused_q8_ops ? rmsnorm_wasm_fused_q8_ops : -1; }
+
+double now_us() { return bench_clock_us(); }
 
 // The median time of one compute of `graph`, over `repeats` batches of calls
-// lasting about 20 ms each, after a warm-up.
+// lasting about 20 ms of the clock each, after a warm-up.
 double median_us(ggml_cgraph* graph, int repeats) {
   ggml_cplan plan = ggml_graph_plan(graph, 1, nullptr);
   std::vector<uint8_t> work(plan.work_size);
@@ -74,7 +82,7 @@ int main(int argc, char** argv) {
   printf("{\"engine\":\"%s\",\"shapes\":[", RUN_ENGINE);
   for (size_t s = 0; s < shapes.size(); s++) {
     const auto [rows, dim] = shapes[s];
-    ggml_init_params params = {size_t(rows) * dim * 32 + 2 * ggml_graph_overhead() + (size_t(1) << 16), nullptr, false};
+    ggml_init_params params = {size_t(rows) * dim * 32 + 3 * ggml_graph_overhead() + (size_t(1) << 16), nullptr, false};
     ggml_context* ctx = ggml_init(params);
     ggml_tensor* x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, dim, rows);
     ggml_tensor* w = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, dim);
@@ -91,9 +99,15 @@ int main(int argc, char** argv) {
     ggml_build_forward_expand(norm_graph, norm);
     ggml_cgraph* q8_graph = ggml_new_graph(ctx);
     ggml_build_forward_expand(q8_graph, ggml_cast(ctx, ggml_mul(ctx, ggml_rms_norm(ctx, x, 1e-5f), w), GGML_TYPE_Q8_0));
+    ggml_cgraph* convert_graph = ggml_new_graph(ctx);
+    ggml_build_forward_expand(convert_graph, ggml_cast(ctx, x, GGML_TYPE_Q8_0));
     const double norm_us = median_us(norm_graph, repeats);
+    const int64_t fused_before = fused_q8_ops();
     const double q8_us = median_us(q8_graph, repeats);
-    printf("%s{\"rows\":%d,\"dim\":%d,\"norm_us\":%.4f,\"q8_0_us\":%.4f}", s ? "," : "", rows, dim, norm_us, q8_us);
+    const std::string fused = fused_before < 0 ? "null" : std::to_string(fused_q8_ops() - fused_before);
+    const double convert_us = median_us(convert_graph, repeats);
+    printf("%s{\"rows\":%d,\"dim\":%d,\"norm_us\":%.4f,\"q8_0_us\":%.4f,\"convert_us\":%.4f,\"fused_q8_ops\":%s}",
+           s ? "," : "", rows, dim, norm_us, q8_us, convert_us, fused.c_str());
     ggml_free(ctx);
   }
   printf("]}\n");

@@ -4,10 +4,12 @@
 // prompt from an empty KV cache on one thread, decodes greedily and prints
 // one JSON object on stdout.
 //
-//   run <model.gguf> <prompts> [--max-len N] [--stop ID] [--capture MODE] [--bench N]
+//   run <model.gguf> <prompts> [--max-len N] [--max-new N] [--stop ID] [--capture MODE] [--bench N]
 //
 // prompts   token ids, comma-separated, prompts separated by ';' ("0,6;0,2,13")
 // --max-len greedy decoding stops when the sequence holds N tokens (default: the context)
+// --max-new ... or when it has appended N tokens (default: no limit); 0: the
+//           prompt's logits only, each position's (a sequence teacher-forced)
 // --stop    ... or when it would append this token (default: none)
 // --capture none (default) | norms | fused: through the eval callback, every
 //           RMS_NORM (+MUL) node's input and float32 output with the engine's
@@ -15,10 +17,17 @@
 //           of it), and every q8 tensor a CPY writes for mul_mat. "norms" stops
 //           the graph after each norm's MUL so that its float32 output exists;
 //           "fused" lets the norm, its MUL and the q8 CPY run as one op.
+//           Every mode but none also lists each MUL_MAT with its weight's type,
+//           that type's vec_dot_type and the type of the src1 it is given
+//           (ggml-cpu converts src1 with from_float unless the two are equal).
 // --bench N each prompt's prefill and N single-token decode steps, timed:
-//           no logits printed, the best of 3 runs of each
+//           no logits printed, the best of 3 runs of each (bench_clock.h:
+//           CPU time in Node, performance.now() in a page)
+//
+// Each prompt's result holds "fused_q8_ops": how many times the integrated
+// ggml-cpu ran its fused RMS_NORM+MUL+CPY-to-q8 op for that prompt (a
+// counter llama.patch keeps), null in the stock engine, which has none.
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,9 +35,14 @@
 #include <string>
 #include <vector>
 
+#include "bench_clock.h"
 #include "ggml-cpu.h"
 #include "ggml.h"
 #include "llama.h"
+
+// Defined by the integrated ggml-cpu only (llama.patch): weak, so that the
+// stock engine links with its address null.
+extern "C" __attribute__((weak)) int64_t rmsnorm_wasm_fused_q8_ops;
 
 namespace {
 
@@ -75,6 +89,18 @@ const ggml_tensor* norm_of(const ggml_tensor* t) {
   return nullptr;
 }
 
+// A MUL_MAT node as the graph holds it: its weight's type, the vec_dot_type
+// ggml-cpu multiplies that type with, and src1's type, and whether src1 is a
+// norm's output or a cast of one.
+std::string mul_mat_event(const ggml_tensor* t) {
+  const ggml_tensor* src1 = t->src[1];
+  const bool of_norm = norm_of(src1) || (src1->op == GGML_OP_CPY && norm_of(src1->src[0]));
+  return std::string("{\"kind\":\"mul_mat\",\"name\":\"") + t->name + "\",\"weight\":\"" + t->src[0]->name +
+         "\",\"weight_type\":\"" + ggml_type_name(t->src[0]->type) + "\",\"vec_dot_type\":\"" +
+         ggml_type_name(ggml_get_type_traits_cpu(t->src[0]->type)->vec_dot_type) + "\",\"src1_type\":\"" +
+         ggml_type_name(src1->type) + "\",\"of_norm\":" + (of_norm ? "true" : "false") + "}";
+}
+
 struct capture {
   capture_mode mode = capture_mode::none;
   // The float32 values of the tensors that feed norms, copied when they were
@@ -104,7 +130,11 @@ bool on_eval(ggml_tensor* t, bool ask, void* user_data) {
   const ggml_tensor* norm = norm_of(t);
   const bool feeds_norms = t->op == GGML_OP_ADD || t->op == GGML_OP_GET_ROWS;
   const bool q8_copy = t->op == GGML_OP_CPY && is_q8(t->type);
-  if (ask) return feeds_norms || q8_copy || (norm && c->mode == capture_mode::norms);
+  if (ask) {
+    // Asked once per node and graph compute, before it runs: the graph's shape.
+    if (t->op == GGML_OP_MUL_MAT) add_event(c, mul_mat_event(t));
+    return feeds_norms || q8_copy || (norm && c->mode == capture_mode::norms);
+  }
   if (feeds_norms && t->type == GGML_TYPE_F32) c->inputs[t] = tensor_bytes(t);
   if (norm) {
     const ggml_tensor* x = norm->src[0];
@@ -198,19 +228,25 @@ std::string logits_json(const float* logits, int n) {
   return out + "]";
 }
 
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+int64_t fused_q8_ops() { return &rmsnorm_wasm_fused_q8_ops ? rmsnorm_wasm_fused_q8_ops : -1; }
+
+// The JSON of the fused ops run since `before` (fused_q8_ops()'s value then).
+std::string fused_q8_ops_json(int64_t before) {
+  return before < 0 ? "null" : std::to_string(fused_q8_ops() - before);
 }
+
+double now_ms() { return bench_clock_us() / 1000; }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) fail("usage: run <model.gguf> <prompts> [--max-len N] [--stop ID] [--capture MODE] [--bench N]");
+  if (argc < 3) fail("usage: run <model.gguf> <prompts> [--max-len N] [--max-new N] [--stop ID] [--capture MODE] [--bench N]");
   capture cap;
-  int max_len = 0, stop = -1, bench = 0;
+  int max_len = 0, max_new = -1, stop = -1, bench = 0;
   for (int i = 3; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--max-len") max_len = atoi(value.c_str());
+    else if (flag == "--max-new") max_new = atoi(value.c_str());
     else if (flag == "--stop") stop = atoi(value.c_str());
     else if (flag == "--bench") bench = atoi(value.c_str());
     else if (flag == "--capture" && value == "norms") cap.mode = capture_mode::norms;
@@ -239,6 +275,7 @@ int main(int argc, char** argv) {
   printf("{\"engine\":\"%s\",\"results\":[", RUN_ENGINE);
   for (size_t p = 0; p < prompts.size(); p++) {
     const auto& prompt = prompts[p];
+    const int64_t fused_before = fused_q8_ops();
     if (bench > 0) {
       double prefill = 1e300, step = 1e300;
       for (int run = 0; run < 3; run++) {
@@ -252,8 +289,8 @@ int main(int argc, char** argv) {
         prefill = std::min(prefill, t1 - t0);
         step = std::min(step, (t2 - t1) / bench);
       }
-      printf("%s{\"tokens\":%zu,\"prefill_ms\":%.4f,\"decode_ms_per_token\":%.4f}", p ? "," : "", prompt.size(),
-             prefill, step);
+      printf("%s{\"tokens\":%zu,\"prefill_ms\":%.4f,\"decode_ms_per_token\":%.4f,\"fused_q8_ops\":%s}", p ? "," : "",
+             prompt.size(), prefill, step, fused_q8_ops_json(fused_before).c_str());
       continue;
     }
     llama_memory_clear(llama_get_memory(ctx), true);
@@ -265,19 +302,21 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < prompt.size(); i++)
       logits += (i ? "," : "") + logits_json(llama_get_logits_ith(ctx, i), n_vocab);
     std::vector<llama_token> continuation;
-    while ((int)tokens.size() < max_len) {
+    // Whether the sequence is as long as the options let it be: no more logits are needed.
+    const auto full = [&] { return (int)tokens.size() >= max_len || (int)continuation.size() == max_new; };
+    while (!full()) {
       const llama_token next = argmax(llama_get_logits_ith(ctx, -1), n_vocab);
       if (next == stop) break;
       continuation.push_back(next);
       tokens.push_back(next);
-      if ((int)tokens.size() == max_len) break;
+      if (full()) break;
       decode(ctx, {next}, tokens.size() - 1, false);
       logits += "," + logits_json(llama_get_logits_ith(ctx, -1), n_vocab);
     }
     std::string ids;
     for (size_t i = 0; i < continuation.size(); i++) ids += (i ? "," : "") + std::to_string(continuation[i]);
-    printf("%s{\"tokens\":%zu,\"continuation\":[%s],\"logits\":%s]", p ? "," : "", prompt.size(), ids.c_str(),
-           logits.c_str());
+    printf("%s{\"tokens\":%zu,\"continuation\":[%s],\"fused_q8_ops\":%s,\"logits\":%s]", p ? "," : "", prompt.size(),
+           ids.c_str(), fused_q8_ops_json(fused_before).c_str(), logits.c_str());
     if (cap.mode != capture_mode::none) printf(",\"captures\":[%s]", cap.json.c_str());
     printf("}");
   }
