@@ -103,6 +103,7 @@ test('llama.cpp engine: PyTorch\'s greedy names for the fixture prompts; sampled
       await page.waitForSelector('#model-names[data-engine="js"]');
       assert.equal(await page.isDisabled('input[name="model-norms"][value="removed"]'), false);
       const fromJs = await generateWith(page, 'js', settings);
+      assert.match(await page.textContent('#model-engine-ran'), /^Ran: this page's JavaScript forward pass, its norms the package's rmsNorm/);
       assert.deepEqual(fromLlama, fromJs, `seed ${seed}`);
       await page.check('input[name="model-engine"][value="llama.cpp"]');
       await page.waitForSelector('#model-names[data-engine="llama.cpp"]');

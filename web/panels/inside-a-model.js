@@ -183,7 +183,8 @@ export async function mountInsideAModel(section) {
         'every RMSNorm computed by rmsnorm_wasm, this package\'s C library; ' +
         `${llama.runs - runs} runs of its main, one per character, in ${Math.round(ms)} ms.`;
     } else if (!engines.dataset.missing) {
-      engineRan.textContent = `Ran: this page's JavaScript, every RMSNorm computed by the package's ${preferredBackend()} module.`;
+      engineRan.textContent = 'Ran: this page\'s JavaScript forward pass, its norms ' +
+        (chosen === 'package' ? `the package's rmsNorm and addRmsNorm (${preferredBackend()} module).` : `${SWITCH_LABELS[chosen]}.`);
     }
     const result = { all, names, rms };
     lastNames = result.all;
