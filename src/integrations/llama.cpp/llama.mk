@@ -69,8 +69,13 @@ $(LLAMA_INTEGRATED_SOURCE)/.patched: $(LLAMA_SOURCE)/.pinned $(LLAMA_PATCH)
 	git -C $(LLAMA_INTEGRATED_SOURCE) apply --whitespace=nowarn $(CURDIR)/$(LLAMA_PATCH)
 	touch $@
 
-$(LLAMA_INTEGRATED_BUILD)/.built: $(LLAMA_INTEGRATED_SOURCE)/.patched src/abi/rmsnorm_wasm.h $(LLAMA_MK)
+# Configured again when llama.mk changes (its flags); built again by ninja,
+# which tracks the headers, when the package's header changes.
+$(LLAMA_INTEGRATED_BUILD)/.configured: $(LLAMA_INTEGRATED_SOURCE)/.patched $(LLAMA_MK)
 	$(call llama_configure,$(LLAMA_INTEGRATED_SOURCE),$(LLAMA_INTEGRATED_BUILD),-msimd128 -I$(CURDIR)/src/abi)
+	touch $@
+
+$(LLAMA_INTEGRATED_BUILD)/.built: $(LLAMA_INTEGRATED_BUILD)/.configured src/abi/rmsnorm_wasm.h
 	nice -n 5 ninja -C $(LLAMA_INTEGRATED_BUILD) llama ggml-cpu
 	touch $@
 
@@ -81,8 +86,11 @@ $(LLAMA_INTEGRATED_BUILD)/.built: $(LLAMA_INTEGRATED_SOURCE)/.patched src/abi/rm
 # (the same sources, unpatched).
 LLAMA_GRAPH_OBJECT := src/CMakeFiles/llama.dir/llama-graph.cpp.o
 
-$(LLAMA_STOCK_BUILD)/.built: $(LLAMA_SOURCE)/.pinned $(LLAMA_MK)
+$(LLAMA_STOCK_BUILD)/.configured: $(LLAMA_SOURCE)/.pinned $(LLAMA_MK)
 	$(call llama_configure,$(LLAMA_SOURCE),$(LLAMA_STOCK_BUILD),-msimd128)
+	touch $@
+
+$(LLAMA_STOCK_BUILD)/.built: $(LLAMA_STOCK_BUILD)/.configured
 	nice -n 5 ninja -C $(LLAMA_STOCK_BUILD) ggml-cpu $(LLAMA_GRAPH_OBJECT)
 	touch $@
 
