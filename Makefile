@@ -1,7 +1,7 @@
 # rmsnorm-wasm: build the two WebAssembly modules, test, serve the demo.
 #   make test   installs what is missing (Emscripten, clang-19, npm packages), builds, runs every test
-#   make demo   installs what the demo needs (Emscripten, clang-19, npm packages), builds, serves web/
-#               on localhost (make demo PORT=9000 for another port)
+#   make demo   installs what the demo needs (Emscripten, clang-19, CMake, npm packages), builds the
+#               modules and the integrated llama.cpp, serves web/ on localhost (make demo PORT=9000 for another port)
 #   make build  only the modules
 #   make bench  builds, then the benchmark against the peers (npm run bench)
 
@@ -86,14 +86,14 @@ build: $(EMBEDDED) $(C_LIBRARY)
 
 # Debian packages, in two sets. What the demo needs (make demo-deps):
 # Emscripten builds the modules, clang-19 and lld-19 (with llvm-19's tools)
-# the memory64 ones, npm the page's packages (KaTeX). What the
+# the memory64 ones, npm the page's packages (KaTeX), CMake and Ninja the
+# llama.cpp its last panel runs (src/integrations/llama.cpp/llama.mk). What the
 # tests need besides (make deps): Chromium, Firefox ESR and WebKitGTK (its
 # WebDriver and MiniBrowser, on an Xvfb display) run the browser tests
 # (tests/helpers/engines.js); Mesa's Vulkan drivers give the browsers a
 # software WebGPU adapter; SIMDe lets the same SIMD128 source build for the
 # host (native benchmark, sanitizers, fuzzing), with clang and its runtimes;
-# clang-format checks the C style; CMake and Ninja build llama.cpp
-# (src/integrations/llama.cpp/llama.mk). Each installs only what is missing.
+# clang-format checks the C style. Each installs only what is missing.
 install_missing = if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; \
@@ -105,6 +105,8 @@ demo-deps: node_modules/.package-lock.json
 	command -v $(WASM64_CC) >/dev/null || missing="$$missing clang-19"; \
 	command -v $(WASM64_LD) >/dev/null || missing="$$missing lld-19"; \
 	command -v $(WASM64_AR) >/dev/null || missing="$$missing llvm-19"; \
+	command -v cmake >/dev/null || missing="$$missing cmake"; \
+	command -v ninja >/dev/null || missing="$$missing ninja-build"; \
 	$(install_missing)
 
 deps: demo-deps
@@ -118,8 +120,6 @@ deps: demo-deps
 	command -v $(CC_NATIVE) >/dev/null || missing="$$missing clang"; \
 	command -v $(CLANG_FORMAT) >/dev/null || missing="$$missing clang-format"; \
 	command -v $(HOST_CC) >/dev/null || missing="$$missing clang-14"; \
-	command -v cmake >/dev/null || missing="$$missing cmake"; \
-	command -v ninja >/dev/null || missing="$$missing ninja-build"; \
 	dpkg -s libclang-rt-14-dev >/dev/null 2>&1 || missing="$$missing libclang-rt-14-dev"; \
 	$(install_missing)
 
@@ -348,7 +348,10 @@ C_STYLED := $(shell find src tests \( -name '*.[ch]' -o -name '*.inc' \) -not -p
 lint-c:
 	$(CLANG_FORMAT) --dry-run -Werror $(C_STYLED)
 
-demo: demo-deps build
+# The tutorial's last panel also runs the tiny Llama in the integrated
+# llama.cpp: its page build and the F32 GGUF, nothing else of llama-cpp.
+DEMO_LLAMA := build/llama-run-integrated.mjs build/models/tiny-llama-f32.gguf
+demo: demo-deps build $(DEMO_LLAMA)
 	node web/serve.js $(PORT)
 
 clean:

@@ -39,11 +39,11 @@ export function switchModels(weights, kernels, label) {
   return models;
 }
 
-/** Writes `count` names with `model`, sampling at `temperature` from `seed`. */
-export function generateNames(model, { count, temperature, seed }) {
+/** Writes `count` names beginning with `prompt` with `model`, sampling at `temperature` from `seed`. */
+export function generateNames(model, { count, temperature, seed, prompt = '' }) {
   const choose = sampler(temperature, prng(seed));
   const names = [];
-  for (let i = 0; i < count; i++) names.push(model.complete('', choose));
+  for (let i = 0; i < count; i++) names.push(model.complete(prompt, choose));
   return names;
 }
 

@@ -3,9 +3,11 @@
 // residual stream's RMS before each norm, what the model predicts when the
 // norms are changed (switches), and a decode step's time split into the
 // norms and the rest. The measurements are web/model/experiments.js's; this
-// module reads the fields and draws them.
+// module reads the fields and draws them. The engine switch writes the names
+// with the same model in llama.cpp instead (web/model/llama-cpp.js).
 
 import { fetchWeights } from '../model/llama.js';
+import { LlamaCppModel, missingLlamaCppFiles } from '../model/llama-cpp.js';
 import {
   generateNames, residualRms, SWITCH_BATCH, SWITCHES, switchEffects, switchModels, timeDecodeStep,
 } from '../model/experiments.js';
@@ -38,7 +40,7 @@ function displayName(name) {
   return name === '' ? '(empty)' : name[0].toUpperCase() + name.slice(1);
 }
 
-function readSettings(tempField, seedField) {
+function readSettings(tempField, seedField, startField, config, vocab) {
   const temperature = Number(tempField.value);
   if (tempField.value.trim() === '' || !(temperature >= 0 && temperature <= 5)) {
     return { error: 'The temperature is a number from 0 (always the likeliest character) to 5.', field: tempField };
@@ -47,13 +49,22 @@ function readSettings(tempField, seedField) {
   if (seedField.value.trim() === '' || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
     return { error: 'The seed is a whole number from 0 to 4294967295.', field: seedField };
   }
-  return { temperature, seed };
+  // The names' characters, without '.' (the start and end token), leaving room for one more.
+  const prompt = startField.value.trim().toLowerCase();
+  const longest = config.max_seq_len - 1;
+  if ([...prompt].some((ch) => ch === '.' || !vocab.includes(ch)) || prompt.length > longest) {
+    return { error: `A name begins with up to ${longest} of the letters a–z and '-'.`, field: startField };
+  }
+  return { temperature, seed, prompt };
 }
 
 export async function mountInsideAModel(section) {
   const about = find(section, '#model-about');
   const tempField = find(section, '#model-temperature');
   const seedField = find(section, '#model-seed');
+  const startField = find(section, '#model-start');
+  const engines = find(section, '#model-engine');
+  const engineRan = find(section, '#model-engine-ran');
   const switches = find(section, '#model-norms');
   const generateButton = find(section, '#model-generate');
   const timeButton = find(section, '#model-time');
@@ -79,6 +90,8 @@ export async function mountInsideAModel(section) {
     `${manifest.loss.validation_bfloat16_weights} on ${manifest.validation_names} held out (at this size it learns many names by heart).`;
 
   const selected = () => switches.querySelector('input:checked').value;
+  const engine = () => engines.querySelector('input:checked').value;
+  let llamaCpp = null;
 
   const effects = switchEffects(models);
   let lastNames = {};
@@ -126,19 +139,53 @@ export async function mountInsideAModel(section) {
         `${significant(smallestRms / config.norm_eps, 2)} × ε, so where ε sits barely matters here; panel 3 shows rows where it does.`);
   }
 
+  /** The llama.cpp engine, loaded the first time it is chosen; null (and the switch says why) when it is not built. */
+  async function loadLlamaCpp() {
+    if (llamaCpp !== null) return llamaCpp;
+    engineRan.textContent = 'Loading llama.cpp…';
+    try {
+      llamaCpp = await LlamaCppModel.load(config, manifest.vocab);
+      return llamaCpp;
+    } catch (err) {
+      const missing = await missingLlamaCppFiles();
+      if (missing.length === 0) throw err;
+      engines.querySelector('input[value="llama.cpp"]').disabled = true;
+      engines.querySelector('input[value="js"]').checked = true;
+      engines.dataset.missing = 'true';
+      engineRan.textContent = 'llama.cpp is not built here: make demo in the repository builds it ' +
+        `(${missing.map((url) => new URL(url).pathname.slice(1)).join(' and ')}); then reload the page.`;
+      return null;
+    }
+  }
+
   async function generate() {
-    const settings = readSettings(tempField, seedField);
+    const settings = readSettings(tempField, seedField, startField, config, manifest.vocab);
     if (settings.error) {
       report(message, settings.error, [settings.field]);
       return;
     }
     report(message, '');
-    const options = { count: NAMES_PER_RUN, temperature: settings.temperature, seed: settings.seed };
+    const options = { count: NAMES_PER_RUN, temperature: settings.temperature, seed: settings.seed, prompt: settings.prompt };
+    const llama = engine() === 'llama.cpp' ? await loadLlamaCpp() : null;
+    // llama.cpp computes the package's norm only: the switches stay with the JS model.
+    switches.disabled = llama !== null;
+    if (llama) switches.querySelector('input[value="package"]').checked = true;
     const chosen = selected();
     const all = {};
     for (const name of Object.keys(models)) all[name] = generateNames(models[name], options);
     let names;
     const rms = residualRms(models[chosen], (model) => { names = generateNames(model, options); });
+    if (llama) {
+      const [runs, start] = [llama.runs, performance.now()];
+      names = generateNames(llama, options);
+      const ms = performance.now() - start;
+      engineRan.textContent = `Ran: llama.cpp (run.cpp's "${llama.engine}" engine, wasm32 SIMD128, the F32 GGUF), ` +
+        'every RMSNorm computed by rmsnorm_wasm, this package\'s C library; ' +
+        `${llama.runs - runs} runs of its main, one per character, in ${Math.round(ms)} ms.`;
+    } else if (!engines.dataset.missing) {
+      engineRan.textContent = 'Ran: this page\'s JavaScript forward pass, its norms ' +
+        (chosen === 'package' ? `the package's rmsNorm and addRmsNorm (${preferredBackend()} module).` : `${SWITCH_LABELS[chosen]}.`);
+    }
     const result = { all, names, rms };
     lastNames = result.all;
     if (chosen === 'package') smallestRms = Math.min(...result.rms);
@@ -148,6 +195,7 @@ export async function mountInsideAModel(section) {
       return li;
     }));
     namesList.dataset.variant = chosen;
+    namesList.dataset.engine = llama ? 'llama.cpp' : 'js';
     rmsCaption.textContent = `RMS of the residual stream as each norm reads it (${chosen === 'package' ? 'the unmodified model' : SWITCH_LABELS[chosen]}), ` +
       `averaged over the decode steps of these names: it grows ${significant(result.rms[result.rms.length - 1] / result.rms[0], 2)}× ` +
       'from the embedding to the final norm';
@@ -199,7 +247,8 @@ export async function mountInsideAModel(section) {
   generateButton.addEventListener('click', () => guarded(generateButton, generate));
   timeButton.addEventListener('click', () => guarded(timeButton, timeStep));
   switches.addEventListener('change', () => guarded(generateButton, generate));
-  for (const field of [tempField, seedField]) field.addEventListener('change', () => guarded(generateButton, generate));
+  engines.addEventListener('change', () => guarded(generateButton, generate));
+  for (const field of [tempField, seedField, startField]) field.addEventListener('change', () => guarded(generateButton, generate));
   await generate();
   generateButton.disabled = false;
   timeButton.disabled = false;
