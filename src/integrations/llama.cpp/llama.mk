@@ -116,7 +116,7 @@ LLAMA_LIBS_integrated := $(LLAMA_INTEGRATED_BUILD)/src/libllama.a \
   $(call LLAMA_GGML_LIBS,$(LLAMA_INTEGRATED_BUILD)/ggml/src/libggml-cpu.a) c/librmsnorm_wasm_simd.a
 LLAMA_LIBS_stock := build/libllama-stock.a $(call LLAMA_GGML_LIBS,$(LLAMA_STOCK_BUILD)/ggml/src/libggml-cpu.a)
 
-build/llama-run-%.o: $(LLAMA_DIR)/run.cpp $(LLAMA_SOURCE)/.pinned $(LLAMA_MK)
+build/llama-run-%.o: $(LLAMA_DIR)/run.cpp $(LLAMA_DIR)/bench_clock.h $(LLAMA_SOURCE)/.pinned $(LLAMA_MK)
 	em++ $(LLAMA_RUN_FLAGS) -DRUN_ENGINE='"$*"' -c $< -o $@
 
 # $(1) the engine: the runner's object and that engine's libraries.
@@ -133,7 +133,7 @@ build/llama-run-stock.cjs build/llama-run-stock.mjs: build/llama-run-stock.o bui
 # tests/bench/llama-cpp.js).
 LLAMA_NORM_BENCHES := build/llama-norm-bench-stock.cjs build/llama-norm-bench-integrated.cjs
 
-build/llama-norm-bench-%.o: $(LLAMA_DIR)/norm-bench.cpp $(LLAMA_SOURCE)/.pinned $(LLAMA_MK)
+build/llama-norm-bench-%.o: $(LLAMA_DIR)/norm-bench.cpp $(LLAMA_DIR)/bench_clock.h $(LLAMA_SOURCE)/.pinned $(LLAMA_MK)
 	em++ $(LLAMA_RUN_FLAGS) -DRUN_ENGINE='"$*"' -c $< -o $@
 
 build/llama-norm-bench-integrated.cjs: build/llama-norm-bench-integrated.o $(LLAMA_INTEGRATED_BUILD)/.built \
