@@ -788,6 +788,17 @@ for (const name of GPU_ENGINES) {
       for (const r of results) assert.ok(r.seconds.every((t) => t > 0), `${r.id} timed`);
       assert.equal(results[0].differing, 0);
     });
+
+    test("the GPU bench's block output rows run on a small shape: a float32 out and each format timed, every byte the reference's", async () => {
+      const { shapes } = await page.evaluate(async (arg) => (await import('/tests/bench/rows/webgpu-page.js')).measureBlocks(arg),
+        { shapes: [[3, 512]], rounds: 1, batchMs: 0 });
+      const results = shapes[0].results;
+      assert.deepEqual(results.map((r) => r.id), ['float32', 'q8_0', 'q8_1', 'q8_K']);
+      for (const r of results) {
+        assert.ok(r.seconds.every((t) => t > 0), `${r.id} timed`);
+        assert.equal(r.differing, 0, `${r.id}: bytes unlike the reference's`);
+      }
+    });
   });
 }
 
