@@ -299,8 +299,8 @@ function finishBlocks(v) {
 // block b0 by stride, then each block's bytes: its groups of four on the
 // common path where the row (fast) and the group's w' allow it, then in
 // softfloat for the groups left, if any, each group's values into vals
-// (widened again from the storage dtype: what the quantizer reads), then
-// put_block. Each group is stored once, after its values are read (the
+// (widened again from the storage dtype: what the quantizer reads) and
+// their |v| range (../wgsl/blocks.js, fast_block), then put_block. Each group is stored once, after its values are read (the
 // residual may be x's own bytes).
 fn finish_row(row: u32, b0: u32, stride: u32, fast: bool, inv: u32, scale: u32) {
   let tinv = vec4<u32>(threshold47(inv));
@@ -309,6 +309,8 @@ fn finish_row(row: u32, b0: u32, stride: u32, fast: bool, inv: u32, scale: u32) 
   for (var b = b0; b < blocks; b = b + stride) {
     let e0 = b * BLOCK_VALUES;
     var left = !fast;
+    var hi = vec4<u32>(0u);
+    var lo = vec4<u32>(0xffffffffu);
     for (var i = e0; fast && i < e0 + BLOCK_VALUES; i = i + 4u) {
       let h = h4(row, i);
 ${v.weight !== null ? `      let w = w4(i);
@@ -317,16 +319,26 @@ ${v.weight !== null ? `      let w = w4(i);
       if (fits) {
 ${hasResidual ? '        r_put4(P.r_off + row * P.r_stride + i, h, 4u);\n' : ''}        let y = widen4(out_fast4(h, w, inv4, tinv));
         for (var k = 0u; k < 4u; k = k + 1u) { vals[i - e0 + k] = y[k]; }
+        hi = max(hi, y & vec4<u32>(F32_ABS));
+        lo = min(lo, (y & vec4<u32>(F32_ABS)) - vec4<u32>(1u));
       }
 ` : `${hasResidual ? '      r_put4(P.r_off + row * P.r_stride + i, h, 4u);\n' : ''}      let y = widen4(out_fast4(h, inv4, tinv));
       for (var k = 0u; k < 4u; k = k + 1u) { vals[i - e0 + k] = y[k]; }
+      hi = max(hi, y & vec4<u32>(F32_ABS));
+      lo = min(lo, (y & vec4<u32>(F32_ABS)) - vec4<u32>(1u));
 `}    }
     for (var i = e0; left && i < e0 + BLOCK_VALUES; i = i + 4u) {
 ${v.weight !== null ? '      if (!fast || !weight_fits4(w4(i))) {\n' : '      {\n'}        let h = h4(row, i);
-${hasResidual ? '        r_put4(P.r_off + row * P.r_stride + i, h, 4u);\n' : ''}        for (var k = 0u; k < 4u; k = k + 1u) { vals[i - e0 + k] = widen(out_value(h[k], i + k, inv, scale)); }
+${hasResidual ? '        r_put4(P.r_off + row * P.r_stride + i, h, 4u);\n' : ''}        var y: vec4<u32>;
+        for (var k = 0u; k < 4u; k = k + 1u) {
+          y[k] = widen(out_value(h[k], i + k, inv, scale));
+          vals[i - e0 + k] = y[k];
+        }
+        hi = max(hi, y & vec4<u32>(F32_ABS));
+        lo = min(lo, (y & vec4<u32>(F32_ABS)) - vec4<u32>(1u));
       }
     }
-    put_block(P.y_off + row * P.y_stride + b * BLOCK_BYTES);
+    put_block(P.y_off + row * P.y_stride + b * BLOCK_BYTES, vec2<u32>(max(max(hi.x, hi.y), max(hi.z, hi.w)), min(min(lo.x, lo.y), min(lo.z, lo.w))));
   }
 }
 `;

@@ -17,29 +17,29 @@
 import { BLOCK_FORMAT } from '../../loader/abi.js';
 import { List } from '../../loader/intrinsics.js';
 
-// Each format's quantizer: `fn quantize()` puts the bytes of the block
-// of values vals[0..values) with put_byte, put_u16 and put_u32. Each value
-// is multiplied by the block's scale on the common path (q_fast) when
-// every value of the block is zero or normal and the scale is normal (a
-// block's `fast`), else in softfloat: two loops, not a branch in one (a
-// loop is the branch an adapter skips), the softfloat loop a block's last
-// step too where a format has one after its values. Every softfloat
-// operation is called at one site a loop (docs/webgpu.md, the
-// compile-size rule).
+// Each format's quantizer: `fn quantize(range)` puts the bytes of the
+// block of values vals[0..values) with keep (its qs), put_byte, put_u16
+// and put_u32. Each value is multiplied by the block's scale and rounded
+// on the common path (q_fast) when every value of the block is zero or
+// normal and the scale is normal (fast_block), else, or where q_fast is
+// unsure, in softfloat: two loops, not a branch in one (a loop is the
+// branch an adapter skips), the softfloat loop a block's last step too
+// where a format has one after its values. Every softfloat operation is
+// called at one site a loop (docs/webgpu.md, the compile-size rule).
 const Q8_32 = (withSum) => `
 fn keep(j: u32, q: i32) {
-  put_byte(${withSum ? 4 : 2}u + j, u32(q));
-  qsum = qsum + q;
+  keep_q(${withSum ? 4 : 2}u, j, q);
 }
-fn quantize() {
-  // ggml's MAX(amax, |x|) is \`amax > |x| ? amax : |x|\`: a NaN makes
-  // amax NaN, and the next value replaces it.
-  var amax = 0u;
-  var range = vec2<u32>(0u, 0xffffffffu);
-  for (var j = 0u; j < 32u; j = j + 1u) {
-    let a = vals[j] & F32_ABS;
-    amax = select(a, amax, !is_nan(amax) && !is_nan(a) && amax > a);
-    range = vec2<u32>(max(range.x, a), min(range.y, a - 1u));
+fn quantize(range: vec2<u32>) {
+  // ggml's MAX(amax, |x|) is \`amax > |x| ? amax : |x|\`: the largest |x|,
+  // but a NaN makes amax NaN, and the next value replaces it.
+  var amax = range.x;
+  if (range.x > F32_INF) {
+    amax = 0u;
+    for (var j = 0u; j < 32u; j = j + 1u) {
+      let a = vals[j] & F32_ABS;
+      amax = select(a, amax, !is_nan(amax) && !is_nan(a) && amax > a);
+    }
   }
   // d = amax / 127; id = d != 0 ? 1 / d : 0 (a NaN d is not 0).
   var d = 0u;
@@ -49,11 +49,10 @@ fn quantize() {
     let r = f32_div(select(amax, F32_ONE, k == 1u), select(F32_127, d, k == 1u));
     if (k == 0u) { d = r; } else { id = r; }
   }
-  put_u16(0u, f32_to_f16(d));
   // qs_j = int8(roundf(x_j * id))${withSum ? '; then s = fp16(float(sum of qs) * d), with the float32 d' : ''}.
-  qsum = 0i;
-  let n = select(0u, 32u, fast_block(range, id));
-  for (var j = 0u; j < n; j = j + 1u) { keep(j, q_fast(vals[j], id, false)); }
+  var n = select(0u, 32u, fast_block(range, id));
+  for (var j = 0u; j < n; j = j + 1u) { keep(j, q_fast(vals[j], id, 0u)); }
+  if (unsure) { n = clear_block(); }
   for (var j = n; j < ${withSum ? 33 : 32}u; j = j + 1u) {
 ${withSum ? `    if (j == 32u) {
       put_u16(2u, f32_to_f16(f32_mul(f32_of_i32(qsum), d)));
@@ -61,6 +60,7 @@ ${withSum ? `    if (j == 32u) {
     }
 ` : ''}    keep(j, int8_of(f32_mul(vals[j], id), false));
   }
+  put_u16(0u, f32_to_f16(d));
 }
 `;
 
@@ -70,17 +70,15 @@ ${withSum ? `    if (j == 32u) {
 // a block of zeros (amax 0) is all zero bytes (ggml leaves bsums as they were).
 const Q8_K = `
 fn keep(j: u32, q: i32) {
-  put_byte(4u + j, u32(q));
-  qsum = qsum + q;
+  keep_q(4u, j, q);
   if ((j & 15u) == 15u) {
     put_u16(260u + (j >> 4u) * 2u, u32(qsum));
     qsum = 0i;
   }
 }
-fn quantize() {
+fn quantize(range: vec2<u32>) {
   var amax = 0u;
   var top = 0u;
-  var range = vec2<u32>(0u, 0xffffffffu);
   for (var j = 0u; j < 256u; j = j + 1u) {
     let x = vals[j];
     let a = x & F32_ABS;
@@ -88,7 +86,6 @@ fn quantize() {
       amax = a;
       top = x;
     }
-    range = vec2<u32>(max(range.x, a), min(range.y, a - 1u));
   }
   if (amax == 0u) { return; }
   var iscale = 0u;
@@ -97,11 +94,11 @@ fn quantize() {
     let r = f32_div(select(F32_127 | F32_SIGN, F32_ONE, k == 1u), select(top, iscale, k == 1u));
     if (k == 0u) { iscale = r; } else { d = r; }
   }
-  put_u32(0u, d);
-  qsum = 0i;
-  let n = select(0u, 256u, fast_block(range, iscale));
-  for (var j = 0u; j < n; j = j + 1u) { keep(j, q_fast(vals[j], iscale, true)); }
+  var n = select(0u, 256u, fast_block(range, iscale));
+  for (var j = 0u; j < n; j = j + 1u) { keep(j, q_fast(vals[j], iscale, 1u)); }
+  if (unsure) { n = clear_block(); }
   for (var j = n; j < 256u; j = j + 1u) { keep(j, int8_of(f32_mul(iscale, vals[j]), true)); }
+  put_u32(0u, d);
 }
 `;
 
@@ -163,18 +160,42 @@ fn int8_of(v: u32, even: bool) -> i32 {
 
 // Whether a block's products take the common path: its |values| (range:
 // their largest, and the least of |v| - 1, where a zero wraps above every
-// other) are each zero or normal, and the scale s normal. Then s * v is
-// mul_free's wherever it is normal: |s * v| is at most the block's
-// largest, about 127, and where the exponent fields of s and v add to
-// less than 128 the exact product is below 2^-125, whose integer is 0
-// whatever its bits (q_fast).
+// other) are each zero or normal, and the scale s normal. Then |s * v| is
+// at most the block's largest, about 127, and normal where the exponent
+// fields of s and v add to 128 or more; below that it is under 2^-125,
+// whose integer is 0 whatever its bits.
 fn fast_block(range: vec2<u32>, s: u32) -> bool {
   let e = (s >> 23u) & 0xffu;
   return range.x < F32_INF && range.y >= F_MANT && e != 0u && e != 0xffu;
 }
-fn q_fast(v: u32, s: u32, even: bool) -> i32 {
+
+// int8_of(s * v) on the common path (fast_block), branch-free (a software
+// adapter runs both sides of a branch its lanes disagree on), from the
+// native product: the exact product rounded either way (./fastfloat.js
+// says why no more is asked of it). Its integer is the correctly rounded
+// product's unless one of the two candidates is a half-integer, the
+// rounding's one step: the native product or a neighbour of it (|rest -
+// half| at most 1, in its ulps; the neighbour below 0.5 is 0.5's pred,
+// whose rest is half - 1 at this shift). Then \`unsure\` is set, and the
+// block is quantized again in softfloat. \`even\` 1 rounds halves to even,
+// 0 away from zero.
+fn q_fast(v: u32, s: u32, even: u32) -> i32 {
   let tiny = ((v >> 23u) & 0xffu) + ((s >> 23u) & 0xffu) < 128u;
-  return select(int8_of(mul_free(v, s), even), 0i, tiny);
+  let p = bitcast<u32>(bitcast<f32>(v) * bitcast<f32>(s));
+  let mag = p & F32_ABS;
+  // |p| = m * 2^(e - 150); below 0.5 (e < 126) the shift leaves 0, rest
+  // below half.
+  let m = (mag & F_MANT) | F_HIDDEN;
+  let shift = 150u - clamp(mag >> 23u, 119u, 150u);
+  let half = 1u << (shift - 1u);
+  let rest = m & ((half << 1u) - 1u);
+  let r = m >> shift;
+  unsure = unsure || (!tiny && rest + 1u - half <= 2u);
+  let up = select(0u, 1u, rest + (even & r & 1u) + (1u - even) > half);
+  let n = i32(r + up);
+  let big = mag >= 0x43000000u;
+  let q = select(select(min(n, 127i), 127i, big), select(-n, -128i, big), (p & F32_SIGN) != 0u);
+  return select(q, 0i, tiny);
 }
 
 // A block's values, its bytes from byte \`at\` of its first word (put
@@ -183,6 +204,28 @@ var<private> vals: array<u32, ${format.values}>;
 var<private> block: array<u32, ${words}>;
 var<private> at: u32;
 var<private> qsum: i32;
+var<private> qword: u32;
+var<private> unsure: bool;
+// The block's bytes all zero again; 0, where the softfloat loop starts.
+fn clear_block() -> u32 {
+  for (var w = 0u; w < ${words}u; w = w + 1u) { block[w] = 0u; }
+  qword = 0u;
+  qsum = 0i;
+  unsure = false;
+  return 0u;
+}
+// qs_j, an int8 at byte off + j of the block: four at a time into a word.
+fn keep_q(off: u32, j: u32, q: i32) {
+  qsum = qsum + q;
+  qword = qword | ((u32(q) & 0xffu) << ((j & 3u) << 3u));
+  if ((j & 3u) == 3u) {
+    let p = at + off + j - 3u;
+    let s = (p & 3u) << 3u;
+    block[p >> 2u] = block[p >> 2u] | (qword << s);
+    block[(p >> 2u) + 1u] = block[(p >> 2u) + 1u] | select(qword >> (32u - s), 0u, s == 0u);
+    qword = 0u;
+  }
+}
 fn put_byte(k: u32, b: u32) {
   let p = at + k;
   block[p >> 2u] = block[p >> 2u] | ((b & 0xffu) << ((p & 3u) << 3u));
@@ -196,12 +239,13 @@ fn put_u32(k: u32, w: u32) {
   put_u16(k + 2u, w >> 16u);
 }
 ${wgsl}
-// Quantizes vals into the block at byte \`start\` of the output, and writes
-// its words first to last; the first and last hold bytes of others too.
-fn put_block(start: u32) {
+// Quantizes vals (\`range\`: fast_block's) into the block at byte
+// \`start\` of the output, and writes its words first to last; the first
+// and last hold bytes of others too.
+fn put_block(start: u32, range: vec2<u32>) {
   at = start & 3u;
-  for (var w = 0u; w < ${words}u; w = w + 1u) { block[w] = 0u; }
-  quantize();
+  _ = clear_block();
+  quantize(range);
   let first = start >> 2u;
   let last = (start + ${format.bytes - 1}u) >> 2u;
   for (var w = first; w <= last; w = w + 1u) {
