@@ -119,6 +119,8 @@ function q8EdgeRows() {
   row('huge', (j) => (j % 4 === 0 ? 3.4e38 : j % 4 === 1 ? -1e38 : j));
   row('NaN and infinities', (j) => (j === 5 ? NaN : j === 40 ? Infinity : j === 77 ? -Infinity : j === 200 ? NaN : (j % 9) - 4));
   row('one NaN block', (j) => (j < 32 ? NaN : j / 7));
+  // Products of the scale and a value below 2^-125, beside normal ones: their integer is 0.
+  row('tiny beside huge', (j) => (j % 32 === 7 ? 1e30 : j % 32 === 9 ? -3e29 : ((j % 5) - 2) * 1e-12 * (1 + j / 256)));
   return { dim, rows };
 }
 
@@ -169,6 +171,28 @@ function q8Cases() {
       }
     }
   }
+  // Each team size (invocations a row) with rows of fewer blocks than the
+  // team, as many, and more (not a multiple); one row, and rows over more
+  // than one workgroup: the blocks of a row are shared by its team.
+  k = 0;
+  for (const outDtype of Q8_FORMATS) {
+    const per = outDtype === 'q8_K' ? 256 : 32;
+    for (const team of [1, 4, 16, 64]) {
+      for (const blocks of outDtype === 'q8_K' ? [1, 5] : [1, team, team + 3]) {
+        k++;
+        const dtype = ['float32', 'bfloat16', 'float16'][k % 3];
+        const dim = per * blocks;
+        const tokens = k % 2 === 0 ? 1 : 70;
+        const x = values(tokens * dim, dtype, 8);
+        const weight = values(dim, 'float32', 3);
+        const options = { dim, eps: 1e-6, dtype, outDtype, weightDtype: 'float32', rstd: tokens };
+        const fn = k % 4 === 1 ? 'addRmsNorm' : 'rmsNorm';
+        const c = { what: `${outDtype} ${dtype} team ${team} ${fn} ${tokens}x${dim}`, fn, x, weight, options, team, kinds: { x: dtype, weight: 'float32' } };
+        if (fn === 'addRmsNorm') c.residual = values(tokens * dim, dtype, 8);
+        cases.push(c);
+      }
+    }
+  }
   for (const c of cases) {
     const options = { ...c.options };
     if (options.rstd !== undefined) options.rstd = new Float32Array(options.rstd);
@@ -186,7 +210,7 @@ async function runQ8Cases(page, cases) {
   for (let start = 0; start < cases.length; start += 24) {
     const batch = cases.slice(start, start + 24);
     const reply = await page.evaluate(async (calls) => (await import('/tests/helpers/webgpu-page.js')).runCalls(calls), batch.map((c) => ({
-      fn: c.fn, x: b64(c.x), weight: c.weight && b64(c.weight), residual: c.residual && b64(c.residual), kinds: c.kinds, options: c.options,
+      fn: c.fn, x: b64(c.x), weight: c.weight && b64(c.weight), residual: c.residual && b64(c.residual), kinds: c.kinds, options: c.options, team: c.team,
     })));
     if (reply.errors.length > 0) mismatches.push(`GPU errors ${reply.errors.join('; ')}`);
     reply.results.forEach((result, i) => {
@@ -755,7 +779,7 @@ for (const name of GPU_ENGINES) {
       for (const what of ['a tensor freed', 'a view of a tensor freed', 'an out detached']) assert.match(got[what], refused, what);
     });
 
-    test("array form: ggml block outputs (options.outDtype) have the reference's bytes: halves, ±amax, zero, subnormal, huge and non-finite blocks, every dtype, weight mode, residual and layout", async (t) => {
+    test("array form: ggml block outputs (options.outDtype) have the reference's bytes: halves, ±amax, zero, subnormal, huge, tiny and non-finite blocks, every dtype, weight mode, residual, layout and team", async (t) => {
       const cases = q8Cases();
       const mismatches = await runQ8Cases(page, cases);
       assert.deepEqual(mismatches.slice(0, 5), [], `${mismatches.length} of ${cases.length} calls differ`);
@@ -787,6 +811,17 @@ for (const name of GPU_ENGINES) {
       assert.deepEqual(results.map((r) => r.id), ['webgpu-exact', 'webgpu-native', 'ort-webgpu']);
       for (const r of results) assert.ok(r.seconds.every((t) => t > 0), `${r.id} timed`);
       assert.equal(results[0].differing, 0);
+    });
+
+    test("the GPU bench's block output rows run on a small shape: a float32 out and each format timed, every byte the reference's", async () => {
+      const { shapes } = await page.evaluate(async (arg) => (await import('/tests/bench/rows/webgpu-page.js')).measureBlocks(arg),
+        { shapes: [[3, 512]], rounds: 1, batchMs: 0 });
+      const results = shapes[0].results;
+      assert.deepEqual(results.map((r) => r.id), ['float32', 'q8_0', 'q8_1', 'q8_K']);
+      for (const r of results) {
+        assert.ok(r.seconds.every((t) => t > 0), `${r.id} timed`);
+        assert.equal(r.differing, 0, `${r.id}: bytes unlike the reference's`);
+      }
     });
   });
 }

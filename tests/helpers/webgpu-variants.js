@@ -9,10 +9,10 @@ import { LAYERNORM_PROGRAM } from '../../src/webgpu/programs/layernorm.js';
 import { layerNormShader } from '../../src/webgpu/programs/layernorm-shader.js';
 import { RMSNORM_PROGRAM } from '../../src/webgpu/programs/rmsnorm.js';
 import { prologueShader, rmsNormShader } from '../../src/webgpu/programs/rmsnorm-shader.js';
-import { blocksShader } from '../../src/webgpu/wgsl/blocks.js';
 
 const LIMITS = { align: 256, maxSize: 2 ** 27 };
-const BYTES = { float32: 4, bfloat16: 2, float16: 2, q8_0: 1 };
+const BYTES = { float32: 4, bfloat16: 2, float16: 2, q8_0: 1, q8_1: 1, q8_K: 1 };
+const BLOCKS = { q8_0: [32, 34], q8_1: [32, 36], q8_K: [256, 292] }; // values and bytes a block
 const DTYPES = ['float32', 'bfloat16', 'float16'];
 const ROWS = 3;
 const DTYPE_CODES = { float32: 0, bfloat16: 1, float16: 2 };
@@ -37,9 +37,10 @@ const PLACEMENTS = [
 
 /** The layouts (src/webgpu/programs/rmsnorm.js) of calls of every
  * dtype, weight dtype and offset, cast mode, residual, statistic, team,
- * placement and block output (its values in a scratch buffer; the blocks
- * pass's shaders are blocksShaders'): { variant, prologue (its weight dtype
- * code, or null) }; many calls have one variant. */
+ * placement and block output (q8_0 with all of them but the Gemma cast;
+ * q8_1 and q8_K, whose shaders differ from q8_0's in the quantizer alone,
+ * with one team of each kind and no weight offset either): { variant, prologue (its
+ * weight dtype code, or null) }; many calls have one variant. */
 export function* rmsLayouts() {
   for (const dtype of DTYPES) {
     for (const weightDtype of [null, ...DTYPES]) {
@@ -48,19 +49,22 @@ export function* rmsLayouts() {
           for (const residual of [false, true]) {
             for (const [out, rstd] of [[true, false], [true, true], [false, true]]) {
               for (const team of [1, 4, 16, 64]) {
-                for (const [p, outDtype] of PLACEMENTS.flatMap((p) => [[p, null], [p, 'q8_0']])) {
+                for (const [p, outDtype] of PLACEMENTS.flatMap((p) => [[p, null], [p, 'q8_0'], [p, 'q8_1'], [p, 'q8_K']])) {
                   if (p.inPlace && !out) continue;
                   if (outDtype !== null && (!out || p.inPlace || p.dim % 32 !== 0)) continue;
+                  if (outDtype !== null && gemma) continue; // (the cast mode is step 4's, the same code whatever out is)
+                  if ((outDtype === 'q8_1' || outDtype === 'q8_K') && (weightOffset !== 0 || team === 4 || team === 16)) continue;
                   const { dim } = p;
                   const start = p.start * BYTES[dtype];
                   const x = newBuffer();
                   const measured = { x: measuredRole('x', x, start, dtype, false, ROWS, dim, dim) };
                   if (residual) measured.residual = measuredRole('residual', newBuffer(), start, dtype, true, ROWS, dim, dim);
                   if (weightDtype !== null) measured.weight = measuredRole('weight', newBuffer(), 0, weightDtype, false, 1, dim, 0);
-                  if (out && outDtype !== null) measured.out = measuredRole('out', newBuffer(), p.start, outDtype, true, 1, ROWS * dim / 32 * 34, 0);
+                  if (out && outDtype !== null) measured.out = measuredRole('out', newBuffer(), p.start, outDtype, true, 1, Math.ceil(ROWS * dim / BLOCKS[outDtype][0]) * BLOCKS[outDtype][1], 0);
                   else if (out) measured.out = measuredRole('out', p.inPlace ? x : newBuffer(), start, dtype, true, ROWS, dim, dim);
                   if (rstd) measured.rstd = measuredRole('rstd', newBuffer(), 0, 'float32', true, 1, ROWS, 0);
-                  const call = { fn: residual ? 'addRmsNorm' : 'rmsNorm', measured, rows: ROWS, tokens: ROWS, heads: 1, headStride: dim, dim, stride: dim, dtype, weightDtype, gemma, weightOffset, outDtype };
+                  const blockRowBytes = outDtype === null ? 0 : (dim / BLOCKS[outDtype][0]) * BLOCKS[outDtype][1];
+                  const call = { fn: residual ? 'addRmsNorm' : 'rmsNorm', measured, rows: ROWS, tokens: ROWS, heads: 1, headStride: dim, dim, stride: dim, dtype, weightDtype, gemma, weightOffset, outDtype, blockRowBytes };
                   const layout = RMSNORM_PROGRAM.layout(call, LIMITS, 'gpu', team);
                   yield { variant: layout.variant, prologue: layout.prologue === null ? null : DTYPE_CODES[weightDtype] };
                 }
@@ -116,12 +120,11 @@ export function* layerNormVariants() {
   }
 }
 
-/** Every shader: { key, code }, RMSNorm's, LayerNorm's, the prologue's and the blocks pass's, in that order. */
+/** Every shader: { key, code }, RMSNorm's, LayerNorm's and the prologue's, in that order. */
 export function* everyShader() {
   for (const variant of rmsVariants()) yield { key: keyOf(variant), code: rmsNormShader(variant) };
   for (const v of layerNormVariants()) yield { key: keyOf(v), code: layerNormShader(v) };
   for (const dtype of [0, 1, 2]) yield { key: keyOf({ program: 'prologue', dtype }), code: prologueShader(dtype) };
-  for (const format of [1, 2, 3]) for (const dtype of [0, 1, 2]) yield { key: keyOf({ program: 'blocks', format, dtype }), code: blocksShader(format, dtype) };
 }
 
 const find = (variants, test) => {
@@ -151,7 +154,9 @@ export function goldenShaders() {
       && v.roles.mean === null && v.roles.rstd === null),
     'layernorm-wide-every-role.wgsl.golden': ln((v) => !v.serial && Object.values(v.roles).every((r) => r !== null) && v.roles.out.binding !== v.roles.x.binding),
     'prologue-bf16.wgsl.golden': prologueShader(1),
-    'blocks-q8_1-from-f32.wgsl.golden': blocksShader(2, 0),
-    'blocks-q8_K-from-bf16.wgsl.golden': blocksShader(3, 1),
+    'rmsnorm-f32-q8_1-one-invocation-weight.wgsl.golden': rms((v) => v.dtype === 0 && v.team === 1 && v.blocks === 2 && v.weight?.dtype === 0
+      && !v.residual && v.roles.rstd === null),
+    'addrmsnorm-bf16-q8_K-team64-rstd.wgsl.golden': rms((v) => v.dtype === 1 && v.team === 64 && v.blocks === 3 && v.weight === null
+      && v.residual && v.roles.rstd !== null),
   };
 }

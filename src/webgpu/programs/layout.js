@@ -19,7 +19,7 @@ export function dispatchSize(fn, groups, rows) {
 /** A binding of bytes [start, end) of a buffer of `bufferSize` bytes
  * (of the roles `label`): within the buffer, whose whole 4-byte words
  * WebGPU binds, and within the device's maxStorageBufferBindingSize. */
-export function checkBindingSpan(fn, label, bufferSize, start, end, maxSize) {
+function checkBindingSpan(fn, label, bufferSize, start, end, maxSize) {
   if (end > bufferSize) {
     throw new RangeError(`${fn}: the buffer of ${label} is ${bufferSize} bytes; WebGPU binds whole 4-byte words, so it must extend to byte ${end}`);
   }
@@ -36,7 +36,8 @@ export function checkBindingSpan(fn, label, bufferSize, start, end, maxSize) {
  * dispatch. A binding is read-only when nothing in its buffer is written
  * by the dispatch (a buffer bound writable and read-only in one dispatch
  * is a usage conflict), and atomic when a 16-bit role written in it has a
- * row that starts or ends inside a word (`pairs` below). With `vectors`,
+ * row that starts or ends inside a word (`pairs` below), or a role of
+ * bytes (ggml blocks) is written in it. With `vectors`,
  * a binding of per-row roles and weights only is read a vector at a time
  * where every group of four values starts on one (a statistic, one value
  * a row, gains nothing by it, and each layout is a pipeline). Returns
@@ -82,9 +83,10 @@ export function bindingsOf(fn, limits, measured, names, rows, dim, stride, vecto
       const m = measured[g.names[n]];
       label += `${n === 0 ? '' : ', '}${m.name}`;
       const offset = (m.start - g.start) / m.bytes;
-      // 16-bit rows that start and end on word boundaries are whole words.
+      // 16-bit rows that start and end on word boundaries are whole words;
+      // bytes written (ggml blocks) are written a byte-masked word at a time.
       const pairs = m.bytes === 2 && offset % 2 === 0 && (rows <= 1 || stride % 2 === 0) && (!m.writes || dim % 2 === 0);
-      if (m.writes && m.bytes === 2 && !pairs) atomic = true;
+      if (m.writes && m.bytes < 4 && !pairs) atomic = true;
       const statistic = g.names[n] === 'rstd' || g.names[n] === 'mean';
       const aligned = vectors && !statistic && offset % 4 === 0 && (rows <= 1 || m.runs === 1 || stride % 4 === 0) && (m.bytes === 4 || pairs);
       const vector = m.bytes === 4 ? 4 : 2;

@@ -36,6 +36,14 @@
 // changed a half at a time (atomicAnd, atomicOr), so that invocations of
 // neighbouring rows, or the caller's bytes beside the role, are left as
 // they were.
+//
+// With ggml blocks out (v.blocks, a format's code), step 4 makes a block's
+// values at a time into a private array, each rounded to the storage
+// dtype as a storage out would store it, and the quantizer of
+// ../wgsl/blocks.js writes the block's bytes from them: the blocks of a
+// row are shared by its team as its groups of four are otherwise, and no
+// value goes through memory between.
+import { blocksWgsl } from '../wgsl/blocks.js';
 import { FASTFLOAT_WGSL } from '../wgsl/fastfloat.js';
 import { FAST_SUMS_WGSL, PAIRWISE_WGSL, reduceBlocks, reducerVars, reducerWgsl } from '../wgsl/reduction.js';
 import { DTYPE } from '../../loader/abi.js';
@@ -56,9 +64,9 @@ export const PROLOGUE_PARAMS = ['dim', 'w_off', 'weight_offset', 'groups_x'];
 /**
  * The shader of one RMSNorm variant (see the top of this file):
  * { residual, dtype (0 float32, 1 bfloat16, 2 float16), weight (null or
- * { dtype }), gemma, team, bindings: [{ access, atomic, words }] (binding
- * 1 on), roles: { x, residual, weight, out, rstd } each { binding, pairs }
- * or null }.
+ * { dtype }), gemma, team, blocks (null, or the code of out's block
+ * format), bindings: [{ access, atomic, words }] (binding 1 on), roles: {
+ * x, residual, weight, out, rstd } each { binding, pairs } or null }.
  */
 export function rmsNormShader(v) {
   const { roles } = v;
@@ -72,17 +80,17 @@ export function rmsNormShader(v) {
   role('x', roles.x, v.dtype);
   if (v.weight !== null) role('w', roles.weight, v.weight.dtype);
   if (roles.residual !== null) role('r', roles.residual, v.dtype);
-  if (roles.out !== null) role('y', roles.out, v.dtype);
+  const blocked = v.blocks !== null;
+  if (roles.out !== null && !blocked) role('y', roles.out, v.dtype);
   if (roles.rstd !== null) role('s', roles.rstd, F32);
   const hasResidual = roles.residual !== null;
-  const hasOut = roles.out !== null;
   // Llama rounds v to storage before the weight; float32 storage has nothing to round.
   const llamaRound = v.weight !== null && !v.gemma && !wide;
   return `${shaderHead(PARAMS, v.bindings, FASTFLOAT_WGSL)}
 ${access}
 ${conversions(v.dtype, '')}
 ${v.weight !== null ? conversions(v.weight.dtype, '_w') : ''}
-${COMMON_WGSL}${PAIRWISE_WGSL}${FAST_SUMS_WGSL}${reducerWgsl(STEP_INV + 1, 3)}
+${COMMON_WGSL}${PAIRWISE_WGSL}${FAST_SUMS_WGSL}${reducerWgsl(STEP_INV + 1, 3)}${blocked ? blocksWgsl(v.blocks, roles.out.binding) : ''}
 const TEAM: u32 = ${team}u;
 const LOW_X: u32 = 0x1fffffffu; // nonzero |x| >= 2^-63: its bits - 1 are at least this
 
@@ -146,41 +154,7 @@ ${llamaRound ? '      v = widen(narrow(v));\n' : ''}      m = widen_w(w_raw(P.w_
   return narrow(v);
 }
 
-// Steps 0 (the residual's store) and 4 for the groups of four of a row
-// from group g0 by stride: on the common path where the row (fast) and
-// the group's w' allow it, then in softfloat for the groups left, if any.
-// Two loops rather than a branch in one: a loop is the branch an adapter
-// skips. Each group is stored once, after its values are read (out or the
-// residual may be x's own bytes).
-fn finish_row(row: u32, g0: u32, stride: u32, fast: bool, inv: u32, scale: u32) {
-${hasOut || hasResidual ? `  let tinv = vec4<u32>(threshold47(inv));
-  let inv4 = vec4<u32>(inv);
-  let groups = (P.dim + 3u) / 4u;
-  var left = !fast;
-  if (fast) {
-    for (var g = g0; g < groups; g = g + stride) {
-      let i = 4u * g;
-      let n = min(P.dim - i, 4u);
-      let h = h4(row, i);
-${v.weight !== null ? `      let w = w4(i);
-      let fits = weight_fits4(w);
-      left = left || !fits;
-      if (fits) {
-${hasResidual ? '        r_put4(P.r_off + row * P.r_stride + i, h, n);\n' : ''}        y_put4(P.y_off + row * P.y_stride + i, out_fast4(h, w, inv4, tinv), n);
-      }
-` : `${hasResidual ? '      r_put4(P.r_off + row * P.r_stride + i, h, n);\n' : ''}${hasOut ? '      y_put4(P.y_off + row * P.y_stride + i, out_fast4(h, inv4, tinv), n);\n' : ''}`}    }
-  }
-  for (var g = g0; left && g < groups; g = g + stride) {
-    let i = 4u * g;
-${v.weight !== null ? '    if (!fast || !weight_fits4(w4(i))) {\n' : '    {\n'}      let n = min(P.dim - i, 4u);
-      let h = h4(row, i);
-${hasResidual ? '      r_put4(P.r_off + row * P.r_stride + i, h, n);\n' : ''}${hasOut ? `      var y: vec4<u32>;
-      for (var k = 0u; k < 4u; k = k + 1u) { y[k] = out_value(h[k], i + k, inv, scale); }
-      y_put4(P.y_off + row * P.y_stride + i, y, n);
-` : ''}    }
-  }` : '  _ = row;'}
-}
-
+${blocked ? finishBlocks(v) : finishValues(v)}
 // Step 1's term in softfloat: (x * scale) squared, one multiplication in the loop.
 fn square_of(h: u32, scale: u32) -> u32 {
   var x = widen(h);
@@ -273,6 +247,100 @@ fn row_result(row: u32, f: Fast) -> vec3<u32> {
 }
 
 ${team === 1 ? serialEntry(v) : teamEntry(v)}
+`;
+}
+
+/** finish_row for a storage-dtype out (or none: rstd, the residual). */
+function finishValues(v) {
+  const hasResidual = v.roles.residual !== null;
+  const hasOut = v.roles.out !== null;
+  return `// Steps 0 (the residual's store) and 4 for the groups of four of a row
+// from group g0 by stride: on the common path where the row (fast) and
+// the group's w' allow it, then in softfloat for the groups left, if any.
+// Two loops rather than a branch in one: a loop is the branch an adapter
+// skips. Each group is stored once, after its values are read (out or the
+// residual may be x's own bytes).
+fn finish_row(row: u32, g0: u32, stride: u32, fast: bool, inv: u32, scale: u32) {
+${hasOut || hasResidual ? `  let tinv = vec4<u32>(threshold47(inv));
+  let inv4 = vec4<u32>(inv);
+  let groups = (P.dim + 3u) / 4u;
+  var left = !fast;
+  if (fast) {
+    for (var g = g0; g < groups; g = g + stride) {
+      let i = 4u * g;
+      let n = min(P.dim - i, 4u);
+      let h = h4(row, i);
+${v.weight !== null ? `      let w = w4(i);
+      let fits = weight_fits4(w);
+      left = left || !fits;
+      if (fits) {
+${hasResidual ? '        r_put4(P.r_off + row * P.r_stride + i, h, n);\n' : ''}        y_put4(P.y_off + row * P.y_stride + i, out_fast4(h, w, inv4, tinv), n);
+      }
+` : `${hasResidual ? '      r_put4(P.r_off + row * P.r_stride + i, h, n);\n' : ''}${hasOut ? '      y_put4(P.y_off + row * P.y_stride + i, out_fast4(h, inv4, tinv), n);\n' : ''}`}    }
+  }
+  for (var g = g0; left && g < groups; g = g + stride) {
+    let i = 4u * g;
+${v.weight !== null ? '    if (!fast || !weight_fits4(w4(i))) {\n' : '    {\n'}      let n = min(P.dim - i, 4u);
+      let h = h4(row, i);
+${hasResidual ? '      r_put4(P.r_off + row * P.r_stride + i, h, n);\n' : ''}${hasOut ? `      var y: vec4<u32>;
+      for (var k = 0u; k < 4u; k = k + 1u) { y[k] = out_value(h[k], i + k, inv, scale); }
+      y_put4(P.y_off + row * P.y_stride + i, y, n);
+` : ''}    }
+  }` : '  _ = row;'}
+}
+`;
+}
+
+/** finish_row for ggml blocks out: a block of the row at a time, its
+ * values made as finishValues makes a group's, into vals. */
+function finishBlocks(v) {
+  const hasResidual = v.roles.residual !== null;
+  return `// Steps 0 (the residual's store) and 4 for the blocks of a row from
+// block b0 by stride, then each block's bytes: its groups of four on the
+// common path where the row (fast) and the group's w' allow it, then in
+// softfloat for the groups left, if any, each group's values into vals
+// (widened again from the storage dtype: what the quantizer reads) and
+// their |v| range (../wgsl/blocks.js, fast_block), then put_block. Each group is stored once, after its values are read (the
+// residual may be x's own bytes).
+fn finish_row(row: u32, b0: u32, stride: u32, fast: bool, inv: u32, scale: u32) {
+  let tinv = vec4<u32>(threshold47(inv));
+  let inv4 = vec4<u32>(inv);
+  let blocks = P.dim / BLOCK_VALUES;
+  for (var b = b0; b < blocks; b = b + stride) {
+    let e0 = b * BLOCK_VALUES;
+    var left = !fast;
+    var hi = vec4<u32>(0u);
+    var lo = vec4<u32>(0xffffffffu);
+    for (var i = e0; fast && i < e0 + BLOCK_VALUES; i = i + 4u) {
+      let h = h4(row, i);
+${v.weight !== null ? `      let w = w4(i);
+      let fits = weight_fits4(w);
+      left = left || !fits;
+      if (fits) {
+${hasResidual ? '        r_put4(P.r_off + row * P.r_stride + i, h, 4u);\n' : ''}        let y = widen4(out_fast4(h, w, inv4, tinv));
+        for (var k = 0u; k < 4u; k = k + 1u) { vals[i - e0 + k] = y[k]; }
+        hi = max(hi, y & vec4<u32>(F32_ABS));
+        lo = min(lo, (y & vec4<u32>(F32_ABS)) - vec4<u32>(1u));
+      }
+` : `${hasResidual ? '      r_put4(P.r_off + row * P.r_stride + i, h, 4u);\n' : ''}      let y = widen4(out_fast4(h, inv4, tinv));
+      for (var k = 0u; k < 4u; k = k + 1u) { vals[i - e0 + k] = y[k]; }
+      hi = max(hi, y & vec4<u32>(F32_ABS));
+      lo = min(lo, (y & vec4<u32>(F32_ABS)) - vec4<u32>(1u));
+`}    }
+    for (var i = e0; left && i < e0 + BLOCK_VALUES; i = i + 4u) {
+${v.weight !== null ? '      if (!fast || !weight_fits4(w4(i))) {\n' : '      {\n'}        let h = h4(row, i);
+${hasResidual ? '        r_put4(P.r_off + row * P.r_stride + i, h, 4u);\n' : ''}        var y: vec4<u32>;
+        for (var k = 0u; k < 4u; k = k + 1u) {
+          y[k] = widen(out_value(h[k], i + k, inv, scale));
+          vals[i - e0 + k] = y[k];
+        }
+        hi = max(hi, y & vec4<u32>(F32_ABS));
+        lo = min(lo, (y & vec4<u32>(F32_ABS)) - vec4<u32>(1u));
+      }
+    }
+    put_block(P.y_off + row * P.y_stride + b * BLOCK_BYTES, vec2<u32>(max(max(hi.x, hi.y), max(hi.z, hi.w)), min(min(lo.x, lo.y), min(lo.z, lo.w))));
+  }
+}
 `;
 }
 

@@ -6,13 +6,12 @@
 // a prologue pass first makes w' = weight_offset + w into a scratch buffer,
 // from the weight as it is at that run, and the main pass reads w' as a
 // float32 weight. With ggml blocks out (call.outDtype), the main pass
-// writes the storage-dtype values into a scratch buffer, packed, and a
-// last pass quantizes them into the caller's out (../wgsl/blocks.js).
+// writes the blocks itself, from the values it makes (./rmsnorm-shader.js,
+// ../wgsl/blocks.js): no pass and no buffer between.
 import { BLOCK_FORMAT, DTYPE } from '../../loader/abi.js';
 import { ceil, freeze, List } from '../../loader/intrinsics.js';
 import { addRmsNorm, rmsNorm } from '../../ops/descriptions.js';
-import { BLOCK_PARAMS, blocksShader } from '../wgsl/blocks.js';
-import { bindingsOf, bitsOfFloat, checkBindingSpan, declarationsOf, dispatchSize, fastBound, keyOf, shaderRole, teamOf } from './layout.js';
+import { bindingsOf, bitsOfFloat, declarationsOf, dispatchSize, fastBound, keyOf, shaderRole, teamOf } from './layout.js';
 import { WORKGROUP_SIZE } from '../wgsl/wgsl.js';
 import { PARAMS, PROLOGUE_PARAMS, prologueShader, rmsNormShader } from './rmsnorm-shader.js';
 
@@ -20,12 +19,12 @@ const RMS_ROLES = ['x', 'residual', 'weight', 'out', 'rstd'];
 
 /**
  * The layout of a checked RMSNorm call: { variant, bindings, roles, groups,
- * prologue, blocks }. The weight matters only to out (a call without out
+ * prologue }. The weight matters only to out (a call without out
  * ignores it). With a weight offset, the prologue makes w' into a scratch
  * buffer (prologue: { binding of the weight alone, its offset }) and the
  * main pass reads that as a float32 weight, bound after the call's own.
- * With blocks out, the main pass's out is a scratch buffer, bound last,
- * and the blocks pass writes the caller's (blocks: { binding, byte }).
+ * With blocks out, out is bound as bytes (its offset a byte's, its
+ * binding atomic words: ./layout.js).
  */
 function layoutOf(call, limits, adapter, invocationsPerRow) {
   const { fn, measured, rows, dim, stride } = call;
@@ -35,7 +34,7 @@ function layoutOf(call, limits, adapter, invocationsPerRow) {
   const names = new List();
   for (let i = 0; i < RMS_ROLES.length; i++) {
     const key = RMS_ROLES[i];
-    if (measured[key] !== undefined && (key !== 'weight' || (weighted && !prologue)) && (key !== 'out' || !blocked)) names[names.length] = key;
+    if (measured[key] !== undefined && (key !== 'weight' || (weighted && !prologue))) names[names.length] = key;
   }
   // With heads, a binding's words line up only where every head's rows do.
   const { bindings, roles } = bindingsOf(fn, limits, measured, names, rows, dim, call.heads > 1 ? gcd(stride, call.headStride) : stride);
@@ -50,21 +49,6 @@ function layoutOf(call, limits, adapter, invocationsPerRow) {
     weight = { __proto__: null, binding: bindings.length, offset: 0, pairs: false };
     roles.weight = weight;
   }
-  let blocks = null;
-  if (blocked) {
-    // The values, packed rows of the storage dtype (dim a multiple of 32: whole vectors).
-    const bytes = DTYPE[call.dtype].bytes;
-    const one = new List(1);
-    one[0] = 'out';
-    bindings[bindings.length] = { __proto__: null, buffer: null, offset: 0, size: rows * dim * bytes, access: 'read_write', atomic: false, words: bytes === 4 ? 4 : 2, names: one };
-    roles.out = { __proto__: null, binding: bindings.length, offset: 0, pairs: bytes === 2 };
-    const m = measured.out;
-    const start = m.start - (m.start % limits.align);
-    const end = ceil(m.end / 4) * 4;
-    checkBindingSpan(fn, m.name, m.bufferSize, start, end, limits.maxSize);
-    const binding = { __proto__: null, buffer: m.buffer, offset: start, size: end - start };
-    blocks = { __proto__: null, binding, byte: m.start - start };
-  }
   const { tokens } = call; // a dispatch's rows: a head of every token
   const team = teamOf(tokens, dim, adapter, invocationsPerRow);
   const variant = {
@@ -75,6 +59,7 @@ function layoutOf(call, limits, adapter, invocationsPerRow) {
     weight: weighted ? { __proto__: null, dtype: prologue ? 0 : DTYPE[call.weightDtype].code } : null,
     gemma: weighted && call.gemma,
     team,
+    blocks: blocked ? BLOCK_FORMAT[call.outDtype].code : null,
     bindings: declarationsOf(bindings),
     roles: {
       __proto__: null, x: shaderRole(roles.x), residual: shaderRole(roles.residual), weight: shaderRole(weight), out: shaderRole(roles.out),
@@ -82,7 +67,7 @@ function layoutOf(call, limits, adapter, invocationsPerRow) {
     },
   };
   const perGroup = team === 1 ? WORKGROUP_SIZE : WORKGROUP_SIZE / team;
-  return { __proto__: null, variant, bindings, roles, prologue: alone, blocks, groups: dispatchSize(fn, ceil(tokens / perGroup), tokens) };
+  return { __proto__: null, variant, bindings, roles, prologue: alone, groups: dispatchSize(fn, ceil(tokens / perGroup), tokens) };
 }
 
 function gcd(a, b) {
@@ -97,10 +82,12 @@ function gcd(a, b) {
 /** The passes of a laid-out call (rows > 0): the prologue's, if any, then
  * the main one, once for each head: head h of every token, its rows
  * `stride` apart from the head's first, its statistics `heads` apart (and
- * its values for blocks, row (t, h) at t·heads + h); then the blocks'. */
+ * for blocks out, y_off and y_stride in bytes, the blocks of row (t, h)
+ * the (t·heads + h)-th row of blocks). */
 function passesOf(call, layout) {
   const { fn, rows, tokens, heads, headStride, dim, stride } = call;
-  const { roles, bindings, groups, variant, prologue, blocks } = layout;
+  const { roles, bindings, groups, variant, prologue } = layout;
+  const rowBytes = call.outDtype === null ? 0 : call.blockRowBytes;
   const off = (key) => (roles[key] === undefined ? 0 : roles[key].offset);
   const passes = new List();
   const entries = new List(bindings.length);
@@ -116,10 +103,8 @@ function passesOf(call, layout) {
       names: PROLOGUE_PARAMS, values: { __proto__: null, dim, w_off: prologue.offset, weight_offset: bitsOfFloat(call.weightOffset), groups_x: proGroups[0] },
       entries: proEntries, groups: proGroups,
     };
-    entries[bindings.length - (blocks === null ? 1 : 2)] = SCRATCH_W; // after the call's own bindings
+    entries[bindings.length - 1] = SCRATCH_W; // after the call's own bindings
   }
-  const stored = { __proto__: null, scratch: prologue === null ? 0 : 1 }; // the values the blocks are made of, the last scratch buffer
-  if (blocks !== null) entries[bindings.length - 1] = stored;
   const key = keyOf(variant);
   const code = () => rmsNormShader(variant);
   for (let h = 0; h < heads; h++) {
@@ -129,22 +114,10 @@ function passesOf(call, layout) {
       values: {
         __proto__: null, rows: tokens, dim, dim_f32: bitsOfFloat(dim), eps: bitsOfFloat(call.eps), groups_x: groups[0],
         x_hi: fastBound(dim), x_off: off('x') + at, x_stride: stride, r_off: off('residual') + at, r_stride: stride,
-        y_off: blocks === null ? off('out') + at : h * dim, y_stride: blocks === null ? stride : heads * dim, s_off: off('rstd') + h, w_off: off('weight'), s_step: heads,
+        y_off: rowBytes === 0 ? off('out') + at : off('out') + h * rowBytes, y_stride: rowBytes === 0 ? stride : heads * rowBytes,
+        s_off: off('rstd') + h, w_off: off('weight'), s_step: heads,
       },
       entries, groups,
-    };
-  }
-  if (blocks !== null) {
-    const format = BLOCK_FORMAT[call.outDtype];
-    const dtype = DTYPE[call.dtype].code;
-    const count = (rows * dim) / format.values;
-    const blockGroups = dispatchSize(fn, ceil(count / WORKGROUP_SIZE), rows);
-    const blockEntries = new List(2);
-    blockEntries[0] = stored;
-    blockEntries[1] = blocks.binding;
-    passes[passes.length] = {
-      __proto__: null, key: keyOf({ __proto__: null, program: 'blocks', format: format.code, dtype }), code: () => blocksShader(format.code, dtype),
-      names: BLOCK_PARAMS, values: { __proto__: null, blocks: count, groups_x: blockGroups[0], out_byte: blocks.byte }, entries: blockEntries, groups: blockGroups,
     };
   }
   return passes;
@@ -154,11 +127,10 @@ function passesOf(call, layout) {
 const SCRATCH_W = freeze({ __proto__: null, scratch: 0 });
 
 /** The scratch buffers of a laid-out call: w' (dim float32 values) with a
- * weight offset, then with blocks out the values they are made from. */
+ * weight offset. */
 function scratchOf(call, layout) {
   const sizes = new List();
   if (layout.prologue !== null) sizes[0] = { __proto__: null, size: call.dim * 4, label: "w'" };
-  if (layout.blocks !== null) sizes[sizes.length] = { __proto__: null, size: call.rows * call.dim * DTYPE[call.dtype].bytes, label: 'values' };
   return sizes;
 }
 

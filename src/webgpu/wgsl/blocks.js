@@ -1,35 +1,45 @@
-// ggml's 8-bit block outputs in WGSL: a row per format, and the pass that
-// writes a call's blocks. The rule is src/kernels/q8_blocks.h's (ggml's
-// reference quantizers, and where their C is undefined): every float
-// operation of it one of ./softfloat.js's, its roundings and int8
-// conversions in integer operations. The pass reads the values a call
-// with a storage-dtype out would store (packed rows, in a scratch buffer)
-// and writes the blocks an invocation each, packed row after row.
+// ggml's 8-bit block outputs in WGSL: a quantizer per format, and what the
+// RMSNorm main pass (../programs/rmsnorm-shader.js) writes a block's bytes
+// with. The rule is src/kernels/q8_blocks.h's (ggml's reference
+// quantizers, and where their C is undefined): every float operation of it
+// one of ./softfloat.js's or, where its operands allow, ./fastfloat.js's
+// (the same bits), its roundings and int8 conversions in integer
+// operations. The main pass makes a block's values (the storage-dtype
+// values a call with a storage out would store, widened) into `vals`, a
+// private array, quantizes them and writes the block: no pass between.
 //
 // Blocks are bytes, and a word may hold two blocks' (q8_0's 34 bytes) or a
 // block's and the caller's (an output that starts or ends inside a word):
 // the output's binding is atomic, the words a block fills whole are
 // stored, and its first and last words are changed byte-masked (atomicAnd,
-// atomicOr), so that no byte outside the block changes.
+// atomicOr on the block's own bytes alone), so that no byte outside the
+// block changes whichever invocation comes first.
 import { BLOCK_FORMAT, BLOCK_FORMATS } from '../../loader/abi.js';
 import { List } from '../../loader/intrinsics.js';
-import { entryPoint, roleAccess, shaderHead, STORAGE, WORKGROUP_SIZE } from './wgsl.js';
 
-/** The pass's uniform block. */
-export const BLOCK_PARAMS = ['blocks', 'groups_x', 'out_byte', 'pad0'];
-
-// Each format's quantizer: `fn quantize(e: u32)` puts the bytes of the
-// block of values e..e+values of the input (v_value) with put_byte,
-// put_u16 and put_u32. Every softfloat operation is called at one site a
-// loop (docs/webgpu.md, the compile-size rule).
+// Each format's quantizer: `fn quantize(range)` puts the bytes of the
+// block of values vals[0..values) with keep (its qs), put_byte, put_u16
+// and put_u32. Each value is multiplied by the block's scale and rounded
+// on the common path (q_fast) when every value of the block is zero or
+// normal and the scale is normal (fast_block), else, or where q_fast is
+// unsure, in softfloat: two loops, not a branch in one (a loop is the
+// branch an adapter skips), the softfloat loop a block's last step too
+// where a format has one after its values. Every softfloat operation is
+// called at one site a loop (docs/webgpu.md, the compile-size rule).
 const Q8_32 = ({ values, fields }, withSum) => `
-fn quantize(e: u32) {
-  // ggml's MAX(amax, |x|) is \`amax > |x| ? amax : |x|\`: a NaN makes
-  // amax NaN, and the next value replaces it.
-  var amax = 0u;
-  for (var j = 0u; j < ${values}u; j = j + 1u) {
-    let a = v_value(e + j) & F32_ABS;
-    amax = select(a, amax, !is_nan(amax) && !is_nan(a) && amax > a);
+fn keep(j: u32, q: i32) {
+  keep_q(${fields.qs.offset}u, j, q);
+}
+fn quantize(range: vec2<u32>) {
+  // ggml's MAX(amax, |x|) is \`amax > |x| ? amax : |x|\`: the largest |x|,
+  // but a NaN makes amax NaN, and the next value replaces it.
+  var amax = range.x;
+  if (range.x > F32_INF) {
+    amax = 0u;
+    for (var j = 0u; j < ${values}u; j = j + 1u) {
+      let a = vals[j] & F32_ABS;
+      amax = select(a, amax, !is_nan(amax) && !is_nan(a) && amax > a);
+    }
   }
   // d = amax / 127; id = d != 0 ? 1 / d : 0 (a NaN d is not 0).
   var d = 0u;
@@ -39,18 +49,18 @@ fn quantize(e: u32) {
     let r = f32_div(select(amax, F32_ONE, k == 1u), select(F32_127, d, k == 1u));
     if (k == 0u) { d = r; } else { id = r; }
   }
-  put_u16(${fields.d.offset}u, f32_to_f16(d));
   // qs_j = int8(roundf(x_j * id))${withSum ? '; then s = fp16(float(sum of qs) * d), with the float32 d' : ''}.
-  var sum = 0i;
-  for (var j = 0u; j < ${withSum ? values + 1 : values}u; j = j + 1u) {
+  var n = select(0u, ${values}u, fast_block(range, id));
+  for (var j = 0u; j < n; j = j + 1u) { keep(j, q_fast(vals[j], id, 0u)); }
+  if (unsure) { n = clear_block(); }
+  for (var j = n; j < ${withSum ? values + 1 : values}u; j = j + 1u) {
 ${withSum ? `    if (j == ${values}u) {
-      put_u16(${fields.s.offset}u, f32_to_f16(f32_mul(f32_of_i32(sum), d)));
+      put_u16(${fields.s.offset}u, f32_to_f16(f32_mul(f32_of_i32(qsum), d)));
       break;
     }
-` : ''}    let q = int8_of(f32_mul(v_value(e + j), id), false);
-    put_byte(${fields.qs.offset}u + j, u32(q));
-    sum = sum + q;
+` : ''}    keep(j, int8_of(f32_mul(vals[j], id), false));
   }
+  put_u16(${fields.d.offset}u, f32_to_f16(d));
 }
 `;
 
@@ -59,11 +69,18 @@ ${withSum ? `    if (j == ${values}u) {
 // x_j))) (halves to even), bsums_g the sums of qs 16g..16g+15, d = 1 / iscale;
 // a block of zeros (amax 0) is all zero bytes (ggml leaves bsums as they were).
 const Q8_K = ({ values, fields }) => `
-fn quantize(e: u32) {
+fn keep(j: u32, q: i32) {
+  keep_q(${fields.qs.offset}u, j, q);
+  if ((j & 15u) == 15u) {
+    put_u16(${fields.bsums.offset}u + (j >> 4u) * 2u, u32(qsum));
+    qsum = 0i;
+  }
+}
+fn quantize(range: vec2<u32>) {
   var amax = 0u;
   var top = 0u;
   for (var j = 0u; j < ${values}u; j = j + 1u) {
-    let x = v_value(e + j);
+    let x = vals[j];
     let a = x & F32_ABS;
     if (!is_nan(a) && a > amax) {
       amax = a;
@@ -77,17 +94,11 @@ fn quantize(e: u32) {
     let r = f32_div(select(F32_127 | F32_SIGN, F32_ONE, k == 1u), select(top, iscale, k == 1u));
     if (k == 0u) { iscale = r; } else { d = r; }
   }
+  var n = select(0u, ${values}u, fast_block(range, iscale));
+  for (var j = 0u; j < n; j = j + 1u) { keep(j, q_fast(vals[j], iscale, 1u)); }
+  if (unsure) { n = clear_block(); }
+  for (var j = n; j < ${values}u; j = j + 1u) { keep(j, int8_of(f32_mul(iscale, vals[j]), true)); }
   put_u32(${fields.d.offset}u, d);
-  var sum = 0i;
-  for (var j = 0u; j < ${values}u; j = j + 1u) {
-    let q = int8_of(f32_mul(iscale, v_value(e + j)), true);
-    put_byte(${fields.qs.offset}u + j, u32(q));
-    sum = sum + q;
-    if ((j & 15u) == 15u) {
-      put_u16(${fields.bsums.offset}u + (j >> 4u) * 2u, u32(sum));
-      sum = 0i;
-    }
-  }
 }
 `;
 
@@ -99,20 +110,20 @@ FORMATS[BLOCK_FORMAT.q8_1.code] = { __proto__: null, format: BLOCK_FORMAT.q8_1, 
 FORMATS[BLOCK_FORMAT.q8_K.code] = { __proto__: null, format: BLOCK_FORMAT.q8_K, wgsl: Q8_K(BLOCK_FORMAT.q8_K) };
 
 /**
- * The pass's shader for blocks of format `code` of values of storage
- * `dtype` (codes): binding 1 the values (packed, read), binding 2 the
- * blocks (atomic words, from byte P.out_byte of the binding).
+ * What a main pass that writes blocks of format `code` (its code) into
+ * binding `binding` (atomic words) declares: the quantizer, fed through
+ * `vals` (a block's values, float32 bits), and `fn put_block(start)`,
+ * which quantizes them and writes the block at byte `start` of the
+ * binding. Needs ./softfloat.js and ./fastfloat.js.
  */
-export function blocksShader(code, dtype) {
+export function blocksWgsl(code, binding) {
   const { format, wgsl } = FORMATS[code];
   const words = (format.bytes >> 2) + 2; // a block's words, starting anywhere in a word
-  const bindings = new List(2);
-  bindings[0] = { __proto__: null, access: 'read', atomic: false, words: 1 };
-  bindings[1] = { __proto__: null, access: 'read_write', atomic: true, words: 1 };
-  return `${shaderHead(BLOCK_PARAMS, bindings)}
-${roleAccess('v', 1, false, dtype, true, false)}
-fn v_value(e: u32) -> u32 { return ${STORAGE[dtype].widen('v_raw(e)')}; }
+  const b = `b${binding}`;
+  return `
 const F32_127: u32 = 0x42fe0000u; // 127.0
+const BLOCK_VALUES: u32 = ${format.values}u;
+const BLOCK_BYTES: u32 = ${format.bytes}u;
 fn is_nan(a: u32) -> bool { return (a & F32_ABS) > F32_INF; }
 
 // The float32 of an integer below 2^24 in magnitude (exact).
@@ -147,10 +158,74 @@ fn int8_of(v: u32, even: bool) -> i32 {
   return min(i32(r), 127i);
 }
 
-// The block's bytes, from byte \`at\` of its first word: put there by
-// quantize, then written to the output.
+// Whether a block's products take the common path: its |values| (range:
+// their largest, and the least of |v| - 1, where a zero wraps above every
+// other) are each zero or normal, and the scale s normal. Then |s * v| is
+// at most the block's largest, about 127, and normal where the exponent
+// fields of s and v add to 128 or more; below that it is under 2^-125,
+// whose integer is 0 whatever its bits.
+fn fast_block(range: vec2<u32>, s: u32) -> bool {
+  let e = (s >> 23u) & 0xffu;
+  return range.x < F32_INF && range.y >= F_MANT && e != 0u && e != 0xffu;
+}
+
+// int8_of(s * v) on the common path (fast_block), branch-free (a software
+// adapter runs both sides of a branch its lanes disagree on), from the
+// native product: the exact product rounded either way (./fastfloat.js
+// says why no more is asked of it). Its integer is the correctly rounded
+// product's unless one of the two candidates is a half-integer, the
+// rounding's one step: the native product or a neighbour of it (|rest -
+// half| at most 1, in its ulps; the neighbour below 0.5 is 0.5's pred,
+// whose rest is half - 1 at this shift). Then \`unsure\` is set, and the
+// block is quantized again in softfloat. \`even\` 1 rounds halves to even,
+// 0 away from zero.
+fn q_fast(v: u32, s: u32, even: u32) -> i32 {
+  let tiny = ((v >> 23u) & 0xffu) + ((s >> 23u) & 0xffu) < 128u;
+  let p = bitcast<u32>(bitcast<f32>(v) * bitcast<f32>(s));
+  let mag = p & F32_ABS;
+  // |p| = m * 2^(e - 150); below 0.5 (e < 126) the shift leaves 0, rest
+  // below half.
+  let m = (mag & F_MANT) | F_HIDDEN;
+  let shift = 150u - clamp(mag >> 23u, 119u, 150u);
+  let half = 1u << (shift - 1u);
+  let rest = m & ((half << 1u) - 1u);
+  let r = m >> shift;
+  unsure = unsure || (!tiny && rest + 1u - half <= 2u);
+  let up = select(0u, 1u, rest + (even & r & 1u) + (1u - even) > half);
+  let n = i32(r + up);
+  let big = mag >= 0x43000000u;
+  let q = select(select(min(n, 127i), 127i, big), select(-n, -128i, big), (p & F32_SIGN) != 0u);
+  return select(q, 0i, tiny);
+}
+
+// A block's values, its bytes from byte \`at\` of its first word (put
+// there by quantize, then written to the output) and its sum of qs.
+var<private> vals: array<u32, ${format.values}>;
 var<private> block: array<u32, ${words}>;
 var<private> at: u32;
+var<private> qsum: i32;
+var<private> qword: u32;
+var<private> unsure: bool;
+// The block's bytes all zero again; 0, where the softfloat loop starts.
+fn clear_block() -> u32 {
+  for (var w = 0u; w < ${words}u; w = w + 1u) { block[w] = 0u; }
+  qword = 0u;
+  qsum = 0i;
+  unsure = false;
+  return 0u;
+}
+// qs_j, an int8 at byte off + j of the block: four at a time into a word.
+fn keep_q(off: u32, j: u32, q: i32) {
+  qsum = qsum + q;
+  qword = qword | ((u32(q) & 0xffu) << ((j & 3u) << 3u));
+  if ((j & 3u) == 3u) {
+    let p = at + off + j - 3u;
+    let s = (p & 3u) << 3u;
+    block[p >> 2u] = block[p >> 2u] | (qword << s);
+    block[(p >> 2u) + 1u] = block[(p >> 2u) + 1u] | select(qword >> (32u - s), 0u, s == 0u);
+    qword = 0u;
+  }
+}
 fn put_byte(k: u32, b: u32) {
   let p = at + k;
   block[p >> 2u] = block[p >> 2u] | ((b & 0xffu) << ((p & 3u) << 3u));
@@ -164,12 +239,13 @@ fn put_u32(k: u32, w: u32) {
   put_u16(k + 2u, w >> 16u);
 }
 ${wgsl}
-${entryPoint(`  let b = group * ${WORKGROUP_SIZE}u + tid;
-  if (b >= P.blocks) { return; }
-  let start = P.out_byte + b * ${format.bytes}u;
+// Quantizes vals (\`range\`: fast_block's) into the block at byte
+// \`start\` of the output, and writes its words first to last; the first
+// and last hold bytes of others too.
+fn put_block(start: u32, range: vec2<u32>) {
   at = start & 3u;
-  quantize(b * ${format.values}u);
-  // Words first to last; the first and last hold bytes of others too.
+  _ = clear_block();
+  quantize(range);
   let first = start >> 2u;
   let last = (start + ${format.bytes - 1}u) >> 2u;
   for (var w = first; w <= last; w = w + 1u) {
@@ -177,13 +253,14 @@ ${entryPoint(`  let b = group * ${WORKGROUP_SIZE}u + tid;
     if (w == first) { mask = mask << (at << 3u); }
     if (w == last) { mask = mask & (0xffffffffu >> ((3u - ((start + ${format.bytes - 1}u) & 3u)) << 3u)); }
     if (mask == 0xffffffffu) {
-      atomicStore(&b2[w], block[w - first]);
+      atomicStore(&${b}[w], block[w - first]);
     } else {
-      atomicAnd(&b2[w], ~mask);
-      atomicOr(&b2[w], block[w - first] & mask);
+      atomicAnd(&${b}[w], ~mask);
+      atomicOr(&${b}[w], block[w - first] & mask);
     }
   }
-`)}`;
+}
+`;
 }
 
 /** A format's values and bytes a block, by its code. */

@@ -169,6 +169,94 @@ export async function measureGpu({ shapes, rounds = 7, batchMs }) {
   return { adapter: [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter', wait, shapes: out };
 }
 
+/** Bytes whose values differ between two byte arrays. */
+function differingBytes(got, want) {
+  let n = got.length === want.length ? 0 : Math.max(got.length, want.length);
+  for (let i = 0; i < Math.min(got.length, want.length); i++) if (got[i] !== want[i]) n++;
+  return n;
+}
+
+async function readBytes(device, buffer, length) {
+  const size = Math.ceil(length / 4) * 4;
+  const read = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const encoder = device.createCommandEncoder();
+  encoder.copyBufferToBuffer(buffer, 0, read, 0, size);
+  device.queue.submit([encoder.finish()]);
+  await read.mapAsync(GPUMapMode.READ);
+  const out = new Uint8Array(read.getMappedRange().slice(0, length));
+  read.destroy();
+  return out;
+}
+
+/** The block outputs the GPU rows of blocks measure, each against the storage dtype's out. */
+export const BLOCK_ROWS = ['q8_0', 'q8_1', 'q8_K'];
+
+/**
+ * The GPU's ggml block outputs (params.outDtype) against the same call
+ * with a float32 out, prepared device-form calls on data already on the
+ * GPU, timed as measureGpu times its rows (the slope between batches of n
+ * and 2n calls), in interleaved rounds: { adapter, wait, shapes: [{ rows,
+ * dim, values, results: [{ id ('float32' or a format), seconds, batch,
+ * differing (bytes unlike the JS reference's) }] }] }.
+ */
+export async function measureBlocks({ shapes, rounds = 7, batchMs }) {
+  const adapter = await navigator.gpu.requestAdapter();
+  const device = await adapter.requestDevice();
+  const info = adapter.info ?? {};
+  const wait = await queueWait(device);
+  const least = batchMs ?? Math.max(400, 10 * wait);
+  const gpu = createGpuKernels(device);
+  const out = [];
+  for (const [rows, dim] of shapes) {
+    const eps = 1e-6;
+    const { x, w } = inputs(rows, dim);
+    const xb = upload(device, x);
+    const wb = upload(device, w);
+    const yb = device.createBuffer({ size: x.byteLength, usage: S() });
+    const outs = [{ id: 'float32', outDtype: undefined }, ...BLOCK_ROWS.map((f) => ({ id: f, outDtype: f }))];
+    const rowsToRun = [];
+    for (const { id, outDtype } of outs) {
+      const prepared = await gpu.rmsNorm.prepare({ x: xb, weight: wb, out: yb }, { rows, dim, eps, ...(outDtype ? { outDtype } : {}) });
+      const want = rmsNorm(x, w, { eps, ...(outDtype ? { outDtype } : {}) });
+      const bytes = new Uint8Array(want.buffer, want.byteOffset, want.byteLength);
+      rowsToRun.push({
+        id, prepared,
+        call: async (n) => {
+          const encoder = device.createCommandEncoder();
+          for (let k = 0; k < n; k++) prepared.run(encoder);
+          device.queue.submit([encoder.finish()]);
+          await device.queue.onSubmittedWorkDone();
+        },
+        differing: async () => differingBytes(await readBytes(device, yb, bytes.length), bytes),
+      });
+    }
+    const timed = async (r, n) => {
+      const start = performance.now();
+      await r.call(n);
+      return performance.now() - start;
+    };
+    for (const r of rowsToRun) {
+      await r.call(1); // warm-up: pipelines built
+      r.bad = await r.differing();
+      r.n = 2;
+      while (r.n < 65536 && (await timed(r, r.n)) < least) r.n *= 2;
+    }
+    const seconds = rowsToRun.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      for (const [k, r] of rowsToRun.entries()) {
+        const once = await timed(r, r.n);
+        const twice = await timed(r, 2 * r.n);
+        seconds[k].push(Math.max(1e-9, (twice - once) / r.n / 1000));
+      }
+    }
+    out.push({ rows, dim, values: x.length, results: rowsToRun.map((r, k) => ({ id: r.id, seconds: seconds[k], batch: r.n, differing: r.bad })) });
+    for (const r of rowsToRun) r.prepared.destroy();
+    for (const b of [xb, wb, yb]) b.destroy();
+  }
+  device.destroy();
+  return { adapter: [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter', wait, shapes: out };
+}
+
 /**
  * What an engine waits for at load, on a new device: from createGpuKernels
  * to the first call's result read back (the device already made), and a
