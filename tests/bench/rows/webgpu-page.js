@@ -80,6 +80,37 @@ async function queueWait(device) {
  * seconds: a call's, per round; batch: n; differing }] }] }. `batchMs`:
  * the least time of a batch of n calls (default: 400 ms, and 10 waits).
  */
+/**
+ * Each row's seconds a call, `rounds` times, rows interleaved: after a
+ * warm-up call (pipelines built) and `check(row)` (its output against the
+ * reference), the row's batch n is doubled from 2 until it takes `least`
+ * ms (at most 65536 calls), and a round's time is the slope between n calls
+ * and 2n (the header comment).
+ */
+async function timeRows(rowsToRun, rounds, least, check) {
+  const timed = async (r, n) => {
+    const start = performance.now();
+    await r.call(n);
+    return performance.now() - start;
+  };
+  const checks = [];
+  for (const r of rowsToRun) {
+    await r.call(1);
+    checks.push(await check(r));
+    r.n = 2;
+    while (r.n < 65536 && (await timed(r, r.n)) < least) r.n *= 2;
+  }
+  const seconds = rowsToRun.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (const [k, r] of rowsToRun.entries()) {
+      const once = await timed(r, r.n);
+      const twice = await timed(r, 2 * r.n);
+      seconds[k].push(Math.max(1e-9, (twice - once) / r.n / 1000));
+    }
+  }
+  return { seconds, checks };
+}
+
 export async function measureGpu({ shapes, rounds = 7, batchMs }) {
   const ort = await import('/node_modules/onnxruntime-web/dist/ort.webgpu.bundle.min.mjs');
   ort.env.logLevel = 'error';
@@ -134,27 +165,7 @@ export async function measureGpu({ shapes, rounds = 7, batchMs }) {
         },
         output: async () => new Float32Array(await ortY.getData()) },
     ];
-    const timed = async (r, n) => {
-      const start = performance.now();
-      await r.call(n);
-      return performance.now() - start;
-    };
-    const differingCounts = [];
-    for (const r of rowsToRun) {
-      await r.call(1); // warm-up: pipelines built
-      differingCounts.push(differing(await r.output(), want));
-      // The batch: doubled from 2 until it takes `least` ms (at most 65536 calls).
-      r.n = 2;
-      while (r.n < 65536 && (await timed(r, r.n)) < least) r.n *= 2;
-    }
-    const seconds = rowsToRun.map(() => []);
-    for (let round = 0; round < rounds; round++) {
-      for (const [k, r] of rowsToRun.entries()) {
-        const once = await timed(r, r.n);
-        const twice = await timed(r, 2 * r.n);
-        seconds[k].push(Math.max(1e-9, (twice - once) / r.n / 1000));
-      }
-    }
+    const { seconds, checks: differingCounts } = await timeRows(rowsToRun, rounds, least, async (r) => differing(await r.output(), want));
     out.push({
       rows, dim, values: x.length,
       results: rowsToRun.map((r, k) => ({ id: r.id, name: r.name, seconds: seconds[k], batch: r.n, differing: differingCounts[k] })),
@@ -230,26 +241,8 @@ export async function measureBlocks({ shapes, rounds = 7, batchMs }) {
         differing: async () => differingBytes(await readBytes(device, yb, bytes.length), bytes),
       });
     }
-    const timed = async (r, n) => {
-      const start = performance.now();
-      await r.call(n);
-      return performance.now() - start;
-    };
-    for (const r of rowsToRun) {
-      await r.call(1); // warm-up: pipelines built
-      r.bad = await r.differing();
-      r.n = 2;
-      while (r.n < 65536 && (await timed(r, r.n)) < least) r.n *= 2;
-    }
-    const seconds = rowsToRun.map(() => []);
-    for (let round = 0; round < rounds; round++) {
-      for (const [k, r] of rowsToRun.entries()) {
-        const once = await timed(r, r.n);
-        const twice = await timed(r, 2 * r.n);
-        seconds[k].push(Math.max(1e-9, (twice - once) / r.n / 1000));
-      }
-    }
-    out.push({ rows, dim, values: x.length, results: rowsToRun.map((r, k) => ({ id: r.id, seconds: seconds[k], batch: r.n, differing: r.bad })) });
+    const { seconds, checks: differingCounts } = await timeRows(rowsToRun, rounds, least, (r) => r.differing());
+    out.push({ rows, dim, values: x.length, results: rowsToRun.map((r, k) => ({ id: r.id, seconds: seconds[k], batch: r.n, differing: differingCounts[k] })) });
     for (const r of rowsToRun) r.prepared.destroy();
     for (const b of [xb, wb, yb]) b.destroy();
   }
