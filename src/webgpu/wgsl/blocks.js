@@ -262,6 +262,3 @@ fn put_block(start: u32, range: vec2<u32>) {
 }
 `;
 }
-
-/** A format's values and bytes a block, by its code. */
-export const formatOf = (code) => FORMATS[code].format;
