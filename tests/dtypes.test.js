@@ -54,6 +54,30 @@ test('16-bit storage: all 65536 bit patterns as inputs and as weights, rescue ro
   }
 });
 
+// The SIMD writers widen a float16 weight with a short conversion that is
+// exact for finite halves only, and check the weight once per call: every
+// finite pattern (subnormals, signed zeros, the largest) must widen exactly,
+// and a weight holding an Inf or a NaN must still give the reference's
+// output, on float32 rows, on 16-bit rows and into q8 blocks (whose
+// register path loads the weight too).
+test('a float16 weight of every pattern, on float32 and 16-bit rows and into q8 blocks', async () => {
+  const dim = 2048;
+  const all = new Uint16Array(65536).map((_, i) => i);
+  const rand = prng(41);
+  for (const dtype of ['float32', ...DTYPES16]) {
+    const x = dtype === 'float32' ? normalArray(rand, 2 * dim, 3) : normal16(rand, 2 * dim, dtype, 3);
+    for (let start = 0; start < 65536; start += dim) {
+      const weight = all.subarray(start, start + dim);
+      const specials = weight.some((h) => (h & 0x7c00) === 0x7c00) ? 'with Inf/NaN' : 'finite';
+      const what = `dtype=${dtype} float16 weight patterns ${start}..${start + dim - 1} (${specials})`;
+      await allAgree(({ rmsNorm }) => rmsNorm(x, weight, { dtype, weightDtype: 'float16' }), what);
+      for (const outDtype of ['q8_0', 'q8_1']) {
+        await allAgree(({ rmsNorm }) => rmsNorm(x, weight, { dtype, weightDtype: 'float16', outDtype }), `${what} ${outDtype}`);
+      }
+    }
+  }
+});
+
 test('views at odd element offsets and in place, 16-bit', async () => {
   for (const dtype of DTYPES16) {
     const dim = 37;

@@ -38,14 +38,21 @@ RMSNORM_INLINE bool write_interleaved(int dtype, int weight_dtype) {
 /* Values 0..7 at p, widened to float32, as two f32x4: consecutive, or
  * interleaved if `interleaved` and dtype is 16-bit. Either way the 16-bit
  * patterns land in the high halves of the lanes, where a bfloat16 is its
- * float32 and float16 takes one conversion (f16hi_to_f32x4). */
-RMSNORM_INLINE void load8(const void* p, int dtype, bool interleaved, v128_t v[2]) {
+ * float32 and float16 takes one conversion: the short one
+ * (f16hi_to_f32x4_finite) where the caller knows the values `finite`. */
+RMSNORM_INLINE void load8(const void* p, int dtype, bool interleaved, bool finite, v128_t v[2]) {
   if (dtype == RMSNORM_F32) {
     v[0] = wasm_v128_load(p);
     v[1] = wasm_v128_load((const float*) p + 4);
     return;
   }
   const v128_t vh = wasm_v128_load(p);
+  if (dtype == RMSNORM_F16 && finite) {
+    /* the short conversion ignores the low halves: odd values need no mask */
+    v[0] = f16hi_to_f32x4_finite(interleaved ? bf16x8_even_to_f32x4(vh) : bf16x8_low_to_f32x4(vh));
+    v[1] = f16hi_to_f32x4_finite(interleaved ? vh : bf16x8_high_to_f32x4(vh));
+    return;
+  }
   if (interleaved) {
     v[0] = bf16x8_even_to_f32x4(vh);
     v[1] = bf16x8_odd_to_f32x4(vh);
@@ -60,20 +67,23 @@ RMSNORM_INLINE void load8(const void* p, int dtype, bool interleaved, v128_t v[2
 }
 
 /* Values i..i+15 of a row of `dtype`, widened, as four f32x4 in the order
- * of the sums of squares. */
+ * of the sums of squares (which must see any Inf or NaN: not `finite`). */
 RMSNORM_INLINE void load16(const void* x, size_t i, int dtype, v128_t v[4]) {
   const char* p = (const char*) x + i * dtype_size(dtype);
-  load8(p, dtype, true, v);
-  load8(p + 8 * dtype_size(dtype), dtype, true, v + 2);
+  load8(p, dtype, true, false, v);
+  load8(p + 8 * dtype_size(dtype), dtype, true, false, v + 2);
 }
 
-/* Values i..i+3, widened. */
-RMSNORM_INLINE v128_t load4(const void* x, size_t i, int dtype) {
+/* Values i..i+3, widened (`finite` as in load8). */
+RMSNORM_INLINE v128_t load4(const void* x, size_t i, int dtype, bool finite) {
   if (dtype == RMSNORM_F32) {
     return wasm_v128_load((const float*) x + i);
   }
   const v128_t vh = wasm_u32x4_load16x4((const uint16_t*) x + i);
-  return dtype == RMSNORM_BF16 ? bf16x4_to_f32x4(vh) : f16x4_to_f32x4(vh);
+  if (dtype == RMSNORM_BF16) {
+    return bf16x4_to_f32x4(vh);
+  }
+  return finite ? f16hi_to_f32x4_finite(wasm_i32x4_shl(vh, 16)) : f16x4_to_f32x4(vh);
 }
 
 /* The rounding below takes `finite` (a compile-time constant): true where
@@ -210,8 +220,41 @@ RMSNORM_INLINE float block_sumsq_impl(const void* x, void* r, size_t n, int dtyp
   return fold_accumulators(vacc, dtype);
 }
 
+/* float16's plain sum with the short conversion (f16hi_to_f32x4_finite),
+ * exact on finite halves, and the largest magnitude's bits tracked beside
+ * it (two instructions per eight halves, where the full conversion costs
+ * about twenty-five more). A block holding an Inf or a NaN is summed again
+ * with the full conversion, whose sum is the contract's Inf or NaN. Same
+ * lanes, same order: the same sum. */
+RMSNORM_INLINE float block_sumsq_f16(const void* x, size_t n) {
+  v128_t vacc[4];
+  for (int k = 0; k < 4; k++) {
+    vacc[k] = wasm_f32x4_splat(0.0f);
+  }
+  v128_t vlargest = wasm_i16x8_splat(0);
+  size_t i = 0;
+  const char* px = (const char*) x;
+  for (; i + RMSNORM_LANES <= n; i += RMSNORM_LANES, px += RMSNORM_LANES * sizeof(uint16_t)) {
+    v128_t v[4];
+    for (size_t h = 0; h < 2; h++) {
+      const v128_t vh = wasm_v128_load(px + 16 * h);
+      vlargest = wasm_u16x8_max(vlargest, wasm_v128_and(vh, wasm_i16x8_splat(0x7FFF)));
+      v[2 * h] = f16hi_to_f32x4_finite(bf16x8_even_to_f32x4(vh));
+      v[2 * h + 1] = f16hi_to_f32x4_finite(vh);
+    }
+    accumulate_squares(vacc, v);
+  }
+  if (!wasm_i16x8_all_true(wasm_u16x8_lt(vlargest, wasm_i16x8_splat(0x7C00)))) {
+    return block_sumsq_impl(x, NULL, n, RMSNORM_F16, false);
+  }
+  if (i < n) {
+    accumulate_tail(vacc, x, NULL, i, n, RMSNORM_F16, false);
+  }
+  return fold_accumulators(vacc, RMSNORM_F16);
+}
+
 RMSNORM_INLINE float block_sumsq(const void* x, size_t n, int dtype) {
-  return block_sumsq_impl(x, NULL, n, dtype, false);
+  return dtype == RMSNORM_F16 ? block_sumsq_f16(x, n) : block_sumsq_impl(x, NULL, n, dtype, false);
 }
 
 RMSNORM_INLINE float block_add_sumsq(const void* x, void* r, size_t n, int dtype) {
@@ -242,9 +285,9 @@ RMSNORM_INLINE void write8(const void* src, const void* w, void* y, size_t i, v1
   const bool interleaved = write_interleaved(dtype, weight_dtype);
   v128_t v[2];
   v128_t vw[2] = {vinv, vinv}; /* unused without a weight */
-  load8((const char*) src + i * dtype_size(dtype), dtype, interleaved, v);
+  load8((const char*) src + i * dtype_size(dtype), dtype, interleaved, true, v);
   if (weight_dtype != RMSNORM_NO_WEIGHT) {
-    load8((const char*) w + i * dtype_size(weight_dtype), weight_dtype, interleaved, vw);
+    load8((const char*) w + i * dtype_size(weight_dtype), weight_dtype, interleaved, true, vw);
   }
   for (int k = 0; k < 2; k++) {
     v[k] =
@@ -258,8 +301,8 @@ RMSNORM_INLINE void write8(const void* src, const void* w, void* y, size_t i, v1
 RMSNORM_INLINE void write4(const void* src, const void* w, void* y, size_t i, v128_t vinv,
                            v128_t voffset, int dtype, int weight_dtype, bool offset,
                            int cast_mode) {
-  const v128_t v = wasm_f32x4_mul(load4(src, i, dtype), vinv);
-  const v128_t vw = weight_dtype == RMSNORM_NO_WEIGHT ? vinv : load4(w, i, weight_dtype);
+  const v128_t v = wasm_f32x4_mul(load4(src, i, dtype, true), vinv);
+  const v128_t vw = weight_dtype == RMSNORM_NO_WEIGHT ? vinv : load4(w, i, weight_dtype, true);
   store4(y, i, weigh4(v, vw, voffset, dtype, weight_dtype, offset, cast_mode), dtype, true);
 }
 
@@ -311,7 +354,7 @@ RMSNORM_INLINE void step_sumsq_writing(v128_t vacc[4], const char* pn, const cha
      * the 16 registers of x86-64 without spills (V8 allocates them in
      * program order). */
     for (size_t k = 0; k < 4; k++) {
-      const v128_t vn = load4(pn, j + 4 * k, dtype);
+      const v128_t vn = load4(pn, j + 4 * k, dtype, false);
       vacc[k] = wasm_f32x4_add(vacc[k], wasm_f32x4_mul(vn, vn));
       write4(ps, pw, py, j + 4 * k, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
     }
@@ -320,7 +363,7 @@ RMSNORM_INLINE void step_sumsq_writing(v128_t vacc[4], const char* pn, const cha
   /* bfloat16: eight values, one vector of each stream, at a time. */
   for (size_t h = 0; h < 2; h++) {
     v128_t vn[2];
-    load8(pn + (j + 8 * h) * dtype_size(dtype), dtype, true, vn);
+    load8(pn + (j + 8 * h) * dtype_size(dtype), dtype, true, false, vn);
     for (size_t k = 0; k < 2; k++) {
       vacc[2 * h + k] = wasm_f32x4_add(vacc[2 * h + k], wasm_f32x4_mul(vn[k], vn[k]));
     }
@@ -413,9 +456,9 @@ RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, si
     v128_t v[8];
     for (size_t h = 0; h < 4; h++, ps += step) {
       v128_t vw[2] = {vinv, vinv}; /* unused without a weight */
-      load8(ps, dtype, false, v + 2 * h);
+      load8(ps, dtype, false, true, v + 2 * h);
       if (weight_step != 0) {
-        load8(pw, weight_dtype, false, vw);
+        load8(pw, weight_dtype, false, true, vw);
         pw += weight_step;
       }
       for (size_t k = 0; k < 2; k++) {
