@@ -8,16 +8,23 @@
  * q8_quantize256_wasmsimd); its callers give any other block to the
  * scalar body of ../q8_blocks.h, the rule itself.
  *
- * Four values a vector. q8_0's and q8_1's roundf is the truncation of
- * v + copysign(0.5 - 2^-25, v), which equals roundf(v) for every float
- * (checked for all 2^32 patterns when this was written): below 0.5 it
- * cannot carry into the next integer, and from 0.5 up the sum rounds to it.
- * The conversion to int8, exact on a regular block (|x * id| and
- * |iscale * x| are then at most 127 and a few ulps): ggml's own
- * nearest_int trick, v + 1.5 * 2^23 holds v rounded to an integer (ties to
- * even: q8_K's rounding) in its low mantissa bits, so its bits less those
- * of 1.5 * 2^23 are that integer; two instructions where i32x4.trunc_sat
- * is many. The two saturating narrows then make int8 lanes.
+ * Four values a vector. The conversion to integers, exact on a regular
+ * block (|x * id| and |iscale * x| are then at most 127 and a few ulps):
+ * ggml's own nearest_int trick, v + 1.5 * 2^23 holds v rounded to an
+ * integer (ties to even: q8_K's rounding) in its low mantissa bits, so its
+ * bits less those of 1.5 * 2^23 are that integer; two instructions where
+ * i32x4.trunc_sat is many. Saturating narrows then make int8 lanes.
+ *
+ * q8_0's and q8_1's roundf (halves away from zero) of p = x * id is
+ * (trunc(2p) + [p >= 0]) >> 1, the shift arithmetic: for p >= 0 that is
+ * floor((floor(2p) + 1) / 2) = floor(p + 0.5), and for p < 0 it is
+ * ceil(2p) >> 1 = ceil(p - 0.5). Checked for every float |p| < 128 when
+ * this was written. 2p is x * (2 * id), the same product scaled by two
+ * (exact; where it would underflow, trunc gives 0 either way), and
+ * trunc(2p) + 1 is one magic add whose constant carries the + 1. The
+ * sign's 0 or -1 and the final add and shift are done on eight 16-bit
+ * lanes after the first narrow: fewer instructions and constants than the
+ * copysign(0.5 - 2^-25, p) this replaced (docs/benchmarks.md).
  */
 #ifndef QUANTIZE_BLOCKS_WASMSIMD_H
 #define QUANTIZE_BLOCKS_WASMSIMD_H
@@ -47,12 +54,17 @@ static inline bool q8_32_regular(uint32_t amax_bits) {
   return amax_bits < Q8_INF_BITS && (amax_bits >= Q8_32_TINY || amax_bits == 0);
 }
 
-/* v + copysign(0.5 - 2^-25, v). The sign is taken with the magnitude mask
- * (andnot) that amax already holds in a register: one constant fewer in the
- * loop, where V8 runs out of vector registers (x86-64 has 16). */
-RMSNORM_INLINE v128_t q8_half_away4(v128_t v) {
-  return wasm_f32x4_add(v, wasm_v128_or(wasm_f32x4_splat(0x1.fffffep-2f),
-                                        wasm_v128_andnot(v, wasm_i32x4_splat(0x7FFFFFFF))));
+/* Eight values' roundf as 16-bit lanes, from q = 2p (two vectors, lanes in
+ * order): (trunc(q) + 1 + sign) >> 1, sign 0 or -1. The + 1 rides on the
+ * magic constant; narrowing q's bits saturates a negative one to -32768,
+ * whose arithmetic shift by 15 is -1, and a non-negative one to 0 after it. */
+RMSNORM_INLINE v128_t q8_round_away8(v128_t q0, v128_t q1) {
+  const v128_t vmagic = wasm_f32x4_splat(Q8_MAGIC);
+  const v128_t vless = wasm_i32x4_splat((int32_t) (0x4B400000 - 1)); /* bits of Q8_MAGIC, less 1 */
+  const v128_t u0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_trunc(q0), vmagic), vless);
+  const v128_t u1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_trunc(q1), vmagic), vless);
+  const v128_t vsign = wasm_i16x8_shr(wasm_i16x8_narrow_i32x4(q0, q1), 15);
+  return wasm_i16x8_shr(wasm_i16x8_add(wasm_i16x8_narrow_i32x4(u0, u1), vsign), 1);
 }
 
 /* Integral values (|v| < 2^22) as int32 lanes. */
@@ -109,14 +121,15 @@ RMSNORM_INLINE v128_t q8_block32_wasmsimd(const v128_t v[8], uint8_t* out, bool 
   }
   const v128_t vamax = q8_max_lanes_u32(vbits);
   const float d = wasm_f32x4_extract_lane(vamax, 0) / 127.0f;
-  const v128_t vid = wasm_f32x4_splat(d != 0.0f ? 1.0f / d : 0.0f);
+  const v128_t vid2 = wasm_f32x4_splat(d != 0.0f ? 2.0f / d : 0.0f); /* 2 * (1 / d), exactly */
   uint8_t* qs = out + (with_sum ? Q8_1_QS : Q8_0_QS);
   for (size_t h = 0; h < 2; h++) {
-    v128_t r[4];
-    for (size_t k = 0; k < 4; k++) {
-      r[k] = wasm_f32x4_trunc(q8_half_away4(wasm_f32x4_mul(v[4 * h + k], vid)));
+    v128_t r[2];
+    for (size_t k = 0; k < 2; k++) {
+      r[k] = q8_round_away8(wasm_f32x4_mul(v[4 * h + 2 * k], vid2),
+                            wasm_f32x4_mul(v[4 * h + 2 * k + 1], vid2));
     }
-    wasm_v128_store(qs + 16 * h, q8_to_int8x16(r));
+    wasm_v128_store(qs + 16 * h, wasm_i8x16_narrow_i16x8(r[0], r[1]));
   }
   q8_put_scales32(out, d, with_sum);
   return vamax;
