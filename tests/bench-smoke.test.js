@@ -12,7 +12,9 @@ import { PORTABLE_ROWS } from './bench/rows/portable.js';
 import { engineSummary, runBench, runBenchInBrowser, shapeTable } from './bench/run.js';
 import { ENGINES } from './helpers/engines.js';
 import { dequantize } from '../src/index.js';
-import { fromFloat32 as referenceFromFloat32, layerNorm as referenceLayerNorm, quantize as referenceQuantize, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
+import {
+  fromFloat32 as referenceFromFloat32, layerNorm as referenceLayerNorm, quantize as referenceQuantize, rmsNorm as referenceRmsNorm, toFloat32 as referenceToFloat32,
+} from '../src/reference/index.js';
 import { q8Table, rowsFor } from './bench/q8.js';
 import { bfloat16ToNumber, numberToBfloat16 } from '../src/reference/float16.js';
 import { assertSameBits } from './helpers/bits.js';
@@ -136,7 +138,9 @@ test('the ggml block rows (tests/bench/q8.js) run, and the package\'s rows write
   const rows = rowsFor(shape);
   assert.deepEqual(rows.map((row) => row.id), [
     'simd-zero-copy', 'simd-export', 'q8_0-fused', 'q8_0-norm-then-quantize', 'q8_0-plain-js', 'q8_K-fused', 'q8_K-norm-then-quantize', 'q8_K-plain-js',
-    'q8_0-fused-bfloat16', 'q8_0-norm-then-quantize-bfloat16', 'q8_0-fused-float16', 'q8_0-norm-then-quantize-float16', 'q8_0-floor',
+    'q8_0-fused-bfloat16', 'q8_0-norm-then-quantize-bfloat16', 'q8_0-fused-float16', 'q8_0-norm-then-quantize-float16',
+    'q8_0-fused-bfloat16-storage', 'q8_0-norm-then-quantize-bfloat16-storage', 'q8_0-fused-float16-storage', 'q8_0-norm-then-quantize-float16-storage',
+    'q8_0-floor',
   ]);
   assert.deepEqual(rowsFor(makeShape(1, 896)).map((row) => row.id).filter((id) => id.startsWith('q8_K')), [], 'no q8_K where dim is no multiple of 256');
   for (const row of rows) {
@@ -144,11 +148,14 @@ test('the ggml block rows (tests/bench/q8.js) run, and the package\'s rows write
     const { y } = await outputOf(row, shape);
     // Their own quantizers: the oracle check of the measurement below.
     if (row.id.endsWith('plain-js') || row.id.endsWith('floor')) continue;
-    // A 16-bit weight row's weight: the shape's float32 one rounded to it, as the row rounds it.
+    // A 16-bit weight's or rows' values: the shape's float32 ones rounded to it, as the row rounds them.
     const weightDtype = row.weightDtype ?? 'float32';
-    const w = weightDtype === 'float32' ? shape.w : referenceFromFloat32(shape.w, { dtype: weightDtype });
-    const normOptions = weightDtype === 'float32' ? { eps: shape.eps } : { eps: shape.eps, weightDtype };
-    const want = dequantize(referenceQuantize(referenceRmsNorm(shape.x, w, normOptions), { dtype: row.format }), { dtype: row.format });
+    const storage = row.storage ?? 'float32';
+    const rounded = (values, dtype) => (dtype === 'float32' ? values : referenceFromFloat32(values, { dtype }));
+    const normOptions = { eps: shape.eps, weightDtype, ...(storage === 'float32' ? {} : { dtype: storage }) };
+    const norm = referenceRmsNorm(rounded(shape.x, storage), rounded(shape.w, weightDtype), normOptions);
+    const values = storage === 'float32' ? norm : referenceToFloat32(norm, { dtype: storage });
+    const want = dequantize(referenceQuantize(values, { dtype: row.format }), { dtype: row.format });
     assertSameBits(y, want, `${row.id}: the reference's blocks`);
   }
   const result = await measureShape(shape, rows, { rounds: 2, sampleSeconds: 0.001 });

@@ -7,7 +7,7 @@
 // build/q8-floor.wasm), the least a fused kernel could cost. Each row's
 // output is its blocks dequantized, checked against the float64 oracle
 // within the quantization's error.
-import { alloc, dequantize, fromFloat32, init, quantize, rmsNorm } from '../../../src/index.js';
+import { alloc, dequantize, fromFloat32, init, quantize, rmsNorm, toFloat32 } from '../../../src/index.js';
 import { naiveJs } from './js.js';
 import { standaloneExports } from './standalone.js';
 import { simdExport, simdZeroCopy } from './wasm.js';
@@ -25,42 +25,61 @@ function byteTensor(bytes) {
   return { tensor, view: () => new Uint8Array(tensor.array.buffer, tensor.byteOffset, bytes) };
 }
 
-/** Row ids and names of a weight dtype: float32's are the plain ones. */
-const suffix = (weightDtype) => (weightDtype === 'float32' ? { id: '', name: '' } : { id: `-${weightDtype}`, name: `, ${weightDtype} weight` });
+/** Row ids and names of a weight and storage dtype: float32's are the plain ones. */
+const suffix = (weightDtype, storage = 'float32') => {
+  if (storage !== 'float32') return { id: `-${storage}-storage`, name: `, ${storage} rows and weight` };
+  return weightDtype === 'float32' ? { id: '', name: '' } : { id: `-${weightDtype}`, name: `, ${weightDtype} weight` };
+};
+
+/** Bits of float32 values rounded to a 16-bit dtype (where the engine has Float16Array, fromFloat32 returns one). */
+const bits16 = (values, dtype) => {
+  const rounded = fromFloat32(values, { dtype });
+  return new Uint16Array(rounded.buffer, rounded.byteOffset, rounded.length);
+};
 
 /** The weight in a tensor of its dtype (16-bit weights rounded from the shape's float32 ones) and the options naming it. */
 function weightTensor(shape, weightDtype) {
   const wt = alloc(shape.dim, weightDtype);
-  if (weightDtype === 'float32') {
-    wt.array.set(shape.w);
-  } else {
-    // Bits to bits: where the engine has Float16Array, fromFloat32 returns one, and set() would convert its values.
-    const rounded = fromFloat32(shape.w, { dtype: weightDtype });
-    wt.array.set(new Uint16Array(rounded.buffer, rounded.byteOffset, rounded.length));
-  }
+  // The bits first: converting may grow wasm memory, which detaches an array taken before.
+  const values = weightDtype === 'float32' ? shape.w : bits16(shape.w, weightDtype);
+  wt.array.set(values);
   return { wt, options: weightDtype === 'float32' ? {} : { weightDtype } };
 }
 
-function fused(format, weightDtype = 'float32') {
-  const { id, name } = suffix(weightDtype);
+/** x in a tensor of the storage dtype, the options naming it, and what the oracle must normalize (x and w as rounded). */
+function rowsTensor(shape, storage, weightDtype) {
+  const xt = alloc(shape.x.length, storage);
+  if (storage === 'float32') {
+    xt.array.set(shape.x);
+    return { xt, options: {}, expected: { tolerance: Q8_TOLERANCE } };
+  }
+  const xBits = bits16(shape.x, storage);
+  xt.array.set(xBits);
+  const widened = (bits) => toFloat32(bits, { dtype: storage });
+  const expected = { tolerance: Q8_TOLERANCE, input: widened(xBits), weight: weightDtype === storage ? widened(bits16(shape.w, storage)) : shape.w };
+  return { xt, options: { dtype: storage }, expected };
+}
+
+function fused(format, weightDtype = 'float32', storage = 'float32') {
+  const { id, name } = suffix(weightDtype, storage);
   return {
     id: `${format}-fused${id}`,
     name: `SIMD zero-copy, fused norm → ${format}${name}`,
     format,
     weightDtype,
+    storage,
     fusedId: `${format}-fused${id}`,
     bytes: (shape) => 4 * (shape.rows * shape.dim + shape.dim) + blockBytes(format, shape),
     async setup(shape) {
       await init({ backend: 'simd' });
-      const xt = alloc(shape.x.length);
+      const { xt, options: rowOptions, expected } = rowsTensor(shape, storage, weightDtype);
       const { wt, options: weightOptions } = weightTensor(shape, weightDtype);
-      xt.array.set(shape.x);
       const out = byteTensor(blockBytes(format, shape));
-      const options = { eps: shape.eps, outDtype: format, out: out.view(), ...weightOptions };
+      const options = { eps: shape.eps, outDtype: format, out: out.view(), ...rowOptions, ...weightOptions };
       return {
         call: () => rmsNorm(xt, wt, options),
         output: () => dequantize(out.view(), { dtype: format }),
-        expected: { tolerance: Q8_TOLERANCE },
+        expected,
         // A view of wasm memory detaches when another row's tensors grow it: a new one before each timed loop.
         prepare: () => {
           options.out = out.view();
@@ -72,36 +91,40 @@ function fused(format, weightDtype = 'float32') {
   };
 }
 
-function normThenQuantize(format, weightDtype = 'float32') {
-  const { id, name } = suffix(weightDtype);
+/** The norm, then quantize(): 16-bit rows' norm widened to float32 first (toFloat32), as quantize() takes float32 values. */
+function normThenQuantize(format, weightDtype = 'float32', storage = 'float32') {
+  const { id, name } = suffix(weightDtype, storage);
   return {
     id: `${format}-norm-then-quantize${id}`,
     name: `SIMD zero-copy norm, then quantize() → ${format}${name}`,
     format,
     weightDtype,
+    storage,
     fusedId: `${format}-fused${id}`,
     bytes: (shape) => 4 * (3 * shape.rows * shape.dim + shape.dim) + blockBytes(format, shape),
     async setup(shape) {
       await init({ backend: 'simd' });
-      const xt = alloc(shape.x.length);
+      const { xt, options: rowOptions, expected } = rowsTensor(shape, storage, weightDtype);
       const { wt, options: weightOptions } = weightTensor(shape, weightDtype);
-      const yt = alloc(shape.x.length);
-      xt.array.set(shape.x);
+      const yt = alloc(shape.x.length, storage);
+      const wide = storage === 'float32' ? yt : alloc(shape.x.length);
       const out = byteTensor(blockBytes(format, shape));
-      const normOptions = { eps: shape.eps, out: yt, ...weightOptions };
+      const normOptions = { eps: shape.eps, out: yt, ...rowOptions, ...weightOptions };
+      const widenOptions = { dtype: storage, out: wide };
       const quantizeOptions = { dtype: format, out: out.view() };
       return {
         call: () => {
           rmsNorm(xt, wt, normOptions);
-          quantize(yt, quantizeOptions);
+          if (wide !== yt) toFloat32(yt, widenOptions);
+          quantize(wide, quantizeOptions);
         },
         output: () => dequantize(out.view(), { dtype: format }),
-        expected: { tolerance: Q8_TOLERANCE },
+        expected,
         prepare: () => {
           quantizeOptions.out = out.view();
           return init({ backend: 'simd' });
         },
-        dispose: () => [xt, wt, yt, out.tensor].forEach((t) => t.free()),
+        dispose: () => [...new Set([xt, wt, yt, wide, out.tensor])].forEach((t) => t.free()),
       };
     },
   };
@@ -184,9 +207,13 @@ const q8_0Floor = {
 /**
  * The float32 norm alone (the package's zero-copy row, and its export called
  * directly: the floor has no JS layer to pay for), then each format's three
- * rows, q8_0's two with a bfloat16 and a float16 weight (issue 47: every
- * weight dtype's fused call against its norm then quantize()), and q8_0's
- * floor. Each row names the fused row it is compared with (fusedId).
+ * rows, q8_0's two with a bfloat16 and a float16 weight and with 16-bit rows
+ * and weight (issue 47: every weight dtype's and storage's fused call
+ * against its norm then quantize()), and q8_0's floor. Each row names the
+ * fused row it is compared with (fusedId).
  */
-const WEIGHT_ROWS = ['bfloat16', 'float16'].flatMap((weightDtype) => [fused('q8_0', weightDtype), normThenQuantize('q8_0', weightDtype)]);
+const WEIGHT_ROWS = [
+  ...['bfloat16', 'float16'].map((weightDtype) => [weightDtype, 'float32']),
+  ...['bfloat16', 'float16'].map((storage) => [storage, storage]),
+].flatMap(([weightDtype, storage]) => [fused('q8_0', weightDtype, storage), normThenQuantize('q8_0', weightDtype, storage)]);
 export const Q8_ROWS = [simdZeroCopy, simdExport, ...Object.keys(FORMATS).flatMap((format) => [fused(format), normThenQuantize(format), plainJs(format)]), ...WEIGHT_ROWS, q8_0Floor];
