@@ -8,6 +8,7 @@
 // the same token sequences.
 //
 //   node tests/bench/llama-cpp.js [--rounds 3] [--norm-rounds 3] [--repeats 9] [--engine node,chromium]
+//                                 [--norm-only]   (the norm op alone: needs only the two norm-bench builds)
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -192,12 +193,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       'norm-rounds': { type: 'string', default: '3' },
       repeats: { type: 'string', default: '9' },
       engine: { type: 'string', default: 'node,chromium' },
+      'norm-only': { type: 'boolean', default: false },
     },
   });
   const rounds = Number(values.rounds);
   const engines = values.engine.split(',');
   console.log(`llama.cpp, ${process.version}, one thread: the norm op inside ggml-cpu (median µs)\n`);
   console.log(normTable(measureNorms({ rounds: Number(values['norm-rounds']), repeats: Number(values.repeats) })));
+  if (values['norm-only']) process.exit(0);
   if (engines.includes('node')) {
     console.log(`\nWhole models in Node ${process.version}, stock ÷ integrated\n`);
     console.log(modelTable(measureModels({ rounds })));
