@@ -247,6 +247,32 @@ test('every implementation, every weight mode, storage dtype, residual and row s
   }
 });
 
+// The register path widens 16-bit rows' values and a float16 or bfloat16
+// weight to float32 a 256-value chunk at a time before its float32 loop,
+// and rounds y to the storage dtype there: every pairing of rows and weight
+// dtype, both cast modes, rows of one block to several chunks and a
+// remainder, rows at scales whose blocks are rare (huge and tiny values).
+test('the register path on 16-bit rows and weights: every dtype pairing, both cast modes, across its chunks', () => {
+  for (const format of ['q8_0', 'q8_1']) {
+    for (const dtype of DTYPES) {
+      for (const weightDtype of DTYPES) {
+        for (const castMode of ['llama', 'gemma']) {
+          for (const dim of [32, 256, 288, 800]) {
+            const seed = 500 + dim + DTYPES.indexOf(dtype) * 7 + DTYPES.indexOf(weightDtype) * 3 + (castMode === 'gemma' ? 1 : 0);
+            const rand = prng(seed);
+            const rows = 4;
+            const x = as16(randomRows(rand, rows, dim), dtype);
+            const weight = as16(normalArray(rand, dim), weightDtype);
+            const options = { dtype, weightDtype, castMode, dim };
+            const context = `seed ${seed}, ${format}, ${dtype} rows, ${weightDtype} weight, ${castMode}, dim ${dim}`;
+            for (const impl of IMPLS) checkFused(impl, { fn: 'rmsNorm', x, weight, options }, format, context);
+          }
+        }
+      }
+    }
+  }
+});
+
 test('ties: x·id on k + 0.5 (roundf away from zero; q8_K to even), ±amax, zero blocks, subnormal and huge blocks', () => {
   const rand = prng(4242);
   for (const format of Object.keys(FORMATS)) {

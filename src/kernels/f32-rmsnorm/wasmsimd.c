@@ -477,11 +477,12 @@ RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, si
 
 /* The register path's copies: float32 rows with a float32 or bfloat16
  * weight and no offset (ggml's models' norms; the cast mode changes nothing
- * on float32 rows), one for q8_0 and one for q8_1. A float16 weight takes the chunk: its widening,
- * with the block's eight vectors live, runs V8 out of vector registers, and the copy was slower
- * than the chunk (docs/benchmarks.md). 16-bit storage, no weight and an offset take the chunk too:
- * each copy costs the module about 200 gzipped bytes, and it is at its size budget
- * (tests/size.test.js). */
+ * on float32 rows), one for q8_0 and one for q8_1. A float16 weight and
+ * 16-bit rows take the chunk: copies loading them in the loop were slower
+ * than the chunk (V8 runs out of vector registers with the block's eight
+ * vectors live beside the conversions' constants), and so were copies fed
+ * values widened to float32 a chunk at a time (docs/benchmarks.md). No
+ * weight and an offset take the chunk too. */
 #define DEFINE_Q8_32_WRITER(NAME, WEIGHT_DTYPE, WITH_SUM)                                 \
   static bool NAME(const void* src, const void* w, uint8_t* out, size_t dim, float inv) { \
     return write_q8_32(src, w, out, dim, inv, 0.0f, RMSNORM_F32, WEIGHT_DTYPE, false,     \
