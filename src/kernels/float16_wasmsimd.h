@@ -118,25 +118,34 @@ static inline v128_t f16x4_to_f32x4(v128_t vh) {
   return f16hi_to_f32x4(wasm_i32x4_shl(vh, 16));
 }
 
+/* |x| on float16's grid, as float32 (vabs: |x|'s bits). Adding and
+ * subtracting m = 1.5 * 2^(e + 13), e the binade of |x| but at least -14
+ * (float16's subnormals share binade -14's spacing, 2^-24), puts the sum
+ * in a binade whose float32 spacing is float16's in binade e: the addition
+ * rounds |x| to nearest even on that grid, a carry to 2^(e + 1) included,
+ * and the subtraction is exact. m is capped at 1.5 * 2^28 (binade 15's, the
+ * largest): from 65520 up the result is 65536 or more. An exponent field of
+ * 242 or more overflows the integer add to a negative m, which the max
+ * takes to 0.75: |x| is then far above 65536 and stays so, Inf stays Inf,
+ * and a NaN stays a NaN. */
+static inline v128_t f16_grid_abs(v128_t vabs) {
+  v128_t vmagic = wasm_i32x4_add(wasm_v128_and(vabs, wasm_i32x4_splat(0x7F800000)),
+                                 wasm_i32x4_splat((13 << 23) | 0x00400000));
+  vmagic = wasm_i32x4_min(wasm_i32x4_max(vmagic, wasm_i32x4_splat(0x3F400000)),
+                          wasm_i32x4_splat(0x4DC00000));
+  return wasm_f32x4_sub(wasm_f32x4_add(vabs, vmagic), vmagic);
+}
+
 /* float32 -> float16 patterns, in the low half of each lane (high half
- * zero). Normal halves: rebias, round off 13 bits to nearest even, clamp
- * overflow to Inf (0x7C00). Below 2^-14 halves are multiples of 2^-24: adding
- * 0.5, whose binade has that ulp, rounds |x| to one, and the low bits of the
- * sum are the half's pattern. The tests compare floats (one instruction; see
- * f16hi_to_f32x4 on ordered integer tests). */
+ * zero). |x| on float16's grid (f16_grid_abs), times 2^-112: the float32
+ * whose fields, 13 bits up, are the half's (a float32 subnormal, m *
+ * 2^-136, for a subnormal half); from 65536 up, Inf included, they are
+ * 0x7C00 or more, and the min clamps them to Inf. */
 static inline v128_t f32x4_to_f16x4(v128_t vx, bool finite) {
   const v128_t vsign = wasm_v128_and(wasm_u32x4_shr(vx, 16), wasm_i32x4_splat(0x8000));
-  const v128_t vabs = wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF));
-  const v128_t vsubnormal =
-      wasm_i32x4_sub(wasm_f32x4_add(vabs, wasm_f32x4_splat(0.5f)), wasm_i32x4_splat(0x3F000000));
-  const v128_t vrebiased = wasm_i32x4_sub(vabs, wasm_i32x4_splat(112 << 23));
-  const v128_t vodd = wasm_v128_and(wasm_u32x4_shr(vrebiased, 13), wasm_i32x4_splat(1));
-  const v128_t vbias = wasm_i32x4_add(wasm_i32x4_splat(0xFFF), vodd);
-  v128_t vnormal = wasm_u32x4_shr(wasm_i32x4_add(vrebiased, vbias), 13);
-  vnormal = wasm_u32x4_min(vnormal, wasm_i32x4_splat(0x7C00));
-  const v128_t vbits = wasm_v128_or(
-      wasm_v128_bitselect(vsubnormal, vnormal, wasm_f32x4_lt(vabs, wasm_f32x4_splat(0x1p-14f))),
-      vsign);
+  const v128_t vgrid = f16_grid_abs(wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF)));
+  const v128_t vfields = wasm_u32x4_shr(wasm_f32x4_mul(vgrid, wasm_f32x4_splat(0x1p-112f)), 13);
+  const v128_t vbits = wasm_v128_or(wasm_u32x4_min(vfields, wasm_i32x4_splat(0x7C00)), vsign);
   /* NaN: the fixed pattern, without the sign (float16.h) */
   return finite ? vbits
                 : wasm_v128_bitselect(wasm_i32x4_splat(0x7E00), vbits, wasm_f32x4_ne(vx, vx));
@@ -150,27 +159,15 @@ static inline v128_t f32x4x2_to_f16x8_interleaved(v128_t veven, v128_t vodd, boo
 }
 
 /* x rounded to float16 and widened back, without the round trip through
- * 16-bit patterns (two conversions, ~40 operations): the same rounding done
- * on the float32 bits. Normal halves keep 10 of the 23 fraction bits (round
- * to nearest even as in bf16_rounded_bits, a carry moving into the
- * exponent); below 2^-14 halves are multiples of 2^-24, which adding and
- * subtracting 0.5 (whose binade has that ulp) rounds to, exactly; past the
- * largest half, 65504, comes Inf. (Every conversion in this file is checked
+ * 16-bit patterns: |x| on float16's grid (f16_grid_abs), then times 2^112
+ * and 2^-112, which is exact up to 65504 and overflows 65536 and above to
+ * Inf, and the sign put back. (Every conversion in this file is checked
  * against float16.h on all inputs: tests/fuzz/conversions_exhaustive.c.) */
 static inline v128_t f32x4_round_f16(v128_t vx, bool finite) {
   const v128_t vsign = wasm_v128_and(vx, wasm_i32x4_splat((int32_t) 0x80000000));
-  const v128_t vabs = wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF));
-  const v128_t vodd = wasm_v128_and(wasm_u32x4_shr(vabs, 13), wasm_i32x4_splat(1));
-  const v128_t vnormal =
-      wasm_v128_and(wasm_i32x4_add(vabs, wasm_i32x4_add(wasm_i32x4_splat(0xFFF), vodd)),
-                    wasm_i32x4_splat((int32_t) 0xFFFFE000));
-  const v128_t vhalf = wasm_f32x4_splat(0.5f);
-  const v128_t vsubnormal = wasm_f32x4_sub(wasm_f32x4_add(vabs, vhalf), vhalf);
-  v128_t vbits =
-      wasm_v128_bitselect(vsubnormal, vnormal, wasm_f32x4_lt(vabs, wasm_f32x4_splat(0x1p-14f)));
-  vbits = wasm_v128_bitselect(wasm_f32x4_splat(INFINITY), vbits,
-                              wasm_f32x4_gt(vbits, wasm_f32x4_splat(65504.0f)));
-  vbits = wasm_v128_or(vbits, vsign);
+  v128_t vgrid = f16_grid_abs(wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF)));
+  vgrid = wasm_f32x4_mul(wasm_f32x4_mul(vgrid, wasm_f32x4_splat(0x1p112f)), wasm_f32x4_splat(0x1p-112f));
+  const v128_t vbits = wasm_v128_or(vgrid, vsign);
   /* NaN: float16's fixed 0x7E00, widened */
   return finite ? vbits
                 : wasm_v128_bitselect(wasm_i32x4_splat(0x7FC00000), vbits, wasm_f32x4_ne(vx, vx));

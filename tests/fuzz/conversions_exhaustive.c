@@ -57,10 +57,15 @@ static void check_widening(void) {
     wasm_v128_store(f16_low, f16x4_to_f32x4(wasm_v128_load(low)));
     wasm_v128_store(f16_high, f16hi_to_f32x4(wasm_v128_load(high)));
     wasm_v128_store(bf16_low, bf16x4_to_f32x4(wasm_v128_load(low)));
+    /* The finite-only widening ignores the low half: give it bits to ignore. */
+    uint32_t high_dirty[4], f16_finite[4];
+    for (uint32_t k = 0; k < 4; k++) high_dirty[k] = high[k] | (0xFFFFu - (h + k));
+    wasm_v128_store(f16_finite, f16hi_to_f32x4_finite(wasm_v128_load(high_dirty)));
     for (uint32_t k = 0; k < 4; k++) {
       const uint32_t want_f16 = bits_of(f16_to_f32((uint16_t) (h + k)));
       check32("f16x4_to_f32x4", h + k, f16_low[k], want_f16);
       check32("f16hi_to_f32x4", h + k, f16_high[k], want_f16);
+      if (((h + k) & 0x7C00u) != 0x7C00u) check32("f16hi_to_f32x4_finite", h + k, f16_finite[k], want_f16);
       check32("bf16x4_to_f32x4", h + k, bf16_low[k], bits_of(bf16_to_f32((uint16_t) (h + k))));
     }
   }
