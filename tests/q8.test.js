@@ -247,12 +247,13 @@ test('every implementation, every weight mode, storage dtype, residual and row s
   }
 });
 
-// The register path widens 16-bit rows' values and a float16 or bfloat16
-// weight to float32 a 256-value chunk at a time before its float32 loop,
-// and rounds y to the storage dtype there: every pairing of rows and weight
-// dtype, both cast modes, rows of one block to several chunks and a
-// remainder, rows at scales whose blocks are rare (huge and tiny values).
-test('the register path on 16-bit rows and weights: every dtype pairing, both cast modes, across its chunks', () => {
+// 16-bit rows and weights into blocks: every pairing of row and weight
+// dtype, both cast modes, rows of one block to several 256-value chunks and
+// a remainder, rows at scales whose blocks are rare (huge and tiny values),
+// and weights so large that float16 rows overflow to Inf, or, with a zero
+// weight after an overflowing llama cast, to NaN (the chunk's short float16
+// widening must hand such blocks to the full one).
+test('16-bit rows and weights into blocks: every dtype pairing, both cast modes, across the chunks, overflowing', () => {
   for (const format of ['q8_0', 'q8_1']) {
     for (const dtype of DTYPES) {
       for (const weightDtype of DTYPES) {
@@ -262,10 +263,14 @@ test('the register path on 16-bit rows and weights: every dtype pairing, both ca
             const rand = prng(seed);
             const rows = 4;
             const x = as16(randomRows(rand, rows, dim), dtype);
-            const weight = as16(normalArray(rand, dim), weightDtype);
-            const options = { dtype, weightDtype, castMode, dim };
-            const context = `seed ${seed}, ${format}, ${dtype} rows, ${weightDtype} weight, ${castMode}, dim ${dim}`;
-            for (const impl of IMPLS) checkFused(impl, { fn: 'rmsNorm', x, weight, options }, format, context);
+            for (const scale of [1, 30000]) {
+              const values = normalArray(rand, dim, scale);
+              if (scale !== 1) values[dim - 1] = 0;
+              const weight = as16(values, weightDtype);
+              const options = { dtype, weightDtype, castMode, dim };
+              const context = `seed ${seed}, ${format}, ${dtype} rows, ${weightDtype} weight ×${scale}, ${castMode}, dim ${dim}`;
+              for (const impl of IMPLS) checkFused(impl, { fn: 'rmsNorm', x, weight, options }, format, context);
+            }
           }
         }
       }

@@ -525,14 +525,32 @@ __attribute__((unused)) static void register_path_covers(enum rmsnorm_q8_format 
   }
 }
 
+/* n float16 values (a multiple of 8) as float32 at dst with the short
+ * conversion, false if one was an Inf or a NaN (dst then partly written):
+ * a chunk may hold them even from the vector writer, whose products can
+ * overflow float16. */
+static bool widen_f16_finite(const uint16_t* x, size_t n, float* dst) {
+  v128_t vlargest = wasm_i16x8_splat(0);
+  for (size_t i = 0; i < n; i += 8) {
+    const v128_t vh = wasm_v128_load(x + i);
+    vlargest = wasm_u16x8_max(vlargest, wasm_v128_and(vh, wasm_i16x8_splat(0x7FFF)));
+    wasm_v128_store(dst + i, f16hi_to_f32x4_finite(bf16x8_low_to_f32x4(vh)));
+    wasm_v128_store(dst + i + 4, f16hi_to_f32x4_finite(bf16x8_high_to_f32x4(vh)));
+  }
+  return wasm_i16x8_all_true(wasm_u16x8_lt(vlargest, wasm_i16x8_splat(0x7C00)));
+}
+
 /* n values' blocks by the quantizer's kernel. 16-bit values are widened
- * first (exactly, by the converters' kernel), so that one copy of each
+ * first (exactly: float16 by the short conversion where every value is
+ * finite, else by the converters' kernel), so that one copy of each
  * quantizer serves every storage dtype (the module's size budget). */
 static void quantize_blocks(const void* x, size_t n, int dtype, int format, uint8_t* out) {
   float widened[Q8_MAX_VALUES] __attribute__((aligned(16)));
   const float* values = (const float*) x;
   if (dtype != RMSNORM_F32) {
-    rmsnorm_wasm_f32_widen_ukernel__wasmsimd((const uint16_t*) x, widened, n, dtype);
+    if (dtype != RMSNORM_F16 || !widen_f16_finite((const uint16_t*) x, n, widened)) {
+      rmsnorm_wasm_f32_widen_ukernel__wasmsimd((const uint16_t*) x, widened, n, dtype);
+    }
     values = widened;
   }
   rmsnorm_wasm_f32_quantize_q8_ukernel__wasmsimd(values, out, n / q8_block_values(format), format);
