@@ -135,15 +135,22 @@ const RULES = {
   q8_K: { quantize: quantize256, scale: 'float32', qs: 4 },
 };
 
-/** A format's values and bytes a block (the table's), and its rule here. */
-function formatOf(dtype) {
-  const rule = RULES[dtype];
-  if (rule === undefined) throw new TypeError(`the reference has no rule for the block format ${dtype}: add its row to RULES (src/reference/q8.js)`);
-  return { values: BLOCK_FORMAT[dtype].values, bytes: BLOCK_FORMAT[dtype].bytes, rule };
-}
-
 /** The block formats the reference has a rule for. */
 export const REFERENCE_FORMATS = keys(RULES);
+
+/** Each of them: its values and bytes a block (the table's) and its rule here, made once. */
+const FORMATS = { __proto__: null };
+for (let i = 0; i < REFERENCE_FORMATS.length; i++) {
+  const dtype = REFERENCE_FORMATS[i];
+  FORMATS[dtype] = { values: BLOCK_FORMAT[dtype].values, bytes: BLOCK_FORMAT[dtype].bytes, rule: RULES[dtype] };
+}
+
+/** A format's record, or the error naming the missing rule. */
+function formatOf(dtype) {
+  const format = FORMATS[dtype];
+  if (format === undefined) throw new TypeError(`the reference has no rule for the block format ${dtype}: add its row to RULES (src/reference/q8.js)`);
+  return format;
+}
 
 /**
  * `n` float32 values of `x` from value `from` (n a multiple of the block
