@@ -162,7 +162,7 @@ fn square_of(h: u32, scale: u32) -> u32 {
   return x;
 }
 
-// Steps 2 and 3 (the reducer's steps, ../reduction.js): res[1] = S / dim,
+// Steps 2 and 3 (the reducer's steps, ../wgsl/reduction.js): res[1] = S / dim,
 // res[2] = res[1] + eps, res[3] its root, res[STEP_INV] = 1 / res[3].
 const STEP_INV: u32 = ${STEP_INV}u;
 fn stat_step(s: u32, res: ptr<function, Steps>, eps: u32) -> Round {
@@ -421,7 +421,7 @@ fn pending_all(tid: u32) -> u32 {
 // (STATE_COMMON: steps 2 and 3 alone, from the common path's S). The team
 // leader then folds each block's lanes, adds the block sums pairwise as
 // they come, and makes the total and inv through the reducer, one
-// operation a round (../reduction.js; the leader's share is a sixteenth
+// operation a round (../wgsl/reduction.js; the leader's share is a sixteenth
 // of the row's additions). Called in uniform control flow (it holds the
 // workgroup's barriers).
 fn general_pass(row: u32, member: u32, tid: u32, want: u32, live: bool) {
