@@ -166,7 +166,8 @@ static inline v128_t f32x4x2_to_f16x8_interleaved(v128_t veven, v128_t vodd, boo
 static inline v128_t f32x4_round_f16(v128_t vx, bool finite) {
   const v128_t vsign = wasm_v128_and(vx, wasm_i32x4_splat((int32_t) 0x80000000));
   v128_t vgrid = f16_grid_abs(wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF)));
-  vgrid = wasm_f32x4_mul(wasm_f32x4_mul(vgrid, wasm_f32x4_splat(0x1p112f)), wasm_f32x4_splat(0x1p-112f));
+  vgrid = wasm_f32x4_mul(wasm_f32x4_mul(vgrid, wasm_f32x4_splat(0x1p112f)),
+                         wasm_f32x4_splat(0x1p-112f));
   const v128_t vbits = wasm_v128_or(vgrid, vsign);
   /* NaN: float16's fixed 0x7E00, widened */
   return finite ? vbits

@@ -65,7 +65,8 @@ static void check_widening(void) {
       const uint32_t want_f16 = bits_of(f16_to_f32((uint16_t) (h + k)));
       check32("f16x4_to_f32x4", h + k, f16_low[k], want_f16);
       check32("f16hi_to_f32x4", h + k, f16_high[k], want_f16);
-      if (((h + k) & 0x7C00u) != 0x7C00u) check32("f16hi_to_f32x4_finite", h + k, f16_finite[k], want_f16);
+      if (((h + k) & 0x7C00u) != 0x7C00u)
+        check32("f16hi_to_f32x4_finite", h + k, f16_finite[k], want_f16);
       check32("bf16x4_to_f32x4", h + k, bf16_low[k], bits_of(bf16_to_f32((uint16_t) (h + k))));
     }
   }
