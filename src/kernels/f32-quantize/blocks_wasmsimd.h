@@ -60,7 +60,8 @@ static inline bool q8_32_regular(uint32_t amax_bits) {
  * whose arithmetic shift by 15 is -1, and a non-negative one to 0 after it. */
 RMSNORM_INLINE v128_t q8_round_away8(v128_t q0, v128_t q1) {
   const v128_t vmagic = wasm_f32x4_splat(Q8_MAGIC);
-  const v128_t vless = wasm_i32x4_splat((int32_t) (0x4B400000 - 1)); /* bits of Q8_MAGIC, less 1 */
+  /* Q8_MAGIC's bits less 1 (clang folds it to a constant) */
+  const v128_t vless = wasm_i32x4_sub(vmagic, wasm_i32x4_splat(1));
   const v128_t u0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_trunc(q0), vmagic), vless);
   const v128_t u1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_trunc(q1), vmagic), vless);
   const v128_t vsign = wasm_i16x8_shr(wasm_i16x8_narrow_i32x4(q0, q1), 15);
