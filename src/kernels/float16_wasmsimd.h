@@ -113,6 +113,16 @@ static inline v128_t f16hi_to_f32x4_finite(v128_t vhi) {
   return wasm_f32x4_mul(vfields, wasm_f32x4_splat(0x1p112f));
 }
 
+/* The short conversion's guard, for eight halves at a time (a v128 of
+ * them): the largest magnitude's bits so far, and whether none of them is
+ * an Inf or a NaN (all below 0x7C00). */
+static inline v128_t f16x8_largest_magnitude(v128_t vlargest, v128_t vh) {
+  return wasm_u16x8_max(vlargest, wasm_v128_and(vh, wasm_i16x8_splat(0x7FFF)));
+}
+static inline bool f16x8_all_finite(v128_t vlargest) {
+  return wasm_i16x8_all_true(wasm_u16x8_lt(vlargest, wasm_i16x8_splat(0x7C00)));
+}
+
 /* Halves in the low half of each lane (wasm_u32x4_load16x4). */
 static inline v128_t f16x4_to_f32x4(v128_t vh) {
   return f16hi_to_f32x4(wasm_i32x4_shl(vh, 16));

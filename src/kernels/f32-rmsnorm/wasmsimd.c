@@ -237,14 +237,12 @@ RMSNORM_INLINE float block_sumsq_f16(const void* x, size_t n) {
   for (; i + RMSNORM_LANES <= n; i += RMSNORM_LANES, px += RMSNORM_LANES * sizeof(uint16_t)) {
     v128_t v[4];
     for (size_t h = 0; h < 2; h++) {
-      const v128_t vh = wasm_v128_load(px + 16 * h);
-      vlargest = wasm_u16x8_max(vlargest, wasm_v128_and(vh, wasm_i16x8_splat(0x7FFF)));
-      v[2 * h] = f16hi_to_f32x4_finite(bf16x8_even_to_f32x4(vh));
-      v[2 * h + 1] = f16hi_to_f32x4_finite(vh);
+      vlargest = f16x8_largest_magnitude(vlargest, wasm_v128_load(px + 16 * h));
+      load8(px + 16 * h, RMSNORM_F16, true, true, v + 2 * h);
     }
     accumulate_squares(vacc, v);
   }
-  if (!wasm_i16x8_all_true(wasm_u16x8_lt(vlargest, wasm_i16x8_splat(0x7C00)))) {
+  if (!f16x8_all_finite(vlargest)) {
     return block_sumsq_impl(x, NULL, n, RMSNORM_F16, false);
   }
   if (i < n) {
@@ -532,12 +530,13 @@ __attribute__((unused)) static void register_path_covers(enum rmsnorm_q8_format 
 static bool widen_f16_finite(const uint16_t* x, size_t n, float* dst) {
   v128_t vlargest = wasm_i16x8_splat(0);
   for (size_t i = 0; i < n; i += 8) {
-    const v128_t vh = wasm_v128_load(x + i);
-    vlargest = wasm_u16x8_max(vlargest, wasm_v128_and(vh, wasm_i16x8_splat(0x7FFF)));
-    wasm_v128_store(dst + i, f16hi_to_f32x4_finite(bf16x8_low_to_f32x4(vh)));
-    wasm_v128_store(dst + i + 4, f16hi_to_f32x4_finite(bf16x8_high_to_f32x4(vh)));
+    v128_t v[2];
+    vlargest = f16x8_largest_magnitude(vlargest, wasm_v128_load(x + i));
+    load8(x + i, RMSNORM_F16, false, true, v);
+    wasm_v128_store(dst + i, v[0]);
+    wasm_v128_store(dst + i + 4, v[1]);
   }
-  return wasm_i16x8_all_true(wasm_u16x8_lt(vlargest, wasm_i16x8_splat(0x7C00)));
+  return f16x8_all_finite(vlargest);
 }
 
 /* n values' blocks by the quantizer's kernel. 16-bit values are widened
