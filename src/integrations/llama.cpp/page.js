@@ -17,12 +17,13 @@ export async function loadLlamaMain(engineUrl, model) {
       : fetch(model).then((response) => {
         if (!response.ok) throw new Error(`${model}: HTTP ${response.status}`);
         return response.arrayBuffer();
-      }),
+      }).then((buffer) => new Uint8Array(buffer)),
   ]);
   let out = [];
   let errors = [];
   const module = await create({ print: (line) => out.push(line), printErr: (line) => errors.push(line) });
-  module.FS.writeFile(MODEL_PATH, new Uint8Array(bytes));
+  // writeFile copies: one array of the model serves every engine loaded with it.
+  module.FS.writeFile(MODEL_PATH, bytes);
   return (args) => {
     out = [];
     errors = [];
