@@ -73,11 +73,50 @@ RMSNORM_INLINE v128_t q8_to_int32x4(v128_t v) {
   return wasm_i32x4_sub(wasm_f32x4_add(v, wasm_f32x4_splat(Q8_MAGIC)), wasm_f32x4_splat(Q8_MAGIC));
 }
 
-/* Sixteen values (four vectors) to sixteen int8 lanes. */
-RMSNORM_INLINE v128_t q8_to_int8x16(const v128_t r[4]) {
-  const v128_t lo = wasm_i16x8_narrow_i32x4(q8_to_int32x4(r[0]), q8_to_int32x4(r[1]));
-  const v128_t hi = wasm_i16x8_narrow_i32x4(q8_to_int32x4(r[2]), q8_to_int32x4(r[3]));
-  return wasm_i8x16_narrow_i16x8(lo, hi);
+/* q8_K's quants of sixteen values x[0..15] (x * iscale, rounded to even)
+ * stored at qs, and their sum as four i32 lanes of four quants each. The
+ * 16-bit lanes are the quants themselves: on a regular block |iscale * x|
+ * is at most 127 and a few ulps, so the int8 narrow saturates none, and
+ * their sum is the int8 lanes' sum. */
+RMSNORM_INLINE v128_t q8k_quants16(const float* x, v128_t viscale, uint8_t* qs) {
+  v128_t q[4];
+  for (size_t k = 0; k < 4; k++) {
+    q[k] = q8_to_int32x4(wasm_f32x4_mul(wasm_v128_load(x + 4 * k), viscale));
+  }
+  const v128_t lo = wasm_i16x8_narrow_i32x4(q[0], q[1]);
+  const v128_t hi = wasm_i16x8_narrow_i32x4(q[2], q[3]);
+  wasm_v128_store(qs, wasm_i8x16_narrow_i16x8(lo, hi));
+  return wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_add(lo, hi));
+}
+
+/* Two vectors of four i32 partial sums of quants each as one of four: a's
+ * pairs then b's, each pair added. No narrow saturates: a group's sum is
+ * at most 16 * 127 in magnitude. */
+RMSNORM_INLINE v128_t q8k_pair_sums(v128_t a, v128_t b) {
+  return wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_narrow_i32x4(a, b));
+}
+
+/* q8_K's quants and bsums of 256 values at x, iscale given. Each group's
+ * four partial sums are added pairwise with its neighbours' by narrows
+ * and pairwise adds, into the sixteen bsums as 16-bit lanes in group
+ * order, stored at once: a horizontal sum per group and a scalar store
+ * cost several times as many instructions. */
+RMSNORM_INLINE void q8k_quants256(const float* x, float iscale, uint8_t* out) {
+  const v128_t viscale = wasm_f32x4_splat(iscale);
+  v128_t vsums[4];
+  for (size_t h = 0; h < 4; h++) {
+    const float* xh = x + 64 * h;
+    uint8_t* qs = out + Q8_K_QS + 64 * h;
+    const v128_t v01 =
+        q8k_pair_sums(q8k_quants16(xh, viscale, qs), q8k_quants16(xh + 16, viscale, qs + 16));
+    const v128_t v23 = q8k_pair_sums(q8k_quants16(xh + 32, viscale, qs + 32),
+                                     q8k_quants16(xh + 48, viscale, qs + 48));
+    vsums[h] = q8k_pair_sums(v01, v23);
+  }
+  wasm_v128_store(out + Q8_K_BSUMS, wasm_i16x8_narrow_i32x4(vsums[0], vsums[1]));
+  wasm_v128_store(out + Q8_K_BSUMS + 16, wasm_i16x8_narrow_i32x4(vsums[2], vsums[3]));
+  const float d = 1.0f / iscale;
+  memcpy(out + Q8_K_D, &d, sizeof d);
 }
 
 /* The sum of sixteen int8 lanes. */
@@ -164,18 +203,7 @@ static inline bool q8_quantize256_wasmsimd(const float* x, uint8_t* out) {
   if (!(amax_bits < Q8_INF_BITS && fabsf(iscale) <= FLT_MAX)) {
     return false;
   }
-  const v128_t viscale = wasm_f32x4_splat(iscale);
-  for (size_t g = 0; g < Q8_K_VALUES / 16; g++) {
-    v128_t r[4];
-    for (size_t k = 0; k < 4; k++) {
-      r[k] = wasm_f32x4_mul(wasm_v128_load(x + 16 * g + 4 * k), viscale);
-    }
-    const v128_t q = q8_to_int8x16(r);
-    wasm_v128_store(out + Q8_K_QS + 16 * g, q);
-    q8_put16(out + Q8_K_BSUMS + 2 * g, (uint16_t) (int16_t) q8_sum_int8x16(q));
-  }
-  const float d = 1.0f / iscale;
-  memcpy(out, &d, sizeof d);
+  q8k_quants256(x, iscale, out);
   return true;
 }
 
