@@ -175,36 +175,75 @@ RMSNORM_INLINE v128_t q8_block32_wasmsimd(const v128_t v[8], uint8_t* out, bool 
   return vamax;
 }
 
-/* q8_K of 256 float32 values at x: amax, then the first value of that
- * magnitude (the rule's max), then the quants sixteen at a time with their
- * bsums. False, and nothing written, for a block that is not regular (an
- * Inf or NaN, or -127 / max overflowing). */
-static inline bool q8_quantize256_wasmsimd(const float* x, uint8_t* out) {
-  v128_t vbits = wasm_i32x4_splat(0);
-  for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
-    vbits = wasm_u32x4_max(vbits, q8_magnitude_bits(wasm_v128_load(x + i)));
-  }
-  const uint32_t amax_bits = (uint32_t) wasm_i32x4_extract_lane(q8_max_lanes_u32(vbits), 0);
+/* q8_K's max without a search. A float32's bits as an int32 order the
+ * positive values as their magnitudes, all above the negative ones; as a
+ * uint32 they order the negative values as their magnitudes, all above
+ * the positive ones. So the signed max of the bits is the largest
+ * positive value (a positive NaN above +Inf), and the unsigned max the
+ * most negative value (a negative NaN below -Inf) if there is a negative
+ * one: two one-instruction integer maxima per four values, in the
+ * accumulators vpos and vneg (both from 0), where the magnitudes' max
+ * took as many and a second pass to find the max's sign. */
+RMSNORM_INLINE void q8k_track_extremes(v128_t v, v128_t* vpos, v128_t* vneg) {
+  *vpos = wasm_i32x4_max(*vpos, v);
+  *vneg = wasm_u32x4_max(*vneg, v);
+}
+
+/* The largest of four i32 lanes, in every lane. */
+RMSNORM_INLINE v128_t q8_max_lanes_i32(v128_t v) {
+  const v128_t pair = wasm_i32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  return wasm_i32x4_max(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2));
+}
+
+/* q8_K of the 256 float32 values at x, whose extremes q8k_track_extremes
+ * took into vpos and vneg: the rule's max is the extreme of the larger
+ * magnitude, or, where +amax and -amax both occur, the first of them
+ * (searched for: rare). False, and nothing written, for a block that is
+ * not regular (an Inf or NaN, or -127 / max overflowing). */
+RMSNORM_INLINE bool q8k_quantize256_from_extremes(const float* x, v128_t vpos, v128_t vneg,
+                                                  uint8_t* out) {
+  const uint32_t pos_bits = (uint32_t) wasm_i32x4_extract_lane(q8_max_lanes_i32(vpos), 0);
+  const uint32_t neg = (uint32_t) wasm_i32x4_extract_lane(q8_max_lanes_u32(vneg), 0);
+  /* -0's bits are 0x80000000: a magnitude of 0, as for no negative value */
+  const uint32_t neg_bits = neg > UINT32_C(0x80000000) ? neg & UINT32_C(0x7FFFFFFF) : 0;
+  const uint32_t amax_bits = pos_bits > neg_bits ? pos_bits : neg_bits;
   if (amax_bits == 0) {
     memset(out, 0, Q8_K_BYTES);
     return true;
   }
-  const v128_t vamax = wasm_i32x4_splat((int32_t) amax_bits);
-  float max = 0.0f;
-  for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
-    const uint32_t lanes =
-        wasm_i32x4_bitmask(wasm_i32x4_eq(q8_magnitude_bits(wasm_v128_load(x + i)), vamax));
-    if (lanes != 0) {
-      max = x[i + (size_t) __builtin_ctz(lanes)];
-      break;
+  if (amax_bits >= Q8_INF_BITS) {
+    return false;
+  }
+  float max;
+  const uint32_t max_bits = pos_bits > neg_bits ? pos_bits : neg_bits | UINT32_C(0x80000000);
+  memcpy(&max, &max_bits, sizeof max);
+  if (pos_bits == neg_bits) {
+    const v128_t vamax = wasm_i32x4_splat((int32_t) amax_bits);
+    for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
+      const uint32_t lanes =
+          wasm_i32x4_bitmask(wasm_i32x4_eq(q8_magnitude_bits(wasm_v128_load(x + i)), vamax));
+      if (lanes != 0) {
+        max = x[i + (size_t) __builtin_ctz(lanes)];
+        break;
+      }
     }
   }
   const float iscale = -127.0f / max;
-  if (!(amax_bits < Q8_INF_BITS && fabsf(iscale) <= FLT_MAX)) {
+  if (!(fabsf(iscale) <= FLT_MAX)) {
     return false;
   }
   q8k_quants256(x, iscale, out);
   return true;
+}
+
+/* q8_K of 256 float32 values at x (q8k_quantize256_from_extremes). */
+static inline bool q8_quantize256_wasmsimd(const float* x, uint8_t* out) {
+  v128_t vpos = wasm_i32x4_splat(0);
+  v128_t vneg = wasm_i32x4_splat(0);
+  for (size_t i = 0; i < Q8_K_VALUES; i += 4) {
+    q8k_track_extremes(wasm_v128_load(x + i), &vpos, &vneg);
+  }
+  return q8k_quantize256_from_extremes(x, vpos, vneg, out);
 }
 
 #endif
