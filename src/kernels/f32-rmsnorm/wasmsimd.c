@@ -473,10 +473,46 @@ RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, si
   return largest < Q8_INF_BITS && smallest >= Q8_32_TINY - 1;
 }
 
+/* Step 4 straight into q8_K blocks. A block's 256 values of y cannot all
+ * stay in registers until its scale is known: they go to a stack chunk as
+ * write8 makes them, their extremes taken on the way
+ * (q8k_track_extremes), and the quants are made from the chunk; the chunk
+ * path (rows.inc) reads each chunk once more for the extremes. The same
+ * values, so the same bytes on every regular block: false if a block was
+ * not (y overflowed, or -127 / max did), and the chunk writes the row
+ * again. */
+RMSNORM_INLINE bool write_q8_k(const void* src, const void* w, uint8_t* out, size_t dim, float inv,
+                               int weight_dtype) {
+  const v128_t vinv = wasm_f32x4_splat(inv);
+  const size_t weight_step = 8 * dtype_size(weight_dtype);
+  const char* ps = (const char*) src;
+  const char* pw = (const char*) w;
+  float chunk[Q8_K_VALUES] __attribute__((aligned(16)));
+  for (size_t i = 0; i < dim; i += Q8_K_VALUES, out += Q8_K_BYTES) {
+    v128_t vpos = wasm_i32x4_splat(0);
+    v128_t vneg = wasm_i32x4_splat(0);
+    for (size_t j = 0; j < Q8_K_VALUES; j += 8, ps += 8 * sizeof(float), pw += weight_step) {
+      v128_t v[2];
+      v128_t vw[2];
+      load8(ps, RMSNORM_F32, false, true, v);
+      load8(pw, weight_dtype, false, true, vw);
+      for (size_t k = 0; k < 2; k++) {
+        v[k] = wasm_f32x4_mul(wasm_f32x4_mul(v[k], vinv), vw[k]);
+        wasm_v128_store(chunk + j + 4 * k, v[k]);
+        q8k_track_extremes(v[k], &vpos, &vneg);
+      }
+    }
+    if (!q8k_quantize256_from_extremes(chunk, vpos, vneg, out)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /* The register path's copies: float32 rows with a float32 or bfloat16
  * weight and no offset (ggml's models' norms; the cast mode changes nothing
- * on float32 rows), one for q8_0 and one for q8_1. A float16 weight and
- * 16-bit rows take the chunk: copies loading them in the loop were slower
+ * on float32 rows), one for each format. A float16 weight and 16-bit rows
+ * take the chunk: copies loading them in the loop were slower
  * than the chunk (V8 runs out of vector registers with the block's eight
  * vectors live beside the conversions' constants), and so were copies fed
  * values widened to float32 a chunk at a time (docs/benchmarks.md). No
@@ -490,38 +526,37 @@ DEFINE_Q8_32_WRITER(q8_0_f32, RMSNORM_F32, false)
 DEFINE_Q8_32_WRITER(q8_0_bf16, RMSNORM_BF16, false)
 DEFINE_Q8_32_WRITER(q8_1_f32, RMSNORM_F32, true)
 DEFINE_Q8_32_WRITER(q8_1_bf16, RMSNORM_BF16, true)
+#define DEFINE_Q8_K_WRITER(NAME, WEIGHT_DTYPE)                                            \
+  static bool NAME(const void* src, const void* w, uint8_t* out, size_t dim, float inv) { \
+    return write_q8_k(src, w, out, dim, inv, WEIGHT_DTYPE);                               \
+  }
+DEFINE_Q8_K_WRITER(q8_k_f32, RMSNORM_F32)
+DEFINE_Q8_K_WRITER(q8_k_bf16, RMSNORM_BF16)
 
-/* rows.inc's register path (RMSNORM_Q8_32_ROW_WRITER): false for the rows
+/* rows.inc's register path (RMSNORM_Q8_ROW_WRITER): false for the rows
  * no copy serves, and the chunk writes them. */
-static bool write_row_q8_32(const void* src, const void* w, uint8_t* out, size_t dim, float inv,
-                            float weight_offset, int dtype, int weight_dtype, bool offset,
-                            int cast_mode, int format) {
+static bool write_row_q8(const void* src, const void* w, uint8_t* out, size_t dim, float inv,
+                         float weight_offset, int dtype, int weight_dtype, bool offset,
+                         int cast_mode, int format) {
   (void) weight_offset, (void) cast_mode;
   if (dtype != RMSNORM_F32 || offset) {
     return false;
   }
-  const bool with_sum = format == RMSNORM_Q8_1;
-  switch (weight_dtype) {
-    case RMSNORM_F32:
-      return with_sum ? q8_1_f32(src, w, out, dim, inv) : q8_0_f32(src, w, out, dim, inv);
-    case RMSNORM_BF16:
-      return with_sum ? q8_1_bf16(src, w, out, dim, inv) : q8_0_bf16(src, w, out, dim, inv);
-    default: return false;
+  const bool bf16 = weight_dtype == RMSNORM_BF16;
+  if (!bf16 && weight_dtype != RMSNORM_F32) {
+    return false;
   }
-}
-#define RMSNORM_Q8_32_ROW_WRITER write_row_q8_32
-
-/* The formats rows.inc and write_row_q8_32 choose between (rows.inc keeps
- * q8_K off the register path; it takes any other for q8_0 or q8_1): a
- * format added to the table and not here fails the build (-Wswitch) until
- * both say where its rows go. Never called: no code. */
-__attribute__((unused)) static void register_path_covers(enum rmsnorm_q8_format format) {
-  switch (format) {
-    case RMSNORM_Q8_0:
+  switch ((enum rmsnorm_q8_format) format) {
+    case RMSNORM_Q8_K:
+      return bf16 ? q8_k_bf16(src, w, out, dim, inv) : q8_k_f32(src, w, out, dim, inv);
     case RMSNORM_Q8_1:
-    case RMSNORM_Q8_K: break;
+      return bf16 ? q8_1_bf16(src, w, out, dim, inv) : q8_1_f32(src, w, out, dim, inv);
+    case RMSNORM_Q8_0:
+      return bf16 ? q8_0_bf16(src, w, out, dim, inv) : q8_0_f32(src, w, out, dim, inv);
   }
+  return false;
 }
+#define RMSNORM_Q8_ROW_WRITER write_row_q8
 
 /* n float16 values (a multiple of 8) as float32 at dst with the short
  * conversion, false if one was an Inf or a NaN (dst then partly written):
