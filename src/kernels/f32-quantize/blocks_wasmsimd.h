@@ -199,9 +199,11 @@ RMSNORM_INLINE v128_t q8_max_lanes_i32(v128_t v) {
  * took into vpos and vneg: the rule's max is the extreme of the larger
  * magnitude, or, where +amax and -amax both occur, the first of them
  * (searched for: rare). False, and nothing written, for a block that is
- * not regular (an Inf or NaN, or -127 / max overflowing). */
-RMSNORM_INLINE bool q8k_quantize256_from_extremes(const float* x, v128_t vpos, v128_t vneg,
-                                                  uint8_t* out) {
+ * not regular (an Inf or NaN, or -127 / max overflowing). Not inlined:
+ * one copy per file that includes this, not one per caller (the module's
+ * size budget), for a call per 256 values. */
+static __attribute__((noinline)) bool q8k_quantize256_from_extremes(const float* x, v128_t vpos,
+                                                                    v128_t vneg, uint8_t* out) {
   const uint32_t pos_bits = (uint32_t) wasm_i32x4_extract_lane(q8_max_lanes_i32(vpos), 0);
   const uint32_t neg = (uint32_t) wasm_i32x4_extract_lane(q8_max_lanes_u32(vneg), 0);
   /* -0's bits are 0x80000000: a magnitude of 0, as for no negative value */
