@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "../common.h"
+#include "../float16_wasmsimd.h"
 #include "../q8_blocks.h"
 #include "../simd128.h"
 
@@ -66,6 +67,13 @@ RMSNORM_INLINE v128_t q8_round_away8(v128_t q0, v128_t q1) {
   const v128_t u1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_trunc(q1), vmagic), vless);
   const v128_t vsign = wasm_i16x8_shr(wasm_i16x8_narrow_i32x4(q0, q1), 15);
   return wasm_i16x8_shr(wasm_i16x8_add(wasm_i16x8_narrow_i32x4(u0, u1), vsign), 1);
+}
+
+/* q8_32_regular on four amax (bits), a lane each: all ones where regular. */
+RMSNORM_INLINE v128_t q8_32_regular4(v128_t vamax) {
+  return wasm_v128_and(wasm_u32x4_lt(vamax, wasm_i32x4_splat((int32_t) Q8_INF_BITS)),
+                       wasm_u32x4_ge(wasm_i32x4_sub(vamax, wasm_i32x4_splat(1)),
+                                     wasm_i32x4_splat((int32_t) (Q8_32_TINY - 1))));
 }
 
 /* Integral values (|v| < 2^22) as int32 lanes. */
@@ -139,30 +147,52 @@ RMSNORM_INLINE v128_t q8_max_lanes_u32(v128_t v) {
   return wasm_u32x4_max(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2));
 }
 
+/* The smallest of four u32 lanes, in every lane. */
+RMSNORM_INLINE v128_t q8_min_lanes_u32(v128_t v) {
+  const v128_t pair = wasm_u32x4_min(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  return wasm_u32x4_min(pair, wasm_i32x4_shuffle(pair, pair, 1, 0, 3, 2));
+}
+
 /* A q8_0 or q8_1 block's d, and q8_1's s from the quants already stored
  * (read back: q8_0, the common format, spends nothing on a sum it does
  * not write). */
+RMSNORM_INLINE void q8_put_sum32(uint8_t* out, float d) {
+  const int32_t sum = q8_sum_int8x16(wasm_v128_load(out + Q8_1_QS)) +
+                      q8_sum_int8x16(wasm_v128_load(out + Q8_1_QS + 16));
+  q8_put16(out + Q8_1_S, f32_to_f16((float) sum * d));
+}
+
 RMSNORM_INLINE void q8_put_scales32(uint8_t* out, float d, bool with_sum) {
   q8_put16(out, f32_to_f16(d));
   if (with_sum) {
-    const int32_t sum = q8_sum_int8x16(wasm_v128_load(out + Q8_1_QS)) +
-                        q8_sum_int8x16(wasm_v128_load(out + Q8_1_QS + 16));
-    q8_put16(out + Q8_1_S, f32_to_f16((float) sum * d));
+    q8_put_sum32(out, d);
   }
 }
 
-/* q8_0 (with_sum false) or q8_1 of the 32 values v[0..7], lanes in order,
- * to out: amax, d = amax / 127, id, the quants, then q8_put_scales32.
- * Returns the amax's bits in every lane, for q8_32_regular. */
-RMSNORM_INLINE v128_t q8_block32_wasmsimd(const v128_t v[8], uint8_t* out, bool with_sum) {
+/* The magnitudes' bits of the 32 values v[0..7], their largest in each
+ * lane (not yet across lanes). */
+RMSNORM_INLINE v128_t q8_magnitudes32(const v128_t v[8]) {
   v128_t vbits = q8_magnitude_bits(v[0]);
   for (size_t k = 1; k < 8; k++) {
     vbits = wasm_u32x4_max(vbits, q8_magnitude_bits(v[k]));
   }
-  const v128_t vamax = q8_max_lanes_u32(vbits);
-  const float d = wasm_f32x4_extract_lane(vamax, 0) / 127.0f;
-  const v128_t vid2 = wasm_f32x4_splat(d != 0.0f ? 2.0f / d : 0.0f); /* 2 * (1 / d), exactly */
-  uint8_t* qs = out + (with_sum ? Q8_1_QS : Q8_0_QS);
+  return vbits;
+}
+
+/* Lane k: the largest of v[k]'s four u32 lanes (four blocks' amax bits from
+ * q8_magnitudes32 at once: nine instructions where one block's take four). */
+RMSNORM_INLINE v128_t q8_max_lanes_u32x4(const v128_t v[4]) {
+  const v128_t v01 = wasm_u32x4_max(wasm_i32x4_shuffle(v[0], v[1], 0, 4, 1, 5),
+                                    wasm_i32x4_shuffle(v[0], v[1], 2, 6, 3, 7));
+  const v128_t v23 = wasm_u32x4_max(wasm_i32x4_shuffle(v[2], v[3], 0, 4, 1, 5),
+                                    wasm_i32x4_shuffle(v[2], v[3], 2, 6, 3, 7));
+  return wasm_u32x4_max(wasm_i32x4_shuffle(v01, v23, 0, 1, 4, 5),
+                        wasm_i32x4_shuffle(v01, v23, 2, 3, 6, 7));
+}
+
+/* The 32 quants of v[0..7] (lanes in order) to qs, vid2 = 2 * (1 / d) in
+ * every lane. */
+RMSNORM_INLINE void q8_quants32(const v128_t v[8], v128_t vid2, uint8_t* qs) {
   for (size_t h = 0; h < 2; h++) {
     v128_t r[2];
     for (size_t k = 0; k < 2; k++) {
@@ -171,6 +201,29 @@ RMSNORM_INLINE v128_t q8_block32_wasmsimd(const v128_t v[8], uint8_t* out, bool 
     }
     wasm_v128_store(qs + 16 * h, wasm_i8x16_narrow_i16x8(r[0], r[1]));
   }
+}
+
+/* Four blocks' scales from their amax bits (lane k: block k's), the
+ * values q8_block32_wasmsimd computes one block at a time: d = amax / 127,
+ * 2 * (1 / d) (0 where d is 0) and d's float16 pattern in each lane's low
+ * half, with one division of each kind and one conversion for the four.
+ * Exact on regular blocks; on the others the caller writes the rule's
+ * bytes afterwards. */
+RMSNORM_INLINE void q8_scales32x4(v128_t vamax, v128_t* vd, v128_t* vid2, v128_t* vd16) {
+  *vd = wasm_f32x4_div(vamax, wasm_f32x4_splat(127.0f));
+  *vid2 = wasm_v128_and(wasm_f32x4_div(wasm_f32x4_splat(2.0f), *vd),
+                        wasm_f32x4_ne(*vd, wasm_f32x4_splat(0.0f)));
+  *vd16 = f32x4_to_f16x4(*vd, true);
+}
+
+/* q8_0 (with_sum false) or q8_1 of the 32 values v[0..7], lanes in order,
+ * to out: amax, d = amax / 127, id, the quants, then q8_put_scales32.
+ * Returns the amax's bits in every lane, for q8_32_regular. */
+RMSNORM_INLINE v128_t q8_block32_wasmsimd(const v128_t v[8], uint8_t* out, bool with_sum) {
+  const v128_t vamax = q8_max_lanes_u32(q8_magnitudes32(v));
+  const float d = wasm_f32x4_extract_lane(vamax, 0) / 127.0f;
+  const v128_t vid2 = wasm_f32x4_splat(d != 0.0f ? 2.0f / d : 0.0f); /* 2 * (1 / d), exactly */
+  q8_quants32(v, vid2, out + (with_sum ? Q8_1_QS : Q8_0_QS));
   q8_put_scales32(out, d, with_sum);
   return vamax;
 }

@@ -29,6 +29,47 @@ static __attribute__((noinline)) bool quantize32(const float* x, uint8_t* out, b
       (uint32_t) wasm_i32x4_extract_lane(q8_block32_wasmsimd(v, out, with_sum), 0));
 }
 
+/* Four q8_0 or q8_1 blocks at x, their scales made together
+ * (q8_scales32x4: one division of each kind and one float16 conversion for
+ * the four, where quantize32 takes two scalar divisions and a scalar
+ * conversion a block). Returns a bit per block that was not regular, whose
+ * bytes the caller writes again by the rule. */
+static __attribute__((noinline)) uint32_t quantize32x4(const float* x, uint8_t* out,
+                                                       bool with_sum) {
+  const size_t bytes = with_sum ? Q8_1_BYTES : Q8_0_BYTES;
+  v128_t vbits[4];
+  for (size_t b = 0; b < 4; b++) {
+    v128_t v[8];
+    for (size_t k = 0; k < 8; k++) {
+      v[k] = wasm_v128_load(x + Q8_0_VALUES * b + 4 * k);
+    }
+    vbits[b] = q8_magnitudes32(v);
+  }
+  const v128_t vamax = q8_max_lanes_u32x4(vbits);
+  float d[4] __attribute__((aligned(16)));
+  float id2[4] __attribute__((aligned(16)));
+  uint32_t d16[4] __attribute__((aligned(16)));
+  v128_t vd, vid2, vd16;
+  q8_scales32x4(vamax, &vd, &vid2, &vd16);
+  wasm_v128_store(d, vd);
+  wasm_v128_store(id2, vid2);
+  wasm_v128_store(d16, vd16);
+#pragma clang loop unroll(disable)
+  for (size_t b = 0; b < 4; b++) {
+    v128_t v[8];
+    for (size_t k = 0; k < 8; k++) {
+      v[k] = wasm_v128_load(x + Q8_0_VALUES * b + 4 * k);
+    }
+    uint8_t* block = out + b * bytes;
+    q8_put16(block, (uint16_t) d16[b]);
+    q8_quants32(v, wasm_v128_load32_splat(id2 + b), block + (with_sum ? Q8_1_QS : Q8_0_QS));
+    if (with_sum) {
+      q8_put_sum32(block, d[b]);
+    }
+  }
+  return (uint32_t) wasm_i32x4_bitmask(wasm_v128_not(q8_32_regular4(vamax)));
+}
+
 /* The formats the switch below chooses between (its default is q8_0): a
  * format added to the table and not here fails the build (-Wswitch) until
  * its SIMD rule is below. Never called: no code. */
@@ -46,7 +87,18 @@ void rmsnorm_wasm_f32_quantize_q8_ukernel__wasmsimd(const float* x, void* y, siz
   const size_t values = q8_block_values(format);
   const size_t bytes = q8_block_bytes(format);
   uint8_t* out = (uint8_t*) y;
-  for (size_t b = 0; b < blocks; b++, x += values, out += bytes) {
+  size_t b = 0;
+  if (format != RMSNORM_Q8_K) {
+    const bool with_sum = format == RMSNORM_Q8_1;
+    for (; b + 4 <= blocks; b += 4, x += 4 * values, out += 4 * bytes) {
+      for (uint32_t irregular = quantize32x4(x, out, with_sum); irregular != 0;
+           irregular &= irregular - 1) {
+        const size_t k = (size_t) __builtin_ctz(irregular);
+        quantize_by_rule(x + k * values, format, out + k * bytes);
+      }
+    }
+  }
+  for (; b < blocks; b++, x += values, out += bytes) {
     bool regular;
     switch (format) {
       case RMSNORM_Q8_K: regular = q8_quantize256_wasmsimd(x, out); break;
