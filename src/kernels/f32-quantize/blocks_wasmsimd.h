@@ -216,6 +216,36 @@ RMSNORM_INLINE void q8_scales32x4(v128_t vamax, v128_t* vd, v128_t* vid2, v128_t
   *vd16 = f32x4_to_f16x4(*vd, true);
 }
 
+/* Four q8_0 (with_sum false) or q8_1 blocks of the 128 float32 values at
+ * x, whose amax bits (lane k: block k's) q8_max_lanes_u32x4 gave, to out:
+ * the four scales together (q8_scales32x4), then the quants a block at a
+ * time. The loop stays a loop: unrolled, clang keeps a caller's buffer of
+ * x in locals, which V8 spills. */
+RMSNORM_INLINE void q8_blocks32x4(const float* x, v128_t vamax, uint8_t* out, bool with_sum) {
+  const size_t bytes = with_sum ? Q8_1_BYTES : Q8_0_BYTES;
+  float d[4] __attribute__((aligned(16)));
+  float id2[4] __attribute__((aligned(16)));
+  uint32_t d16[4] __attribute__((aligned(16)));
+  v128_t vd, vid2, vd16;
+  q8_scales32x4(vamax, &vd, &vid2, &vd16);
+  wasm_v128_store(d, vd);
+  wasm_v128_store(id2, vid2);
+  wasm_v128_store(d16, vd16);
+#pragma clang loop unroll(disable)
+  for (size_t b = 0; b < 4; b++) {
+    v128_t v[8];
+    for (size_t k = 0; k < 8; k++) {
+      v[k] = wasm_v128_load(x + Q8_0_VALUES * b + 4 * k);
+    }
+    uint8_t* block = out + b * bytes;
+    q8_put16(block, (uint16_t) d16[b]);
+    q8_quants32(v, wasm_v128_load32_splat(id2 + b), block + (with_sum ? Q8_1_QS : Q8_0_QS));
+    if (with_sum) {
+      q8_put_sum32(block, d[b]);
+    }
+  }
+}
+
 /* q8_0 (with_sum false) or q8_1 of the 32 values v[0..7], lanes in order,
  * to out: amax, d = amax / 127, id, the quants, then q8_put_scales32.
  * Returns the amax's bits in every lane, for q8_32_regular. */

@@ -36,7 +36,6 @@ static __attribute__((noinline)) bool quantize32(const float* x, uint8_t* out, b
  * bytes the caller writes again by the rule. */
 static __attribute__((noinline)) uint32_t quantize32x4(const float* x, uint8_t* out,
                                                        bool with_sum) {
-  const size_t bytes = with_sum ? Q8_1_BYTES : Q8_0_BYTES;
   v128_t vbits[4];
   for (size_t b = 0; b < 4; b++) {
     v128_t v[8];
@@ -46,27 +45,7 @@ static __attribute__((noinline)) uint32_t quantize32x4(const float* x, uint8_t* 
     vbits[b] = q8_magnitudes32(v);
   }
   const v128_t vamax = q8_max_lanes_u32x4(vbits);
-  float d[4] __attribute__((aligned(16)));
-  float id2[4] __attribute__((aligned(16)));
-  uint32_t d16[4] __attribute__((aligned(16)));
-  v128_t vd, vid2, vd16;
-  q8_scales32x4(vamax, &vd, &vid2, &vd16);
-  wasm_v128_store(d, vd);
-  wasm_v128_store(id2, vid2);
-  wasm_v128_store(d16, vd16);
-#pragma clang loop unroll(disable)
-  for (size_t b = 0; b < 4; b++) {
-    v128_t v[8];
-    for (size_t k = 0; k < 8; k++) {
-      v[k] = wasm_v128_load(x + Q8_0_VALUES * b + 4 * k);
-    }
-    uint8_t* block = out + b * bytes;
-    q8_put16(block, (uint16_t) d16[b]);
-    q8_quants32(v, wasm_v128_load32_splat(id2 + b), block + (with_sum ? Q8_1_QS : Q8_0_QS));
-    if (with_sum) {
-      q8_put_sum32(block, d[b]);
-    }
-  }
+  q8_blocks32x4(x, vamax, out, with_sum);
   return (uint32_t) wasm_i32x4_bitmask(wasm_v128_not(q8_32_regular4(vamax)));
 }
 

@@ -426,15 +426,16 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
 }
 
 /* ---- ggml blocks: the register path ---------------------------------------
- * Step 4 straight into q8_0 or q8_1 blocks: a block's 32 values of y stay in
- * registers from the multiplies to the quants (the quantizer's per-block
- * body, ../f32-quantize/blocks_wasmsimd.h), where rows.inc's chunk passes
- * them through memory. write8's operations on each value (x * inv, weigh4,
- * and the storage rounding, which is what the chunk would hold), so the
- * same bytes on every regular block: false if a block was not (y
- * overflowed), and the chunk writes the row again. (A call in the loop for
+ * Step 4 straight into q8_0 or q8_1 blocks: a block's amax is taken from
+ * its 32 values of y while they are in registers (the quantizer's bodies,
+ * ../f32-quantize/blocks_wasmsimd.h), where rows.inc's chunk writes the
+ * row's values first and reads them twice. write8's operations on each
+ * value (x * inv, weigh4, and the storage rounding, which is what the
+ * chunk would hold), so the same bytes on every regular block: false if a
+ * block was not (y overflowed), and the chunk writes the row again. (A call in the loop for
  * such a block, or a branch around the fast path, costs V8 a tenth of the
  * loop's time: docs/benchmarks.md.) */
+
 /* A block's 32 values of y (write8's operations) into v[0..7], lanes in
  * order, advancing *ps and *pw past them. */
 RMSNORM_INLINE void load_y32(const char** ps, const char** pw, v128_t v[8], v128_t vinv,
@@ -457,18 +458,18 @@ RMSNORM_INLINE void load_y32(const char** ps, const char** pw, v128_t v[8], v128
   }
 }
 
-/* Four blocks go together: their values pass through a small buffer on the
+/* Four blocks go together: their values wait in a small buffer on the
  * stack while one division of each kind and one float16 conversion make
- * the four scales (q8_scales32x4), where a block at a time took two scalar
+ * the four scales (q8_blocks32x4), where a block at a time took two scalar
  * divisions and a scalar conversion, about a fifth of the loop's
- * instructions. The row's last dim % 128 values go a block at a time. */
+ * instructions. The loop stays a loop (see q8_blocks32x4). The row's last
+ * dim % 128 values go a block at a time. */
 RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, size_t dim, float inv,
                                 float weight_offset, int dtype, int weight_dtype, bool offset,
                                 int cast_mode, bool with_sum) {
   const v128_t vinv = wasm_f32x4_splat(inv);
   const v128_t voffset = wasm_f32x4_splat(weight_offset);
   const size_t bytes = with_sum ? Q8_1_BYTES : Q8_0_BYTES;
-  const size_t qs = with_sum ? Q8_1_QS : Q8_0_QS;
   const char* ps = (const char*) src;
   const char* pw = (const char*) w;
   /* The row's largest block amax (bits), and its smallest less one (an
@@ -491,27 +492,7 @@ RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, si
     const v128_t vamax = q8_max_lanes_u32x4(vbits);
     vlargest = wasm_u32x4_max(vlargest, vamax);
     vsmallest = wasm_u32x4_min(vsmallest, wasm_i32x4_sub(vamax, wasm_i32x4_splat(1)));
-    float d[4] __attribute__((aligned(16)));
-    float id2[4] __attribute__((aligned(16)));
-    uint32_t d16[4] __attribute__((aligned(16)));
-    v128_t vd, vid2, vd16;
-    q8_scales32x4(vamax, &vd, &vid2, &vd16);
-    wasm_v128_store(d, vd);
-    wasm_v128_store(id2, vid2);
-    wasm_v128_store(d16, vd16);
-#pragma clang loop unroll(disable)
-    for (size_t b = 0; b < 4; b++) {
-      v128_t v[8];
-      for (size_t k = 0; k < 8; k++) {
-        v[k] = wasm_v128_load(ys + Q8_0_VALUES * b + 4 * k);
-      }
-      uint8_t* block = out + b * bytes;
-      q8_put16(block, (uint16_t) d16[b]);
-      q8_quants32(v, wasm_v128_load32_splat(id2 + b), block + qs);
-      if (with_sum) {
-        q8_put_sum32(block, d[b]);
-      }
-    }
+    q8_blocks32x4(ys, vamax, out, with_sum);
   }
   uint32_t largest = (uint32_t) wasm_i32x4_extract_lane(q8_max_lanes_u32(vlargest), 0);
   uint32_t smallest = (uint32_t) wasm_i32x4_extract_lane(q8_min_lanes_u32(vsmallest), 0);
