@@ -23,7 +23,7 @@ const log = (l) => process.stderr.write(`${l}\n`);
 /** The adapter `engine` gets, described, or null for none. */
 async function adapterOf(engine) {
   const server = await startTestServer();
-  const browser = await launchGpuBrowser(engine);
+  const browser = await launchGpuBrowser(engine, { optimizedWasm: true });
   try {
     const page = await browser.openPage(server.url('/tests/pages/blank.html'));
     return await page.evaluate(async () => {

@@ -106,7 +106,7 @@ async function main() {
       continue;
     }
     const server = await startTestServer();
-    const browser = await engineNamed(engine).launch();
+    const browser = await engineNamed(engine).launch({ optimizedWasm: true });
     try {
       const page = await browser.openPage(server.url('/tests/pages/blank.html', { isolated: true }));
       const steps = await page.evaluate(async (arg) => (await import('/tests/bench/layer.js')).measureLayer(arg),

@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { engineNamed, startTestServer } from '../helpers/engines.js';
+import { OPTIMIZED_WASM_V8_FLAGS } from '../helpers/optimized-wasm.js';
 import { config, fixture, MODELS, STOP, vocab } from '../helpers/llama-cpp.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -25,8 +26,10 @@ export const MODEL_RUNS = [
   { model: 'wide-llama-q4_k', prompt: 32, decode: 16 },
 ];
 
-const runJson = (file, args) =>
-  JSON.parse(execFileSync(process.execPath, [file, ...args], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 26 }));
+const runJson = (file, args, nodeFlags = []) =>
+  JSON.parse(execFileSync(process.execPath, [...nodeFlags, file, ...args], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 26 }));
+// A timed run: its engine compiled by V8's optimizing tier alone (../helpers/optimized-wasm.js).
+const runTimed = (file, args) => runJson(file, args, OPTIMIZED_WASM_V8_FLAGS);
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** Per engine, the rounds' results of `measure(engine)`, engines alternating. */
@@ -42,7 +45,7 @@ function alternate(rounds, measure) {
  * { shape: { stock: { norm, q8_0, convert, fusedQ8Ops }, integrated: … } }.
  */
 export function measureNorms({ shapes = NORM_SHAPES, rounds = 3, repeats = 9 } = {}) {
-  const runs = alternate(rounds, (engine) => runJson(`build/llama-norm-bench-${engine}.cjs`, [...shapes, '--repeats', `${repeats}`]));
+  const runs = alternate(rounds, (engine) => runTimed(`build/llama-norm-bench-${engine}.cjs`, [...shapes, '--repeats', `${repeats}`]));
   return Object.fromEntries(shapes.map((shape, i) => [shape, Object.fromEntries(ENGINES.map((engine) => [engine, {
     norm: median(runs[engine].map((run) => run.shapes[i].norm_us)),
     q8_0: median(runs[engine].map((run) => run.shapes[i].q8_0_us)),
@@ -67,13 +70,13 @@ const modelFigures = (run, results) => ({
 /** Prefill tokens/s and decode ms/token per engine and model run, in Node. */
 export function measureModels({ runs = MODEL_RUNS, rounds = 3 } = {}) {
   return runs.map((run) => modelFigures(run, alternate(rounds, (engine) =>
-    runJson(`build/llama-run-${engine}.cjs`, [`build/models/${run.model}.gguf`, benchPrompt(run), '--bench', `${run.decode}`]).results[0])));
+    runTimed(`build/llama-run-${engine}.cjs`, [`build/models/${run.model}.gguf`, benchPrompt(run), '--bench', `${run.decode}`]).results[0])));
 }
 
 /** The same figures in a page of a browser engine (tests/helpers/engines.js): { version, models }. */
 export async function measureModelsInBrowser(engineName, { runs = MODEL_RUNS, rounds = 3 } = {}) {
   const server = await startTestServer();
-  const browser = await engineNamed(engineName).launch();
+  const browser = await engineNamed(engineName).launch({ optimizedWasm: true });
   try {
     const models = [];
     for (const run of runs) {

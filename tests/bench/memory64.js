@@ -41,7 +41,7 @@ try {
       console.log(why === '' ? 'Node compiles the memory64 kernels: measure it in a page-less run (not written)' : `${why}: not measured`);
       continue;
     }
-    const browser = await engineNamed(name).launch();
+    const browser = await engineNamed(name).launch({ optimizedWasm: true });
     try {
       for (const [rows, dim] of shapes) {
         const page = await browser.openPage(server.url('/tests/pages/blank.html', { isolated: true }));

@@ -97,7 +97,7 @@ export async function runBench({ shapes, rows, rounds, sampleSeconds, log }) {
 /** The portable rows measured in a page of `engineName`, one page call per shape. */
 export async function runBenchInBrowser(engineName, { shapes, rows, rounds, sampleSeconds, log = () => {} }) {
   const server = await startTestServer();
-  const browser = await engineNamed(engineName).launch();
+  const browser = await engineNamed(engineName).launch({ optimizedWasm: true });
   try {
     // Isolated: the engines give performance.now() its finest resolution.
     const page = await browser.openPage(server.url('/tests/pages/blank.html', { isolated: true }));

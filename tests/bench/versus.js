@@ -37,7 +37,7 @@ function commonRoot(paths) {
 async function inBrowser(engineName) {
   const root = commonRoot(dirs.map(([, dir]) => dir));
   const server = await startTestServer(root);
-  const browser = await engineNamed(engineName).launch();
+  const browser = await engineNamed(engineName).launch({ optimizedWasm: true });
   try {
     const url = (p) => server.url(`/${path.relative(root, p)}`, { isolated: true });
     const page = await browser.openPage(url(path.join(here, 'tests/pages/blank.html')));

@@ -3,6 +3,7 @@
 // more entry:
 //
 //   const browser = await engine.launch();      // { name, version, openPage, close }
+//   engine.launch({ optimizedWasm: true })      // a bench's: ./optimized-wasm.js
 //   const page = await browser.openPage(url);   // navigated, loaded
 //   await page.evaluate(fn, arg);               // fn(arg) in the page, awaited, JSON round trip
 //   await page.waitFor(fn, arg, timeoutMs);     // polls evaluate until truthy
@@ -31,6 +32,7 @@ import { createInterface } from 'node:readline';
 import puppeteer from 'puppeteer-core';
 import { startServer } from '../../web/serve.js';
 import { launchBrowser as launchChromium, watchProblems } from './browser.js';
+import { OPTIMIZED_WASM_FIREFOX_PREFS, OPTIMIZED_WASM_V8_FLAGS } from './optimized-wasm.js';
 
 export const PAGE_HOOK = `<script>(() => {
   const problems = [];
@@ -113,8 +115,8 @@ function pageOf({ run, engineProblems, close, serverMark }) {
 
 const chromium = {
   name: 'chromium',
-  async launch() {
-    const browser = await launchChromium();
+  async launch({ optimizedWasm = false } = {}) {
+    const browser = await launchChromium(optimizedWasm ? [`--js-flags=${OPTIMIZED_WASM_V8_FLAGS.join(' ')}`] : []);
     return {
       name: 'chromium',
       version: `Chromium ${browser.version()}`,
@@ -138,12 +140,13 @@ const chromium = {
 
 const firefox = {
   name: 'firefox',
-  async launch() {
+  async launch({ optimizedWasm = false } = {}) {
     const browser = await puppeteer.launch({
       browser: 'firefox',
       protocol: 'webDriverBiDi',
       executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
       headless: true,
+      extraPrefsFirefox: optimizedWasm ? OPTIMIZED_WASM_FIREFOX_PREFS : {},
       protocolTimeout: 600_000, // the bench measures a whole shape in one call
     });
     return {
@@ -198,6 +201,7 @@ const WEBKIT_TIMEOUTS = { script: 600_000, pageLoad: 60_000, implicit: 0 };
 
 const webkit = {
   name: 'webkit',
+  // optimizedWasm: not set here (./optimized-wasm.js).
   async launch() {
     const xvfb = await startXvfb();
     const port = await freePort();

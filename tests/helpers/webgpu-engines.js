@@ -8,6 +8,7 @@
 //   const browser = await launchGpuBrowser('chromium');  // { name, version, openPage, close }
 //   const page = await browser.openPage(url);           // evaluate(fn, arg), problems(), close()
 import puppeteer from 'puppeteer-core';
+import { OPTIMIZED_WASM_FIREFOX_PREFS, OPTIMIZED_WASM_V8_FLAGS } from './optimized-wasm.js';
 import { chromium } from 'playwright-core';
 import { watchProblems } from './browser.js';
 import { pageExpression, unwrap } from './engines.js';
@@ -20,12 +21,13 @@ export const GPU_ENGINES = ['chromium', 'firefox'].filter((name) => !wanted || w
 // and the GPU blocklist ignored (Linux); with no GPU it falls back to SwiftShader.
 const HARDWARE_FLAGS = ['--enable-features=Vulkan,VulkanFromANGLE', '--use-angle=vulkan', '--ignore-gpu-blocklist', '--enable-gpu'];
 
-async function launchChromium(hardware = false) {
+async function launchChromium(hardware, optimizedWasm) {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     headless: true,
     args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', ...(hardware ? HARDWARE_FLAGS : [])],
+      '--disable-component-update', '--disable-sync', '--no-first-run', ...(hardware ? HARDWARE_FLAGS : []),
+      ...(optimizedWasm ? [`--js-flags=${OPTIMIZED_WASM_V8_FLAGS.join(' ')}`] : [])],
   });
   return {
     name: 'chromium',
@@ -45,14 +47,15 @@ async function launchChromium(hardware = false) {
   };
 }
 
-async function launchFirefox() {
+async function launchFirefox(optimizedWasm) {
   const browser = await puppeteer.launch({
     browser: 'firefox',
     protocol: 'webDriverBiDi',
     executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
     headless: true,
     protocolTimeout: 600_000,
-    extraPrefsFirefox: { 'dom.webgpu.enabled': true, 'gfx.webgpu.ignore-blocklist': true },
+    extraPrefsFirefox: { 'dom.webgpu.enabled': true, 'gfx.webgpu.ignore-blocklist': true,
+      ...(optimizedWasm ? OPTIMIZED_WASM_FIREFOX_PREFS : {}) },
   });
   return {
     name: 'firefox',
@@ -76,10 +79,11 @@ async function launchFirefox() {
 }
 
 /** Launches one of GPU_ENGINES, or 'chromium-gpu': Chromium asked to use
- * the machine's GPU (tests/bench/gpu.js). */
-export function launchGpuBrowser(name) {
-  if (name === 'chromium') return launchChromium();
-  if (name === 'chromium-gpu') return launchChromium(true);
-  if (name === 'firefox') return launchFirefox();
+ * the machine's GPU (tests/bench/gpu.js); a bench's with optimizedWasm
+ * (./optimized-wasm.js). */
+export function launchGpuBrowser(name, { optimizedWasm = false } = {}) {
+  if (name === 'chromium') return launchChromium(false, optimizedWasm);
+  if (name === 'chromium-gpu') return launchChromium(true, optimizedWasm);
+  if (name === 'firefox') return launchFirefox(optimizedWasm);
   throw new RangeError(`launchGpuBrowser: name must be one of ${GPU_ENGINES.join(', ')} or chromium-gpu, got ${name}`);
 }

@@ -30,7 +30,7 @@ const median = (a) => {
  * (`shapes` or `blockShapes` empty: those rows left out). */
 export async function runGpuBench(engine, { shapes = GPU_SHAPES, blockShapes = BLOCK_SHAPES, rounds = 7, log = () => {} } = {}) {
   const server = await startTestServer();
-  const browser = await launchGpuBrowser(engine);
+  const browser = await launchGpuBrowser(engine, { optimizedWasm: true });
   try {
     const lines = [];
     let measured = { adapter: null, shapes: [] };
