@@ -50,9 +50,11 @@
 #define Q8_INF_BITS UINT32_C(0x7F800000)
 
 /* Whether q8_block32_wasmsimd's bytes are the rule's for a block of this
- * amax (bits of a magnitude; a NaN's are above +Inf's). */
+ * amax (bits of a magnitude; a NaN's are above +Inf's): below +Inf's, and
+ * 0 or at least Q8_32_TINY, one comparison for both as amax - 1 wraps 0 to
+ * the largest u32. q8_32_regular4 is the same on four lanes. */
 static inline bool q8_32_regular(uint32_t amax_bits) {
-  return amax_bits < Q8_INF_BITS && (amax_bits >= Q8_32_TINY || amax_bits == 0);
+  return amax_bits < Q8_INF_BITS && amax_bits - 1 >= Q8_32_TINY - 1;
 }
 
 /* Eight values' roundf as 16-bit lanes, from q = 2p (two vectors, lanes in

@@ -432,9 +432,9 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
  * row's values first and reads them twice. write8's operations on each
  * value (x * inv, weigh4, and the storage rounding, which is what the
  * chunk would hold), so the same bytes on every regular block: false if a
- * block was not (y overflowed), and the chunk writes the row again. (A call in the loop for
- * such a block, or a branch around the fast path, costs V8 a tenth of the
- * loop's time: docs/benchmarks.md.) */
+ * block was not (y overflowed), and the chunk writes the row again. (A
+ * call in the loop for such a block, or a branch around the fast path,
+ * costs V8 a tenth of the loop's time: docs/benchmarks.md.) */
 
 /* A block's 32 values of y (write8's operations) into v[0..7], lanes in
  * order, advancing *ps and *pw past them. */
@@ -504,7 +504,9 @@ RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, si
     largest = amax > largest ? amax : largest;
     smallest = amax - 1 < smallest ? amax - 1 : smallest;
   }
-  return largest < Q8_INF_BITS && smallest >= Q8_32_TINY - 1;
+  /* Every block is regular if the block of the largest amax and the block
+   * of the smallest amax - 1 are (smallest + 1 is that block's amax). */
+  return q8_32_regular(largest) && q8_32_regular(smallest + 1);
 }
 
 /* Step 4 straight into q8_K blocks. A block's 256 values of y cannot all
