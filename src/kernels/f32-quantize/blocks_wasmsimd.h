@@ -21,10 +21,12 @@
  * ceil(2p) >> 1 = ceil(p - 0.5). Checked for every float |p| < 128 when
  * this was written. 2p is x * (2 * id), the same product scaled by two
  * (exact; where it would underflow, trunc gives 0 either way), and
- * trunc(2p) + 1 is one magic add whose constant carries the + 1. The
- * sign's 0 or -1 and the final add and shift are done on eight 16-bit
- * lanes after the first narrow: fewer instructions and constants than the
- * copysign(0.5 - 2^-25, p) this replaced (docs/benchmarks.md).
+ * trunc(2p) + 1 is one magic add whose constant carries the + 1. [p >= 0]
+ * may be [trunc(2p) >= 0]: the two differ only where trunc(2p) is 0, and
+ * there both give 0. That test, the final add and the shift are done on
+ * eight 16-bit lanes after the first narrow: fewer instructions and
+ * constants than the copysign(0.5 - 2^-25, p) this replaced
+ * (docs/benchmarks.md).
  */
 #ifndef QUANTIZE_BLOCKS_WASMSIMD_H
 #define QUANTIZE_BLOCKS_WASMSIMD_H
@@ -58,17 +60,16 @@ static inline bool q8_32_regular(uint32_t amax_bits) {
 }
 
 /* Eight values' roundf as 16-bit lanes, from q = 2p (two vectors, lanes in
- * order): (trunc(q) + 1 + sign) >> 1, sign 0 or -1. The + 1 rides on the
- * magic constant; narrowing q's bits saturates a negative one to -32768,
- * whose arithmetic shift by 15 is -1, and a non-negative one to 0 after it. */
+ * order): u = trunc(q) + 1, the + 1 riding on the magic constant, then
+ * (u - [u < 1]) >> 1, the comparison's all-ones lanes being -1. */
 RMSNORM_INLINE v128_t q8_round_away8(v128_t q0, v128_t q1) {
   const v128_t vmagic = wasm_f32x4_splat(Q8_MAGIC);
   /* Q8_MAGIC's bits less 1 (clang folds it to a constant) */
   const v128_t vless = wasm_i32x4_sub(vmagic, wasm_i32x4_splat(1));
   const v128_t u0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_trunc(q0), vmagic), vless);
   const v128_t u1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_trunc(q1), vmagic), vless);
-  const v128_t vsign = wasm_i16x8_shr(wasm_i16x8_narrow_i32x4(q0, q1), 15);
-  return wasm_i16x8_shr(wasm_i16x8_add(wasm_i16x8_narrow_i32x4(u0, u1), vsign), 1);
+  const v128_t u = wasm_i16x8_narrow_i32x4(u0, u1);
+  return wasm_i16x8_shr(wasm_i16x8_add(u, wasm_i16x8_lt(u, wasm_i16x8_splat(1))), 1);
 }
 
 /* q8_32_regular on four amax (bits), a lane each: all ones where regular. */
