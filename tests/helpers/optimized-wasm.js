@@ -6,7 +6,8 @@
 // warm-up; a large one does not (onnxruntime-web's module, llama.cpp's
 // graph-compute function: docs/benchmarks.md#method). Compiled by the
 // optimizing tier from the start, every row runs the code a long-running
-// page or process settles on. WebKit's tiers are left as they are.
+// page or process settles on. WebKit's tiers are left as they are, and
+// Firefox's in its WebGPU pages (./webgpu-engines.js).
 
 /** V8's flags: Node's (v8.setFlagsFromString, or a child's command line) and Chromium's --js-flags. */
 export const OPTIMIZED_WASM_V8_FLAGS = ['--no-liftoff'];

@@ -8,7 +8,7 @@
 //   const browser = await launchGpuBrowser('chromium');  // { name, version, openPage, close }
 //   const page = await browser.openPage(url);           // evaluate(fn, arg), problems(), close()
 import puppeteer from 'puppeteer-core';
-import { OPTIMIZED_WASM_FIREFOX_PREFS, OPTIMIZED_WASM_V8_FLAGS } from './optimized-wasm.js';
+import { OPTIMIZED_WASM_V8_FLAGS } from './optimized-wasm.js';
 import { chromium } from 'playwright-core';
 import { watchProblems } from './browser.js';
 import { pageExpression, unwrap } from './engines.js';
@@ -47,15 +47,18 @@ async function launchChromium(hardware, optimizedWasm) {
   };
 }
 
-async function launchFirefox(optimizedWasm) {
+// Firefox's WebGPU pages keep its baseline compiler, optimizedWasm or not:
+// onnxruntime-web's WebGPU module (28 MB of wasm) takes half a minute to
+// compile with Ion alone here, and a GPU bench page then outlived its
+// script timeout (docs/benchmarks.md#method).
+async function launchFirefox() {
   const browser = await puppeteer.launch({
     browser: 'firefox',
     protocol: 'webDriverBiDi',
     executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
     headless: true,
     protocolTimeout: 600_000,
-    extraPrefsFirefox: { 'dom.webgpu.enabled': true, 'gfx.webgpu.ignore-blocklist': true,
-      ...(optimizedWasm ? OPTIMIZED_WASM_FIREFOX_PREFS : {}) },
+    extraPrefsFirefox: { 'dom.webgpu.enabled': true, 'gfx.webgpu.ignore-blocklist': true },
   });
   return {
     name: 'firefox',
@@ -80,10 +83,10 @@ async function launchFirefox(optimizedWasm) {
 
 /** Launches one of GPU_ENGINES, or 'chromium-gpu': Chromium asked to use
  * the machine's GPU (tests/bench/gpu.js); a bench's with optimizedWasm
- * (./optimized-wasm.js). */
+ * (./optimized-wasm.js; Chromium only). */
 export function launchGpuBrowser(name, { optimizedWasm = false } = {}) {
   if (name === 'chromium') return launchChromium(false, optimizedWasm);
   if (name === 'chromium-gpu') return launchChromium(true, optimizedWasm);
-  if (name === 'firefox') return launchFirefox(optimizedWasm);
+  if (name === 'firefox') return launchFirefox();
   throw new RangeError(`launchGpuBrowser: name must be one of ${GPU_ENGINES.join(', ')} or chromium-gpu, got ${name}`);
 }
