@@ -32,7 +32,7 @@ import { createInterface } from 'node:readline';
 import puppeteer from 'puppeteer-core';
 import { startServer } from '../../web/serve.js';
 import { launchBrowser as launchChromium, watchProblems } from './browser.js';
-import { OPTIMIZED_WASM_FIREFOX_PREFS, OPTIMIZED_WASM_V8_FLAGS } from './optimized-wasm.js';
+import { OPTIMIZED_WASM_CHROMIUM_ARGS, OPTIMIZED_WASM_FIREFOX_PREFS } from './optimized-wasm.js';
 
 export const PAGE_HOOK = `<script>(() => {
   const problems = [];
@@ -116,7 +116,7 @@ function pageOf({ run, engineProblems, close, serverMark }) {
 const chromium = {
   name: 'chromium',
   async launch({ optimizedWasm = false } = {}) {
-    const browser = await launchChromium(optimizedWasm ? [`--js-flags=${OPTIMIZED_WASM_V8_FLAGS.join(' ')}`] : []);
+    const browser = await launchChromium(optimizedWasm ? OPTIMIZED_WASM_CHROMIUM_ARGS : []);
     return {
       name: 'chromium',
       version: `Chromium ${browser.version()}`,

@@ -9,8 +9,11 @@
 // page or process settles on. WebKit's tiers are left as they are, and
 // Firefox's in its WebGPU pages (./webgpu-engines.js).
 
-/** V8's flags: Node's (v8.setFlagsFromString, or a child's command line) and Chromium's --js-flags. */
+/** V8's flags: Node's (v8.setFlagsFromString, or a child's command line). */
 export const OPTIMIZED_WASM_V8_FLAGS = ['--no-liftoff'];
+
+/** The same flags on Chromium's command line. */
+export const OPTIMIZED_WASM_CHROMIUM_ARGS = [`--js-flags=${OPTIMIZED_WASM_V8_FLAGS.join(' ')}`];
 
 /** Firefox's prefs: its optimizing compiler (Ion) alone. */
 export const OPTIMIZED_WASM_FIREFOX_PREFS = { 'javascript.options.wasm_baselinejit': false };

@@ -8,9 +8,9 @@
 //   const browser = await launchGpuBrowser('chromium');  // { name, version, openPage, close }
 //   const page = await browser.openPage(url);           // evaluate(fn, arg), problems(), close()
 import puppeteer from 'puppeteer-core';
-import { OPTIMIZED_WASM_V8_FLAGS } from './optimized-wasm.js';
 import { chromium } from 'playwright-core';
 import { watchProblems } from './browser.js';
+import { OPTIMIZED_WASM_CHROMIUM_ARGS } from './optimized-wasm.js';
 import { pageExpression, unwrap } from './engines.js';
 
 const wanted = process.env.RMSNORM_ENGINES?.split(',');
@@ -27,7 +27,7 @@ async function launchChromium(hardware, optimizedWasm) {
     headless: true,
     args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run', ...(hardware ? HARDWARE_FLAGS : []),
-      ...(optimizedWasm ? [`--js-flags=${OPTIMIZED_WASM_V8_FLAGS.join(' ')}`] : [])],
+      ...(optimizedWasm ? OPTIMIZED_WASM_CHROMIUM_ARGS : [])],
   });
   return {
     name: 'chromium',
