@@ -206,34 +206,35 @@ RMSNORM_INLINE void q8_quants32(const v128_t v[8], v128_t vid2, uint8_t* qs) {
   }
 }
 
+/* Four blocks' scales (lane k: block k's), in memory for q8_blocks32x4's
+ * loop to read a block's. */
+struct q8_scales32x4 {
+  float d[4];
+  float id2[4];
+  uint32_t d16[4];
+} __attribute__((aligned(16)));
+
 /* Four blocks' scales from their amax bits (lane k: block k's), the
  * values q8_block32_wasmsimd computes one block at a time: d = amax / 127,
  * 2 * (1 / d) (0 where d is 0) and d's float16 pattern in each lane's low
  * half, with one division of each kind and one conversion for the four.
  * Exact on regular blocks; on the others the caller writes the rule's
  * bytes afterwards. */
-RMSNORM_INLINE void q8_scales32x4(v128_t vamax, v128_t* vd, v128_t* vid2, v128_t* vd16) {
-  *vd = wasm_f32x4_div(vamax, wasm_f32x4_splat(127.0f));
-  *vid2 = wasm_v128_and(wasm_f32x4_div(wasm_f32x4_splat(2.0f), *vd),
-                        wasm_f32x4_ne(*vd, wasm_f32x4_splat(0.0f)));
-  *vd16 = f32x4_to_f16x4(*vd, true);
+RMSNORM_INLINE void q8_scales32x4(v128_t vamax, struct q8_scales32x4* scales) {
+  const v128_t vd = wasm_f32x4_div(vamax, wasm_f32x4_splat(127.0f));
+  wasm_v128_store(scales->d, vd);
+  wasm_v128_store(scales->id2, wasm_v128_and(wasm_f32x4_div(wasm_f32x4_splat(2.0f), vd),
+                                             wasm_f32x4_ne(vd, wasm_f32x4_splat(0.0f))));
+  wasm_v128_store(scales->d16, f32x4_to_f16x4(vd, true));
 }
 
 /* Four q8_0 (with_sum false) or q8_1 blocks of the 128 float32 values at
- * x, whose amax bits (lane k: block k's) q8_max_lanes_u32x4 gave, to out:
- * the four scales together (q8_scales32x4), then the quants a block at a
- * time. The loop stays a loop: unrolled, clang keeps a caller's buffer of
- * x in locals, which V8 spills. */
-RMSNORM_INLINE void q8_blocks32x4(const float* x, v128_t vamax, uint8_t* out, bool with_sum) {
+ * x, their scales given (q8_scales32x4), to out, a block at a time. The
+ * loop stays a loop: unrolled, clang keeps a caller's buffer of x in
+ * locals, which V8 spills. */
+RMSNORM_INLINE void q8_blocks32x4(const float* x, const struct q8_scales32x4* scales, uint8_t* out,
+                                  bool with_sum) {
   const size_t bytes = with_sum ? Q8_1_BYTES : Q8_0_BYTES;
-  float d[4] __attribute__((aligned(16)));
-  float id2[4] __attribute__((aligned(16)));
-  uint32_t d16[4] __attribute__((aligned(16)));
-  v128_t vd, vid2, vd16;
-  q8_scales32x4(vamax, &vd, &vid2, &vd16);
-  wasm_v128_store(d, vd);
-  wasm_v128_store(id2, vid2);
-  wasm_v128_store(d16, vd16);
 #pragma clang loop unroll(disable)
   for (size_t b = 0; b < 4; b++) {
     v128_t v[8];
@@ -241,10 +242,10 @@ RMSNORM_INLINE void q8_blocks32x4(const float* x, v128_t vamax, uint8_t* out, bo
       v[k] = wasm_v128_load(x + Q8_0_VALUES * b + 4 * k);
     }
     uint8_t* block = out + b * bytes;
-    q8_put16(block, (uint16_t) d16[b]);
-    q8_quants32(v, wasm_v128_load32_splat(id2 + b), block + (with_sum ? Q8_1_QS : Q8_0_QS));
+    q8_put16(block, (uint16_t) scales->d16[b]);
+    q8_quants32(v, wasm_v128_load32_splat(scales->id2 + b), block + (with_sum ? Q8_1_QS : Q8_0_QS));
     if (with_sum) {
-      q8_put_sum32(block, d[b]);
+      q8_put_sum32(block, scales->d[b]);
     }
   }
 }

@@ -29,13 +29,12 @@ static __attribute__((noinline)) bool quantize32(const float* x, uint8_t* out, b
       (uint32_t) wasm_i32x4_extract_lane(q8_block32_wasmsimd(v, out, with_sum), 0));
 }
 
-/* Four q8_0 or q8_1 blocks at x, their scales made together
- * (q8_scales32x4: one division of each kind and one float16 conversion for
- * the four, where quantize32 takes two scalar divisions and a scalar
- * conversion a block). Returns a bit per block that was not regular, whose
- * bytes the caller writes again by the rule. */
-static __attribute__((noinline)) uint32_t quantize32x4(const float* x, uint8_t* out,
-                                                       bool with_sum) {
+/* The four q8_0 or q8_1 blocks at x: their amax bits (lane k: block k's)
+ * into their scales (q8_scales32x4: one division of each kind and one
+ * float16 conversion for the four, where quantize32 takes two scalar
+ * divisions and a scalar conversion a block). Returns a bit per block that
+ * is not regular. */
+RMSNORM_INLINE uint32_t scales32x4(const float* x, struct q8_scales32x4* scales) {
   v128_t vbits[4];
   for (size_t b = 0; b < 4; b++) {
     v128_t v[8];
@@ -45,8 +44,35 @@ static __attribute__((noinline)) uint32_t quantize32x4(const float* x, uint8_t* 
     vbits[b] = q8_magnitudes32(v);
   }
   const v128_t vamax = q8_max_lanes_u32x4(vbits);
-  q8_blocks32x4(x, vamax, out, with_sum);
+  q8_scales32x4(vamax, scales);
   return (uint32_t) wasm_i32x4_bitmask(wasm_v128_not(q8_32_regular4(vamax)));
+}
+
+/* groups * 4 q8_0 or q8_1 blocks at x, to out. Pipelined: a group's scales
+ * are made while the group before it is quantized, so that the divisions'
+ * latency is spent on that group's quants rather than waited for
+ * (docs/benchmarks.md). A block that was not regular is written again by
+ * the rule. */
+static __attribute__((noinline)) void quantize32_groups(const float* x, uint8_t* out, size_t groups,
+                                                        bool with_sum) {
+  const int format = with_sum ? RMSNORM_Q8_1 : RMSNORM_Q8_0;
+  const size_t block_bytes = q8_block_bytes(format);
+  struct q8_scales32x4 scales[2];
+  uint32_t irregular[2] = {0, 0};
+  for (size_t g = 0; g <= groups; g++) {
+    if (g < groups) { /* group g's scales */
+      irregular[g & 1] = scales32x4(x + g * 4 * Q8_0_VALUES, &scales[g & 1]);
+    }
+    if (g > 0) { /* group g - 1's blocks */
+      const float* xg = x + (g - 1) * 4 * Q8_0_VALUES;
+      uint8_t* og = out + (g - 1) * 4 * block_bytes;
+      q8_blocks32x4(xg, &scales[(g - 1) & 1], og, with_sum);
+      for (uint32_t bits = irregular[(g - 1) & 1]; bits != 0; bits &= bits - 1) {
+        const size_t k = (size_t) __builtin_ctz(bits);
+        quantize_by_rule(xg + k * Q8_0_VALUES, format, og + k * block_bytes);
+      }
+    }
+  }
 }
 
 /* The formats the switch below chooses between (its default is q8_0): a
@@ -68,14 +94,11 @@ void rmsnorm_wasm_f32_quantize_q8_ukernel__wasmsimd(const float* x, void* y, siz
   uint8_t* out = (uint8_t*) y;
   size_t b = 0;
   if (format != RMSNORM_Q8_K) {
-    const bool with_sum = format == RMSNORM_Q8_1;
-    for (; b + 4 <= blocks; b += 4, x += 4 * values, out += 4 * bytes) {
-      for (uint32_t irregular = quantize32x4(x, out, with_sum); irregular != 0;
-           irregular &= irregular - 1) {
-        const size_t k = (size_t) __builtin_ctz(irregular);
-        quantize_by_rule(x + k * values, format, out + k * bytes);
-      }
-    }
+    const size_t groups = blocks / 4;
+    quantize32_groups(x, out, groups, format == RMSNORM_Q8_1);
+    b = 4 * groups;
+    x += b * values;
+    out += b * bytes;
   }
   for (; b < blocks; b++, x += values, out += bytes) {
     bool regular;

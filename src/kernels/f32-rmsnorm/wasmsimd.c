@@ -460,10 +460,13 @@ RMSNORM_INLINE void load_y32(const char** ps, const char** pw, v128_t v[8], v128
 
 /* Four blocks go together: their values wait in a small buffer on the
  * stack while one division of each kind and one float16 conversion make
- * the four scales (q8_blocks32x4), where a block at a time took two scalar
+ * the four scales (q8_scales32x4), where a block at a time took two scalar
  * divisions and a scalar conversion, about a fifth of the loop's
- * instructions. The loop stays a loop (see q8_blocks32x4). The row's last
- * dim % 128 values go a block at a time. */
+ * instructions. Pipelined, as the quantizer's groups (quantize32_groups):
+ * a group's values and scales are made while the group before it is
+ * quantized from the other buffer, so the divisions' latency is not waited
+ * for. The loops stay loops (see q8_blocks32x4). The row's last dim % 128
+ * values go a block at a time. */
 RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, size_t dim, float inv,
                                 float weight_offset, int dtype, int weight_dtype, bool offset,
                                 int cast_mode, bool with_sum) {
@@ -476,27 +479,35 @@ RMSNORM_INLINE bool write_q8_32(const void* src, const void* w, uint8_t* out, si
    * all-zero block's wraps to the largest u32). */
   v128_t vlargest = wasm_i32x4_splat(0);
   v128_t vsmallest = wasm_i32x4_splat(-1);
-  size_t i = 0;
-  for (; i + 4 * Q8_0_VALUES <= dim; i += 4 * Q8_0_VALUES, out += 4 * bytes) {
-    float ys[4 * Q8_0_VALUES] __attribute__((aligned(16)));
-    v128_t vbits[4];
+  const size_t groups = dim / (4 * Q8_0_VALUES);
+  float ys[2][4 * Q8_0_VALUES] __attribute__((aligned(16)));
+  struct q8_scales32x4 scales[2];
+  for (size_t g = 0; g <= groups; g++) {
+    if (g < groups) { /* group g's values and scales */
+      float* yg = ys[g & 1];
+      v128_t vbits[4];
 #pragma clang loop unroll(disable)
-    for (size_t b = 0; b < 4; b++) {
-      v128_t v[8];
-      load_y32(&ps, &pw, v, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
-      for (size_t k = 0; k < 8; k++) {
-        wasm_v128_store(ys + Q8_0_VALUES * b + 4 * k, v[k]);
+      for (size_t b = 0; b < 4; b++) {
+        v128_t v[8];
+        load_y32(&ps, &pw, v, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
+        for (size_t k = 0; k < 8; k++) {
+          wasm_v128_store(yg + Q8_0_VALUES * b + 4 * k, v[k]);
+        }
+        vbits[b] = q8_magnitudes32(v);
       }
-      vbits[b] = q8_magnitudes32(v);
+      const v128_t vamax = q8_max_lanes_u32x4(vbits);
+      vlargest = wasm_u32x4_max(vlargest, vamax);
+      vsmallest = wasm_u32x4_min(vsmallest, wasm_i32x4_sub(vamax, wasm_i32x4_splat(1)));
+      q8_scales32x4(vamax, &scales[g & 1]);
     }
-    const v128_t vamax = q8_max_lanes_u32x4(vbits);
-    vlargest = wasm_u32x4_max(vlargest, vamax);
-    vsmallest = wasm_u32x4_min(vsmallest, wasm_i32x4_sub(vamax, wasm_i32x4_splat(1)));
-    q8_blocks32x4(ys, vamax, out, with_sum);
+    if (g > 0) { /* group g - 1's blocks */
+      q8_blocks32x4(ys[(g - 1) & 1], &scales[(g - 1) & 1], out, with_sum);
+      out += 4 * bytes;
+    }
   }
   uint32_t largest = (uint32_t) wasm_i32x4_extract_lane(q8_max_lanes_u32(vlargest), 0);
   uint32_t smallest = (uint32_t) wasm_i32x4_extract_lane(q8_min_lanes_u32(vsmallest), 0);
-  for (; i < dim; i += Q8_0_VALUES, out += bytes) {
+  for (size_t i = groups * 4 * Q8_0_VALUES; i < dim; i += Q8_0_VALUES, out += bytes) {
     v128_t v[8];
     load_y32(&ps, &pw, v, vinv, voffset, dtype, weight_dtype, offset, cast_mode);
     const uint32_t amax =
