@@ -56,11 +56,12 @@ export function template(keys, value) {
   return freeze(t);
 }
 
-/** A record of `blank`'s shape holding previous[key] for the names whose
- * bits are set in `seen` (bit i: names[i]). */
-function copyOf(blank, previous, names, seen) {
-  const record = { ...blank };
-  for (let i = 0; i < names.length; i++) if ((seen & (2 ** i)) !== 0) record[names[i]] = previous[names[i]];
+/** A record of `plain`'s shape holding previous[key] for the names whose
+ * bits are set in `seen` (bit i: names[i]). The bit is a shift: V8 makes
+ * `2 ** i` a call to its pow function, about 70 ns a name. */
+function copyOf(plain, previous, names, seen) {
+  const record = { ...plain };
+  for (let i = 0; i < names.length; i++) if ((seen & (1 << i)) !== 0) record[names[i]] = previous[names[i]];
   return record;
 }
 
@@ -82,14 +83,17 @@ function copyOf(blank, previous, names, seen) {
 export function optionReader(defaults) {
   const names = keys(defaults);
   const blank = template(names, undefined);
+  // Records are spread from an unfrozen copy: V8 spreads a frozen object
+  // several times slower. Never handed out, never written.
+  const plain = { ...blank };
   const bits = { __proto__: null };
-  for (let i = 0; i < names.length; i++) bits[names[i]] = 2 ** i; // at most 31 options: bit operations stay exact
+  for (let i = 0; i < names.length; i++) bits[names[i]] = 1 << i; // at most 31 options: bit operations stay exact
   return (fn, options, name = 'options', previous = undefined, previousCount = -1) => {
     lastRead.count = 0;
     if (options === undefined) return blank;
     const array = options === null || typeof options !== 'object' || isArray(options);
     if (array !== false) throw array === undefined ? revoked(fn, name) : new TypeError(`${fn}: ${name} must be an object, got ${describe(options)}`);
-    let record = previous === undefined ? { ...blank } : null;
+    let record = previous === undefined ? { ...plain } : null;
     let seen = 0;
     let count = 0;
     try {
@@ -107,15 +111,15 @@ export function optionReader(defaults) {
         // option, makes a new heap number in V8 at each call.
         if (key === 'eps') {
           const value = options.eps;
-          if (record === null && previous.eps !== value) record = copyOf(blank, previous, names, seen);
+          if (record === null && previous.eps !== value) record = copyOf(plain, previous, names, seen);
           if (record !== null) record.eps = value;
         } else if (key === 'weightOffset') {
           const value = options.weightOffset;
-          if (record === null && previous.weightOffset !== value) record = copyOf(blank, previous, names, seen);
+          if (record === null && previous.weightOffset !== value) record = copyOf(plain, previous, names, seen);
           if (record !== null) record.weightOffset = value;
         } else {
           const value = options[key];
-          if (record === null && previous[key] !== value) record = copyOf(blank, previous, names, seen);
+          if (record === null && previous[key] !== value) record = copyOf(plain, previous, names, seen);
           if (record !== null) record[key] = value;
         }
         count++;
@@ -124,7 +128,7 @@ export function optionReader(defaults) {
     } catch (error) {
       throw isArray(options) === undefined ? revoked(fn, name) : error; // a proxy revoked while read: say so
     }
-    if (record === null && count !== previousCount) record = copyOf(blank, previous, names, seen);
+    if (record === null && count !== previousCount) record = copyOf(plain, previous, names, seen);
     lastRead.count = count; // written last: a getter above may have read options too
     return record ?? previous;
   };
