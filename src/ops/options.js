@@ -48,12 +48,14 @@ const revoked = (fn, name) => new TypeError(`${fn}: ${name} is a revoked Proxy`)
  * may have been left out, shifting the rest into the wrong places. */
 export const missing = (fn, signature) => (signature === '' ? '' : ` (${fn} takes ${signature}: was an argument left out?)`);
 
-/** An object with exactly `keys` as own properties, each `value`: cloned
- * (`{ ...template }`) into records of one shape that never read a prototype. */
+/** An object with exactly `keys` as own properties, each `value`: spread
+ * (`{ ...template }`) into records of one shape that never read a
+ * prototype. Not frozen, as V8 spreads a frozen object several times
+ * slower: a template is only spread, never written nor handed out. */
 export function template(keys, value) {
   const t = {};
   for (let i = 0; i < keys.length; i++) defineProperty(t, keys[i], { __proto__: null, value, writable: true, enumerable: true, configurable: true });
-  return freeze(t);
+  return t;
 }
 
 /** A record of `plain`'s shape holding previous[key] for the names whose
@@ -82,10 +84,8 @@ function copyOf(plain, previous, names, seen) {
  */
 export function optionReader(defaults) {
   const names = keys(defaults);
-  const blank = template(names, undefined);
-  // Records are spread from an unfrozen copy: V8 spreads a frozen object
-  // several times slower. Never handed out, never written.
-  const plain = { ...blank };
+  const plain = template(names, undefined);
+  const blank = freeze({ ...plain }); // the record of no options, handed out
   const bits = { __proto__: null };
   for (let i = 0; i < names.length; i++) bits[names[i]] = 1 << i; // at most 31 options: bit operations stay exact
   return (fn, options, name = 'options', previous = undefined, previousCount = -1) => {
