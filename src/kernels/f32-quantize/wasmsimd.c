@@ -48,14 +48,14 @@ RMSNORM_INLINE uint32_t scales32x4(const float* x, struct q8_scales32x4* scales)
   return (uint32_t) wasm_i32x4_bitmask(wasm_v128_not(q8_32_regular4(vamax)));
 }
 
-/* groups * 4 q8_0 or q8_1 blocks at x, to out. Pipelined: a group's scales
+/* groups * 4 blocks of `format` (q8_0 or q8_1) at x, to out. Pipelined: a group's scales
  * are made while the group before it is quantized, so that the divisions'
  * latency is spent on that group's quants rather than waited for
  * (docs/benchmarks.md). A block that was not regular is written again by
  * the rule. */
 static __attribute__((noinline)) void quantize32_groups(const float* x, uint8_t* out, size_t groups,
-                                                        bool with_sum) {
-  const int format = with_sum ? RMSNORM_Q8_1 : RMSNORM_Q8_0;
+                                                        int format) {
+  const bool with_sum = format == RMSNORM_Q8_1;
   const size_t block_bytes = q8_block_bytes(format);
   struct q8_scales32x4 scales[2];
   uint32_t irregular[2] = {0, 0};
@@ -95,7 +95,7 @@ void rmsnorm_wasm_f32_quantize_q8_ukernel__wasmsimd(const float* x, void* y, siz
   size_t b = 0;
   if (format != RMSNORM_Q8_K) {
     const size_t groups = blocks / 4;
-    quantize32_groups(x, out, groups, format == RMSNORM_Q8_1);
+    quantize32_groups(x, out, groups, format);
     b = 4 * groups;
     x += b * values;
     out += b * bytes;
