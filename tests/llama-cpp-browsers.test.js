@@ -4,8 +4,9 @@
 // prompts; their continuations and logits are held to the Node test's bounds
 // (tests/helpers/llama-cpp.js), and every RMSNorm the integrated engine
 // computes for one prompt is checked in the page against the package's
-// rmsNorm (/src/index.js, on the browser's own wasm). `make test` builds the
-// engines and the models.
+// rmsNorm (/src/index.js, on the browser's own wasm), and with the Q8_0
+// GGUF each norm's q8_0 blocks against ggml's reference rule (the package's
+// JS reference quantizer). `make test` builds the engines and the models.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { measureModelsInBrowser, modelTable } from './bench/llama-cpp.js';
@@ -56,8 +57,63 @@ async function checkNorms({ model, prompt, maxLen, stop }) {
   return { tokens: result.tokens, continuation: result.continuation, norms, values, mismatches };
 }
 
+/**
+ * In the page: one prompt through an engine and the Q8_0 GGUF, its norms'
+ * q8_0 blocks against the package's reference quantizer of their float32
+ * output (ggml's reference rule), block by block. Integrated: the blocks
+ * mul_mat receives, unfused and fused (the fused op's must be the same
+ * bytes). Stock: its own cast of each norm's output (ggml's wasm quantizer).
+ */
+async function checkQ8Blocks({ engine, model, prompt, maxLen, stop }) {
+  const [{ loadLlamaRun }, { quantize }] = await Promise.all([
+    import('/src/integrations/llama.cpp/page.js'),
+    import('/src/reference/index.js'),
+  ]);
+  const runner = await loadLlamaRun(`/build/llama-run-${engine}.mjs`, `/${model}`);
+  const bytes = (base64) => Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0));
+  const floats = (base64) => new Float32Array(bytes(base64).buffer);
+  const [result] = runner.run([prompt], { maxLen, stop, capture: 'norms' }).results;
+  const mismatches = [];
+  let received = 0;
+  let converted = 0;
+  let codes = 0;
+  let differing = 0;
+  const compare = (name, got, y) => {
+    const want = quantize(y, { dtype: 'q8_0' });
+    if (got.length !== want.length) mismatches.push(`${name}: ${got.length} bytes, want ${want.length}`);
+    for (let b = 0; b < want.length; b += 34) {
+      for (let j = 2; j < 34; j++, codes++) differing += got[b + j] !== want[b + j];
+      if (got.subarray(b, b + 34).some((v, j) => v !== want[b + j])) mismatches.push(`${name}: block ${b / 34}`);
+    }
+  };
+  const latest = new Map();
+  const unfused = [];
+  for (const e of result.captures) {
+    if (e.kind === 'norm') {
+      latest.set(e.name, floats(e.y));
+      // The engine's from_float of the output, as mul_mat would convert it.
+      if (e.q8_0 !== undefined) {
+        compare(e.name, bytes(e.q8_0), floats(e.y));
+        converted++;
+      }
+    } else if (e.kind === 'q8') {
+      if (!latest.has(e.of)) mismatches.push(`${e.name}: not cast from a norm's output`);
+      else compare(e.name, bytes(e.bytes), latest.get(e.of));
+      unfused.push(e.bytes);
+      received++;
+    }
+  }
+  let fusedEqual = null;
+  if (engine === 'integrated') {
+    const [fused] = runner.run([prompt], { maxLen, stop, capture: 'fused' }).results;
+    const blocks = fused.captures.filter((e) => e.kind === 'q8').map((e) => e.bytes);
+    fusedEqual = blocks.length === unfused.length && blocks.every((b, k) => b === unfused[k]);
+  }
+  return { tokens: result.tokens, continuation: result.continuation, received, converted, codes, differing, mismatches, fusedEqual };
+}
+
 for (const browserEngine of ENGINES.filter((e) => e.name !== 'webkit')) {
-  test(`llama.cpp in ${browserEngine.name}: stock and integrated, F32 and BF16, PyTorch's 22 continuations; the integrated norms are the package's rmsNorm`, async (t) => {
+  test(`llama.cpp in ${browserEngine.name}: stock and integrated, F32 and BF16, PyTorch's 22 continuations; the integrated norms are the package's rmsNorm, their q8_0 blocks ggml's reference rule's`, async (t) => {
     const server = await startTestServer();
     const browser = await browserEngine.launch();
     try {
@@ -87,6 +143,28 @@ for (const browserEngine of ENGINES.filter((e) => e.name !== 'webkit')) {
         assert.deepEqual(await page.problems(), []);
       } finally {
         await page.close();
+      }
+      for (const engine of LLAMA_ENGINES) {
+        const q8Page = await browser.openPage(server.url('/tests/pages/blank.html'));
+        try {
+          const r = await q8Page.evaluate(checkQ8Blocks, { engine, model: MODELS.q8_0, prompt: NORMS_CASE.tokens, maxLen: MAX_LEN, stop: STOP });
+          // Every norm feeds Q8_0 weights (tests/llama-cpp.test.js): in the
+          // integrated engine mul_mat receives its blocks; stock converts it.
+          assert.equal(r.converted, NORMS_PER_CALL * decodeCalls(r), `${engine}: norm outputs converted`);
+          assert.equal(r.received, engine === 'integrated' ? r.converted : 0, `${engine}: q8_0 casts mul_mat receives`);
+          const share = r.differing / r.codes;
+          if (engine === 'integrated') {
+            assert.deepEqual(r.mismatches, [], 'integrated: blocks against ggml\'s reference rule');
+            assert.equal(r.fusedEqual, true, 'integrated: the fused op\'s blocks');
+          } else {
+            // Measured in Node (tests/llama-cpp.test.js): about half the codes.
+            assert.ok(share > 0.3 && share < 0.6, `stock: ${r.differing} of ${r.codes} codes differ`);
+          }
+          t.diagnostic(`${engine} q8_0: ${r.converted} norm outputs, ${r.received} casts, ${r.differing} of ${r.codes} codes differ from ggml's reference rule`);
+          assert.deepEqual(await q8Page.problems(), []);
+        } finally {
+          await q8Page.close();
+        }
       }
     } finally {
       await browser.close();
