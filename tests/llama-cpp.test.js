@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { before, test } from 'node:test';
 import { init, rmsNorm } from '../src/index.js';
 import { quantize } from '../src/reference/index.js';
-import { GENERATED_SEQUENCES, logitTable, measureLogitErrors, measureModels, measureNorms, modelTable, normTable } from './bench/llama-cpp.js';
+import { GENERATED_SEQUENCES, logitTable, measureLogitErrors, measureModels, measureNorms, modelFigures, modelTable, normTable } from './bench/llama-cpp.js';
 import { assertBenchRun, assertFixtureRun, BENCH_SMOKE_RUN, config, decodeCalls, fixture, FUSED_NORMS_PER_CALL, LOGIT_BOUND, MAX_LEN, MODELS, NORMS_PER_CALL, STOP, text } from './helpers/llama-cpp.js';
 
 const root = new URL('../', import.meta.url);
@@ -247,5 +247,11 @@ test('the benchmark\'s programs run and fill their tables (no timing asserted)',
   const models = measureModels({ runs: [BENCH_SMOKE_RUN], rounds: 1 });
   assertBenchRun(models[0]);
   assert.match(modelTable(models), /^\| tiny-llama-q8_0 \| 2, 2 \|/m);
+  // Stock ÷ integrated is taken round by round: 2, 1 and 2 here, where the
+  // engines' medians (4 and 3 ms) would give 1.33.
+  const rounds = (ms) => ms.map((t) => ({ prefill_ms: t, decode_ms_per_token: t / 10, fused_q8_ops: null }));
+  const paired = modelFigures(BENCH_SMOKE_RUN, { stock: rounds([2, 4, 6]), integrated: rounds([1, 4, 3]) });
+  assert.equal(paired.prefillRatio, 2);
+  assert.equal(paired.decodeRatio, 2);
   assert.match(logitTable({ positions: { fixture: 1, generated: 2 }, generatedTokens: 2, stock: { rms: 2, max: 4 }, integrated: { rms: 1, max: 3 } }), /^\| RMS \| 2\.0000 \| 1\.0000 \| 0\.500 \|$/m);
 });

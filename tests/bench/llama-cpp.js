@@ -56,9 +56,20 @@ export function measureNorms({ shapes = NORM_SHAPES, rounds = 3, repeats = 9 } =
 
 const benchPrompt = (run) => Array.from({ length: run.prompt }, (_, i) => (i * 7 + 1) % 28).join(',');
 
-/** A model run's figures from its rounds of run.cpp's --bench results, per engine. */
-const modelFigures = (run, results) => ({
+/** The median over rounds of stock's time ÷ the integrated engine's in the same round. */
+const pairedRatio = (results, time) => median(results.stock.map((r, i) => time(r) / time(results.integrated[i])));
+
+/**
+ * A model run's figures from its rounds of run.cpp's --bench results, per
+ * engine, and stock ÷ integrated per round: the two engines of a round run
+ * one after the other, so a ratio of theirs does not see the machine's
+ * speed change between rounds, as one of the engines' medians would
+ * (docs/benchmarks.md#whole-models).
+ */
+export const modelFigures = (run, results) => ({
   ...run,
+  prefillRatio: pairedRatio(results, (r) => r.prefill_ms),
+  decodeRatio: pairedRatio(results, (r) => r.decode_ms_per_token),
   ...Object.fromEntries(ENGINES.map((engine) => [engine, {
     prefillTokensPerSecond: median(results[engine].map((r) => (1000 * run.prompt) / r.prefill_ms)),
     decodeMsPerToken: median(results[engine].map((r) => r.decode_ms_per_token)),
@@ -179,12 +190,12 @@ export function logitTable({ positions, generatedTokens, stock, integrated }) {
 
 export function modelTable(models) {
   const lines = [
-    '| model | prompt, decoded | stock prefill tok/s | integrated | stock ÷ integrated (time) | stock decode ms/token | integrated | stock ÷ integrated |',
+    '| model | prompt, decoded | stock prefill tok/s | integrated | stock ÷ integrated (time, median of rounds) | stock decode ms/token | integrated | stock ÷ integrated (median of rounds) |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const m of models) {
     const { stock, integrated } = m;
-    lines.push(`| ${m.model} | ${m.prompt}, ${m.decode} | ${fixed(stock.prefillTokensPerSecond, 1)} | ${fixed(integrated.prefillTokensPerSecond, 1)} | ${fixed(integrated.prefillTokensPerSecond / stock.prefillTokensPerSecond, 3)} | ${fixed(stock.decodeMsPerToken, 3)} | ${fixed(integrated.decodeMsPerToken, 3)} | ${fixed(stock.decodeMsPerToken / integrated.decodeMsPerToken, 3)} |`);
+    lines.push(`| ${m.model} | ${m.prompt}, ${m.decode} | ${fixed(stock.prefillTokensPerSecond, 1)} | ${fixed(integrated.prefillTokensPerSecond, 1)} | ${fixed(m.prefillRatio, 3)} | ${fixed(stock.decodeMsPerToken, 3)} | ${fixed(integrated.decodeMsPerToken, 3)} | ${fixed(m.decodeRatio, 3)} |`);
   }
   return lines.join('\n');
 }

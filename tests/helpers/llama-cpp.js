@@ -73,6 +73,7 @@ export function assertBenchRun(figures) {
   for (const engine of ['stock', 'integrated']) {
     assert.ok(figures[engine].prefillTokensPerSecond > 0 && figures[engine].decodeMsPerToken > 0, engine);
   }
+  assert.ok(figures.prefillRatio > 0 && figures.decodeRatio > 0);
   assert.equal(figures.stock.fusedQ8Ops, null);
   assert.equal(figures.integrated.fusedQ8Ops, BENCH_TIMED_RUNS * (1 + BENCH_SMOKE_RUN.decode) * FUSED_NORMS_PER_CALL);
 }
