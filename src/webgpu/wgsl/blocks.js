@@ -178,9 +178,11 @@ fn fast_block(range: vec2<u32>, s: u32) -> bool {
 // half| at most 1, in its ulps; the neighbour below 0.5 is 0.5's pred,
 // whose rest is half - 1 at this shift). Then \`unsure\` is set, and the
 // block is quantized again in softfloat. \`even\` 1 rounds halves to even,
-// 0 away from zero.
+// 0 away from zero. A product below 2^-125 (subnormal, or flushed to 0:
+// both operands are normal, so its exponent field is at most 2) takes the
+// largest shift, 31: its rest is below 2^24, far from half (2^30), and its
+// integer 0, with no test of its own.
 fn q_fast(v: u32, s: u32, even: u32) -> i32 {
-  let tiny = ((v >> 23u) & 0xffu) + ((s >> 23u) & 0xffu) < 128u;
   let p = bitcast<u32>(bitcast<f32>(v) * bitcast<f32>(s));
   let mag = p & F32_ABS;
   // |p| = m * 2^(e - 150); below 0.5 (e < 126) the shift leaves 0, rest
@@ -190,12 +192,11 @@ fn q_fast(v: u32, s: u32, even: u32) -> i32 {
   let half = 1u << (shift - 1u);
   let rest = m & ((half << 1u) - 1u);
   let r = m >> shift;
-  unsure = unsure || (!tiny && rest + 1u - half <= 2u);
+  unsure = unsure || rest + 1u - half <= 2u;
   let up = select(0u, 1u, rest + (even & r & 1u) + (1u - even) > half);
+  // int8_of's saturation: |p| >= 128 (Inf too: its shift is 0) is 127 or -128.
   let n = i32(r + up);
-  let big = mag >= 0x43000000u;
-  let q = select(select(min(n, 127i), 127i, big), select(-n, -128i, big), (p & F32_SIGN) != 0u);
-  return select(q, 0i, tiny);
+  return select(min(n, 127i), -min(n, 128i), (p & F32_SIGN) != 0u);
 }
 
 // A block's values, its bytes from byte \`at\` of its first word (put
