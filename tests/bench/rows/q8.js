@@ -8,11 +8,13 @@
 // output is its blocks dequantized, checked against the float64 oracle
 // within the quantization's error.
 import { alloc, dequantize, fromFloat32, init, quantize, rmsNorm, toFloat32 } from '../../../src/index.js';
+import { BLOCK_FORMAT } from '../../../src/loader/abi.js';
 import { naiveJs } from './js.js';
 import { standaloneExports } from './standalone.js';
 import { simdExport, simdZeroCopy } from './wasm.js';
 
-export const FORMATS = { q8_0: { values: 32, bytes: 34 }, q8_K: { values: 256, bytes: 292 } };
+/** The formats benched (q8_1 is q8_0 with a sum), each block's values and bytes the package's table's. */
+export const FORMATS = { q8_0: BLOCK_FORMAT.q8_0, q8_K: BLOCK_FORMAT.q8_K };
 
 /** The q8 rows' tolerance against the oracle, relative to the output's largest value: half a step of amax/127, and float16 d. */
 const Q8_TOLERANCE = 1 / 127;
