@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  addRmsNorm, bindMemory, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward, Tensor,
+  addRmsNorm, bindMemory, dequantize, init, layerNorm, layerNormBackward, rmsNorm, rmsNormBackward, Tensor,
 } from '../src/index.js';
 import * as reference from '../src/reference/index.js';
 import { addRmsNorm as referenceAddRmsNorm, rmsNorm as referenceRmsNorm } from '../src/reference/index.js';
@@ -57,6 +57,23 @@ function outOfBounds(n) {
   const view = new Float32Array(buffer, 0, n);
   buffer.resize(0);
   return view;
+}
+/** n bytes that must stay untouched (an output of blocks, or blocks to read). */
+const bytesOut = (n) => new Uint8Array(n).fill(0x5a);
+/** The same n bytes, their ArrayBuffer transferred away. */
+function detachedBytes(n) {
+  const view = bytesOut(n);
+  structuredClone(view.buffer, { transfer: [view.buffer] });
+  return view;
+}
+/** The same n bytes, left out of bounds by shrinking their resizable ArrayBuffer. */
+function outOfBoundsBytes(n) {
+  const buffer = new ArrayBuffer(n, { maxByteLength: n });
+  const view = new Uint8Array(buffer);
+  view.fill(0x5a);
+  const fixed = new Uint8Array(buffer, 0, n);
+  buffer.resize(0);
+  return fixed;
 }
 
 // Each row: [function, what, () => args, error class, message pattern, only?]
@@ -303,6 +320,24 @@ const ROWS = [
   ['fromFloat32', 'out is a Float32Array', () => [f32(4), { dtype: 'bfloat16', out: f32s(4) }], TypeError, /options\.out must be a Uint16Array \(bfloat16 bit patterns\) for dtype 'bfloat16', got Float32Array\(4\)$/],
   ['fromFloat32', 'out overlaps x', () => { const b = new ArrayBuffer(64); return [new Float32Array(b, 0, 8), { dtype: 'float16', out: new Uint16Array(b, 8, 8) }]; }, RangeError, /options\.out must not overlap x/],
   ['fromFloat32', 'x is a plain Array', () => [[1, 2], { dtype: 'bfloat16', out: new Uint16Array(2).fill(SENTINEL16) }], TypeError, /x must be a Float32Array, got Array\(2\) \(copy it into one: Float32Array\.from\(x\)\)/],
+  // the quantizer and its inverse: every array argument's kinds, a detached or shrunk one too
+  ['quantize', 'x is a plain Array', () => [[...x(), ...x(), ...x(), ...x()], { dtype: 'q8_0', out: bytesOut(34) }], TypeError, /x must be a Float32Array, got Array\(32\) \(copy it into one: Float32Array\.from\(x\)\)$/],
+  ['quantize', 'x is detached', () => [detached(32), { dtype: 'q8_0', out: bytesOut(34) }], TypeError, /x is a view of a detached ArrayBuffer/],
+  ['quantize', 'x is out of bounds of a shrunk resizable buffer', () => [outOfBounds(32), { dtype: 'q8_0', out: bytesOut(34) }], TypeError, /x is a view of a detached ArrayBuffer \(or out of bounds of a shrunk resizable one\)/],
+  ['quantize', 'x is not whole blocks', () => [f32(33), { dtype: 'q8_0' }], RangeError, /x\.length \(33\) must be a multiple of 32, the q8_0 block size/],
+  ['quantize', 'no dtype', () => [f32(32), { out: bytesOut(34) }], TypeError, /options\.dtype is required: 'q8_0', 'q8_1' or 'q8_K', the block format/],
+  ['quantize', 'dtype float32', () => [f32(32), { dtype: 'float32', out: bytesOut(34) }], TypeError, /options\.dtype must be 'q8_0' or 'q8_1' or 'q8_K', got string "float32"/],
+  ['quantize', 'out is an Int8Array', () => [f32(32), { dtype: 'q8_0', out: new Int8Array(34) }], TypeError, /options\.out must be a Uint8Array \(the bytes of ggml q8_0 blocks\) for outDtype 'q8_0', got Int8Array\(34\)/],
+  ['quantize', 'out is detached', () => [f32(32), { dtype: 'q8_0', out: detachedBytes(34) }], TypeError, /options\.out is a view of a detached ArrayBuffer/],
+  ['quantize', 'out is out of bounds of a shrunk resizable buffer', () => [f32(32), { dtype: 'q8_0', out: outOfBoundsBytes(34) }], TypeError, /options\.out is a view of a detached ArrayBuffer \(or out of bounds/],
+  ['quantize', 'out one byte short', () => [f32(32), { dtype: 'q8_0', out: bytesOut(33) }], RangeError, /options\.out\.length \(33\) must equal the bytes of 1 q8_0 blocks of 34 \(34\)/],
+  ['dequantize', 'bytes is an Int8Array', () => [new Int8Array(34), { dtype: 'q8_0' }], TypeError, /bytes must be a Uint8Array of ggml q8_0 blocks \(or a q8_0 tensor\), got Int8Array\(34\)/],
+  ['dequantize', 'bytes is a plain Array', () => [[0, 0], { dtype: 'q8_0' }], TypeError, /bytes must be a Uint8Array of ggml q8_0 blocks \(or a q8_0 tensor\), got Array\(2\)/],
+  ['dequantize', 'bytes is detached', () => [detachedBytes(34), { dtype: 'q8_0' }], TypeError, /bytes is a view of a detached ArrayBuffer/],
+  ['dequantize', 'bytes is out of bounds of a shrunk resizable buffer', () => [outOfBoundsBytes(34), { dtype: 'q8_0' }], TypeError, /bytes is a view of a detached ArrayBuffer \(or out of bounds of a shrunk resizable one\)/],
+  ['dequantize', 'bytes is not whole blocks', () => [bytesOut(35), { dtype: 'q8_0' }], RangeError, /bytes\.length \(35\) must be a multiple of 34, the bytes of a q8_0 block/],
+  ['dequantize', 'no dtype', () => [bytesOut(34)], TypeError, /options\.dtype is required/],
+  ['dequantize', 'dtype bfloat16', () => [bytesOut(34), { dtype: 'bfloat16' }], TypeError, /options\.dtype must be 'q8_0' or 'q8_1' or 'q8_K', got string "bfloat16"/],
   // bindMemory
   ['bindMemory', 'memory is a plain object', () => [{}, { scratch: { byteOffset: 0, byteLength: 4096 } }], TypeError, /memory must be a WebAssembly\.Memory, got Object/],
   ['bindMemory', 'memory is an ArrayBuffer', () => [new ArrayBuffer(65536), { scratch: { byteOffset: 0, byteLength: 4096 } }], TypeError, /memory must be a WebAssembly\.Memory, got ArrayBuffer/],
@@ -342,6 +377,8 @@ const IMPLEMENTATIONS = {
   layerNormBackward: [['wasm', (ctx) => ctx.kernels.layerNormBackward], ['reference', () => reference.layerNormBackward]],
   toFloat32: [['wasm', (ctx) => ctx.kernels.toFloat32], ['reference', () => reference.toFloat32], ['bound', (ctx) => ctx.bound.toFloat32]],
   fromFloat32: [['wasm', (ctx) => ctx.kernels.fromFloat32], ['reference', () => reference.fromFloat32], ['bound', (ctx) => ctx.bound.fromFloat32]],
+  quantize: [['wasm', (ctx) => ctx.kernels.quantize], ['reference', () => reference.quantize], ['bound', (ctx) => ctx.bound.quantize]],
+  dequantize: [['package', () => dequantize], ['reference', () => reference.dequantize]],
   alloc: [['wasm', (ctx) => ctx.kernels.alloc]],
   bindMemory: [['wasm', () => bindMemory]],
   init: [['wasm', () => init]],
@@ -349,7 +386,7 @@ const IMPLEMENTATIONS = {
 const ASYNC = new Set(['init', 'bindMemory']);
 // Where each function takes its options, and the option its output goes to
 // (for the sentinel output).
-const OPTIONS_AT = { rmsNorm: 2, addRmsNorm: 3, layerNorm: 3, rmsNormBackward: 3, layerNormBackward: 4, toFloat32: 1, fromFloat32: 1 };
+const OPTIONS_AT = { rmsNorm: 2, addRmsNorm: 3, layerNorm: 3, rmsNormBackward: 3, layerNormBackward: 4, toFloat32: 1, fromFloat32: 1, quantize: 1, dequantize: 1 };
 const OUTPUT_OPTION = { rmsNorm: 'out', addRmsNorm: 'out', layerNorm: 'out', rmsNormBackward: 'dx', layerNormBackward: 'dx', toFloat32: 'out', fromFloat32: 'out' };
 
 // Views of up to this many bytes are snapshot and given a sentinel out; the
@@ -360,7 +397,8 @@ const bytes = (a) => (a.byteLength === 0 ? null : new Uint8Array(a.buffer, a.byt
 /** Where the row's options have no out, a sentinel-filled one joins them. */
 function withSentinelOut(fn, args) {
   const at = OPTIONS_AT[fn];
-  if (at === undefined) return { args, target: null };
+  // (The blocks' functions' rows give their own out, or have none: dequantize makes its result.)
+  if (at === undefined || OUTPUT_OPTION[fn] === undefined) return { args, target: null };
   const xArg = args[0];
   const options = args[at];
   const isPlainObject = options !== null && typeof options === 'object' && !Array.isArray(options);

@@ -70,11 +70,18 @@ export function measure(fn, name, value, dtype, of = 'dtype', named = false, sig
   }
   const kind = isView(value) ? kindOf(value) : undefined;
   if (!accepts(kind, dtype) || (kind === 'Float16Array' && Float16Array === undefined)) throw wrongType(fn, name, value, dtype, of, named, signature, output);
+  return new ArrayRecord(value, dtype, null, bufferOf(value), byteOffsetOf(value), viewLength(fn, name, value), kind);
+}
+
+/** A typed array's length, through the intrinsic getter: a TypeError
+ * naming it where its buffer was detached, or shrunk below it (whose
+ * length reads 0, and which no copy can read). */
+export function viewLength(fn, name, value) {
   const length = lengthOf(value);
   if (length === 0 && isUnreachable(value)) {
     throw new TypeError(`${fn}: ${name} is a view of a detached ArrayBuffer (or out of bounds of a shrunk resizable one); a memory that grew detached its old buffer: take a new view of memory.buffer`);
   }
-  return new ArrayRecord(value, dtype, null, bufferOf(value), byteOffsetOf(value), length, kind);
+  return length;
 }
 
 const WEIGHT_EXPECTED = `weight must be a Float32Array, a Uint16Array${Float16Array === undefined ? '' : ' or Float16Array'} of 16-bit values, a tensor, or null (for no weight)`;

@@ -15,8 +15,9 @@
 // float32, as src/reference/rmsnorm.js says); integer steps are exact.
 
 import { BLOCK_FORMAT, BLOCK_FORMATS } from '../loader/abi.js';
-import { abs, copyInto, floor, Float32Array, fround, isView, keys, kindOf, lengthOf, RangeError, TypeError, Uint32Array, Uint8Array } from '../loader/intrinsics.js';
+import { abs, copyInto, floor, Float32Array, fround, isView, keys, kindOf, RangeError, TypeError, Uint32Array, Uint8Array } from '../loader/intrinsics.js';
 import { isTensor, recordOf, tensorView } from '../loader/tensor.js';
+import { viewLength } from '../ops/arrays.js';
 import { quantize as QUANTIZE } from '../ops/descriptions.js';
 import { BLOCK_FORMAT_CHOICES, describe, oneOf, optionReader } from '../ops/options.js';
 import { referenceFunction } from './calls.js';
@@ -200,7 +201,7 @@ function formatOption(fn, options) {
 /** A copy of a Uint8Array, measured through the intrinsics (no caller code runs after). */
 function copyOf(fn, name, value, kind, what) {
   if (!isView(value) || kindOf(value) !== kind) throw new TypeError(`${fn}: ${name} must be ${what}, got ${describe(value)}`);
-  const copy = new Uint8Array(lengthOf(value));
+  const copy = new Uint8Array(viewLength(fn, name, value));
   copyInto(copy, value, 0);
   return copy;
 }
