@@ -442,10 +442,29 @@ test('byteLength: the bytes of a shape in each format and dtype, counted by hand
   assert.throws(() => byteLength('q8_0', 48), { name: 'RangeError', message: /^byteLength: a row of q8_0 blocks must hold a multiple of 32 values/ });
   assert.throws(() => byteLength('q4_0', 32), { name: 'TypeError', message: /^byteLength: dtype must be 'float32' or 'bfloat16' or 'float16' or 'q8_0' or 'q8_1' or 'q8_K', got string "q4_0"/ });
   assert.throws(() => byteLength([2, 32], 'q8_0'), { name: 'TypeError', message: /^byteLength: dtype must be/ });
-  for (const shape of ['32', [], [2, -32], [2, 1.5], [2, , 32], undefined]) { // eslint-disable-line no-sparse-arrays
-    assert.throws(() => byteLength('q8_0', shape), { name: 'TypeError', message: /^byteLength: shape must be a count of values or a non-empty array of non-negative integers/ }, String(shape));
+  // A wrong type is a TypeError, a number of the wrong value a RangeError, a count or a dim alike.
+  for (const shape of ['32', undefined, { length: 1, 0: 32 }]) {
+    assert.throws(() => byteLength('q8_0', shape), { name: 'TypeError', message: /^byteLength: shape must be a count of values or an array of dims, got / }, String(shape));
+  }
+  for (const [shape, message] of [[[2, , 32], 'shape[1] must be a number, got undefined'], [['3'], 'shape[0] must be a number, got string "3"']]) { // eslint-disable-line no-sparse-arrays
+    assert.throws(() => byteLength('q8_0', shape), { name: 'TypeError', message: `byteLength: ${message}` }, String(shape));
+  }
+  for (const [shape, message] of [[[2, -32], 'shape[1] must be a non-negative integer, got -32'], [[2, 1.5], 'shape[1] must be a non-negative integer, got 1.5'],
+    [[2 ** 53], 'shape[0] must be a non-negative integer, got 9007199254740992'], [[], 'shape must hold at least one dim, got []']]) {
+    assert.throws(() => byteLength('q8_0', shape), { name: 'RangeError', message: `byteLength: ${message}` }, String(shape));
   }
   assert.throws(() => byteLength('float32', -1), { name: 'RangeError', message: 'byteLength: shape (a count of values) must be a non-negative integer, got -1' });
+  assert.throws(() => byteLength('float32', 2.5), { name: 'RangeError', message: 'byteLength: shape (a count of values) must be a non-negative integer, got 2.5' });
+  for (const length of [-1, 1.5, NaN, 2 ** 60]) {
+    const lying = new Proxy([2, 32], { get: (target, key) => (key === 'length' ? length : target[key]) });
+    assert.throws(() => byteLength('q8_0', lying), { name: 'TypeError', message: /^byteLength: shape must be an array of dims, got one of length number / }, `length ${length}`);
+  }
+  // Each dim is read once (a getter on it runs once).
+  let reads = 0;
+  const counted = [2];
+  Object.defineProperty(counted, 1, { get: () => { reads++; return 32; }, enumerable: true });
+  assert.equal(byteLength('q8_0', counted), 68);
+  assert.equal(reads, 1);
   assert.throws(() => byteLength('q8_0', [2 ** 40, 2 ** 40]), { name: 'RangeError', message: 'byteLength: shape [1099511627776,1099511627776] of q8_0 takes 2^53 bytes or more' });
 });
 

@@ -4,9 +4,9 @@
 // createKernels() and bindMemory() all hand out functions made here.
 
 import { BLOCK_FORMAT, TENSOR_DTYPES } from '../loader/abi.js';
-import { defineProperty, holds, isSafeInteger, join, RangeError, TypeError } from '../loader/intrinsics.js';
+import { defineProperty, holds, join, RangeError, TypeError } from '../loader/intrinsics.js';
 import { OP_NAMES, OPS } from '../ops/descriptions.js';
-import { describe } from '../ops/options.js';
+import { countOf, describe } from '../ops/options.js';
 import { PreparedCall } from '../ops/prepared.js';
 import { resolve, resolveOnce } from '../ops/resolve.js';
 import { directOf, run } from './run.js';
@@ -77,8 +77,7 @@ export function kernelFunctions(memoryFor, runner = run) {
 export function allocFunction(memoryFor) {
   return function alloc(length, dtype = 'float32') {
     const memory = memoryFor('alloc');
-    if (typeof length !== 'number') throw new TypeError(`alloc: length must be a number, got ${describe(length)}`);
-    if (!isSafeInteger(length) || length < 0) throw new RangeError(`alloc: length must be a non-negative integer, got ${length}`);
+    countOf('alloc', 'length', length);
     if (!holds(TENSOR_DTYPES, dtype)) throw new TypeError(`alloc: dtype must be ${join(TENSOR_DTYPES, ' or ', "'")}, got ${describe(dtype)}`);
     const format = BLOCK_FORMAT[dtype];
     if (format !== undefined && length % format.bytes !== 0) {

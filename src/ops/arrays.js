@@ -10,7 +10,7 @@ import {
   join, kindOf, lengthOf, ownView, RangeError, TypeError, Uint16Array, Uint8Array,
 } from '../loader/intrinsics.js';
 import { ArrayRecord, isTensor, recordOf, tensorView } from '../loader/tensor.js';
-import { describe, missing, oneOf, requireWeightFor, rowSpan } from './options.js';
+import { countOf, describe, missing, oneOf, rankOf, requireWeightFor, rowSpan } from './options.js';
 
 /** The typed array that holds each dtype's bits (float16 may also come as
  * a Float16Array; a block format is bytes). */
@@ -274,30 +274,26 @@ export function writeRows(record, bits, call) {
  * format's rows are blocks: the row a multiple of the block size, and
  * (rows × dim / block size) × block bytes in all, what a block output or
  * quantize writes and alloc(n, format) holds; a storage dtype's, values ×
- * bytes a value. TypeError for an unknown dtype or a shape that is neither,
- * RangeError for a row that is no whole number of blocks or a size past
- * 2^53.
+ * bytes a value. TypeError for an unknown dtype, a shape that is neither or
+ * a dim that is no number; RangeError for an empty shape, a dim that is no
+ * non-negative integer, a row that is no whole number of blocks or a size
+ * past 2^53.
  */
 export function byteLength(dtype, shape) {
   if (!holds(TENSOR_DTYPES, dtype)) throw new TypeError(`byteLength: dtype must be ${join(TENSOR_DTYPES, ' or ', "'")}, got ${describe(dtype)}`);
-  const bad = () => new TypeError(`byteLength: shape must be a count of values or a non-empty array of non-negative integers, got ${describe(shape)}`);
   let values;
   let dim;
   if (typeof shape === 'number') {
-    if (!isSafeInteger(shape) || shape < 0) throw new RangeError(`byteLength: shape (a count of values) must be a non-negative integer, got ${shape}`);
-    values = shape;
-    dim = shape;
+    values = countOf('byteLength', 'shape (a count of values)', shape);
+    dim = values;
   } else {
-    if (isArray(shape) !== true) throw bad();
-    const rank = shape.length;
-    if (!isSafeInteger(rank) || rank === 0) throw bad();
+    if (isArray(shape) !== true) throw new TypeError(`byteLength: shape must be a count of values or an array of dims, got ${describe(shape)}`);
+    const rank = rankOf('byteLength', 'shape', shape);
     values = 1;
     for (let i = 0; i < rank; i++) {
-      const n = hasOwn(shape, i) ? shape[i] : undefined;
-      if (!isSafeInteger(n) || n < 0) throw bad();
-      values *= n;
+      dim = countOf('byteLength', `shape[${i}]`, hasOwn(shape, i) ? shape[i] : undefined);
+      values *= dim;
     }
-    dim = shape[rank - 1];
   }
   const format = BLOCK_FORMAT[dtype];
   if (format !== undefined && dim % format.values !== 0) {

@@ -137,23 +137,35 @@ export function optionReader(defaults) {
 /** How many options the last read found (src/ops/resolve.js, LastCall). */
 export const lastRead = { count: 0 };
 
+/** A count (a length, a dim): a TypeError for no number, a RangeError for
+ * a number that is no non-negative integer. */
+export function countOf(fn, name, n) {
+  if (typeof n !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(n)}`);
+  if (!isSafeInteger(n) || n < 0) throw new RangeError(`${fn}: ${name} must be a non-negative integer, got ${n}`);
+  return n;
+}
+
+/** The rank of a shape that isArray has accepted (a proxy's length may be anything): at least one dim. */
+export function rankOf(fn, name, shape) {
+  const rank = shape.length;
+  if (!isSafeInteger(rank) || rank < 0) throw new TypeError(`${fn}: ${name} must be an array of dims, got one of length ${describe(rank)}`);
+  if (rank === 0) throw new RangeError(`${fn}: ${name} must hold at least one dim, got []`);
+  return rank;
+}
+
 /** options.shape read once, element by element, into a plain array of counts. */
 export function readShape(fn, shape) {
   if (shape === undefined) return undefined;
-  const bad = () => new TypeError(`${fn}: options.shape must be a non-empty array of non-negative integers, got ${describe(shape)}`);
   const array = isArray(shape);
   if (array === undefined) throw revoked(fn, 'options.shape');
-  if (!array) throw bad();
+  if (!array) throw new TypeError(`${fn}: options.shape must be an array of dims, got ${describe(shape)}`);
   let rank;
   const dims = new List();
   try {
-    rank = shape.length;
-    if (!isSafeInteger(rank) || rank === 0) throw bad();
+    rank = rankOf(fn, 'options.shape', shape);
     for (let i = 0; i < rank; i++) {
       if (!hasOwn(shape, i)) throw new TypeError(`${fn}: options.shape has a hole at index ${i}`);
-      const n = shape[i];
-      if (!isSafeInteger(n) || n < 0) throw bad();
-      dims[i] = n;
+      dims[i] = countOf(fn, `options.shape[${i}]`, shape[i]);
     }
   } catch (error) {
     throw isArray(shape) === undefined ? revoked(fn, 'options.shape') : error;
