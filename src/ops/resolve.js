@@ -367,8 +367,8 @@ function check(original, fn, memory, opts, values) {
     if (value === undefined) continue;
     const storage = slot.dtype === 'storage';
     const named = storage && op.hasDtype && opts.dtype !== undefined;
-    const record = slot.per === BLOCKS
-      ? measure(fn, slot.name, value, outDtype, 'outDtype', true, '', true)
+    const record = slot.per === BLOCKS // (the quantizer names its format options.dtype; a norm, options.outDtype)
+      ? measure(fn, slot.name, value, outDtype, op.blockwise ? 'dtype' : 'outDtype', true, '', true)
       : measure(fn, slot.name, value, storage ? dtype : slot.dtype, storage ? 'dtype' : '', named, '', slot.dir === OUT);
     if (slot.per === STAT) requireLength(fn, slot.name, record, call.rows, 'the number of rows');
     else if (slot.per === BLOCKS) {
