@@ -465,6 +465,11 @@ test('byteLength: the bytes of a shape in each format and dtype, counted by hand
   Object.defineProperty(counted, 1, { get: () => { reads++; return 32; }, enumerable: true });
   assert.equal(byteLength('q8_0', counted), 68);
   assert.equal(reads, 1);
+  // Also where the size is refused: the message shows the dims as read, not read again.
+  const huge = [2 ** 40];
+  Object.defineProperty(huge, 1, { get: () => { reads++; return 2 ** 40; }, enumerable: true });
+  assert.throws(() => byteLength('q8_0', huge), { name: 'RangeError', message: 'byteLength: shape [1099511627776,1099511627776] of q8_0 takes 2^53 bytes or more' });
+  assert.equal(reads, 2);
   assert.throws(() => byteLength('q8_0', [2 ** 40, 2 ** 40]), { name: 'RangeError', message: 'byteLength: shape [1099511627776,1099511627776] of q8_0 takes 2^53 bytes or more' });
 });
 

@@ -7,7 +7,7 @@
 import { BLOCK_FORMAT, DTYPES, ELEMENT_BYTES, TENSOR_DTYPES } from '../loader/abi.js';
 import {
   bufferOf, byteOffsetOf, copyInto, Float16Array, Float32Array, hasOwn, holds, isArray, isDetached, isFixedLength, isSafeInteger, isSharedBuffer, isUnreachable, isView,
-  join, kindOf, lengthOf, ownView, RangeError, TypeError, Uint16Array, Uint8Array,
+  join, kindOf, lengthOf, List, ownView, RangeError, TypeError, Uint16Array, Uint8Array,
 } from '../loader/intrinsics.js';
 import { ArrayRecord, isTensor, recordOf, tensorView } from '../loader/tensor.js';
 import { countOf, describe, missing, oneOf, rankOf, requireWeightFor, rowSpan } from './options.js';
@@ -283,23 +283,28 @@ export function byteLength(dtype, shape) {
   if (!holds(TENSOR_DTYPES, dtype)) throw new TypeError(`byteLength: dtype must be ${join(TENSOR_DTYPES, ' or ', "'")}, got ${describe(dtype)}`);
   let values;
   let dim;
+  let shown; // the shape as it was read, for a message (reading it again would run its getters again)
   if (typeof shape === 'number') {
     values = countOf('byteLength', 'shape (a count of values)', shape);
     dim = values;
+    shown = `${values}`;
   } else {
     if (isArray(shape) !== true) throw new TypeError(`byteLength: shape must be a count of values or an array of dims, got ${describe(shape)}`);
     const rank = rankOf('byteLength', 'shape', shape);
+    const dims = new List();
     values = 1;
     for (let i = 0; i < rank; i++) {
       dim = countOf('byteLength', `shape[${i}]`, hasOwn(shape, i) ? shape[i] : undefined);
+      dims[i] = dim;
       values *= dim;
     }
+    shown = `[${join(dims, ',')}]`;
   }
   const format = BLOCK_FORMAT[dtype];
   if (format !== undefined && dim % format.values !== 0) {
     throw new RangeError(`byteLength: a row of ${dtype} blocks must hold a multiple of ${format.values} values, the block size; the shape's last dim is ${dim}`);
   }
   const bytes = format === undefined ? values * ELEMENT_BYTES[dtype] : (values / format.values) * format.bytes;
-  if (!isSafeInteger(bytes)) throw new RangeError(`byteLength: shape ${typeof shape === 'number' ? shape : `[${join(shape, ',')}]`} of ${dtype} takes 2^53 bytes or more`);
+  if (!isSafeInteger(bytes)) throw new RangeError(`byteLength: shape ${shown} of ${dtype} takes 2^53 bytes or more`);
   return bytes;
 }
