@@ -146,3 +146,38 @@ test('weightOffset + weight overflowing float32 is defined: the applied weight i
   }
   assertAllAgree(results, 'dim=4 weightOffset=3e38');
 });
+
+// Every call checks its weight for an Inf or a NaN (rows.inc's all_finite):
+// a weight that has one goes to the scalar writer, as the SIMD writers'
+// short float16 widening would make it finite. The check reads vectors and
+// a last one that may overlap: a special value at every position of short
+// rows and of a row's tail, in every weight dtype and storage it serves,
+// and in block outputs.
+test('a weight with an Inf or a NaN anywhere is seen: every position, weight dtype and storage', async () => {
+  const cases = [
+    ['float32', 'float16'], ['bfloat16', 'float32'], ['bfloat16', 'bfloat16'], ['bfloat16', 'float16'],
+    ['float16', 'float32'], ['float16', 'float16'],
+  ];
+  const bitsFor = { float32: (v) => v, bfloat16: numberToBfloat16, float16: numberToFloat16 };
+  const arrayFor = (dtype, n) => (dtype === 'float32' ? new Float32Array(n) : new Uint16Array(n));
+  for (const [dtype, weightDtype] of cases) {
+    for (const dim of [1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 64]) {
+      const values = normalArray(prng(dim), dim, 2);
+      const x = arrayFor(dtype, dim);
+      values.forEach((v, i) => { x[i] = bitsFor[dtype](v); });
+      const positions = dim <= 17 ? [...Array(dim).keys()] : [0, 31, ...Array.from({ length: 9 }, (_, k) => dim - 9 + k)];
+      for (const position of positions) {
+        for (const special of [Infinity, NaN]) {
+          const w = arrayFor(weightDtype, dim);
+          for (let i = 0; i < dim; i++) w[i] = bitsFor[weightDtype](i === position ? special : 0.75);
+          const options = { dtype, weightDtype, dim };
+          const what = `${dtype} rows, ${weightDtype} weight, dim ${dim}, w[${position}] = ${special}`;
+          const y = await allAgree(({ rmsNorm }) => rmsNorm(x, w, options), what);
+          const out = dtype === 'float32' ? y[position] : (y[position] & 0x7fff) >= (dtype === 'bfloat16' ? 0x7f80 : 0x7c00) ? NaN : 0;
+          assert.ok(!Number.isFinite(out), `${what}: y[${position}] is ${y[position]}, not Inf or NaN`);
+          if (dim % 32 === 0) await allAgree(({ rmsNorm }) => rmsNorm(x, w, { ...options, outDtype: 'q8_0' }), `${what}, q8_0`);
+        }
+      }
+    }
+  }
+});

@@ -34,6 +34,10 @@ RMSNORM_INLINE float block_sumsq_writing(const void* next, const void* src, cons
   return block_sumsq((const char*) next + start * dtype_size(dtype), n, dtype);
 }
 
+RMSNORM_INLINE uint32_t largest_magnitude_bits(const void* x, size_t n, int dtype) {
+  return scalar_largest_magnitude_bits(x, n, dtype);
+}
+
 static void quantize_blocks(const void* x, size_t n, int dtype, int format, uint8_t* out) {
   const size_t values = q8_block_values(format);
   for (size_t i = 0; i < n; i += values, out += q8_block_bytes(format)) {

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../common.h"
 #include "../float16.h"
@@ -57,6 +58,19 @@ RMSNORM_INLINE void scalar_write_row(const void* src, const void* w, void* y, si
     const float x = scaled ? load_f32(src, i, dtype) * scale : load_f32(src, i, dtype);
     scalar_finish(x * inv, w, y, i, weight_offset, dtype, weight_dtype, offset, cast_mode);
   }
+}
+
+/* The largest magnitude's bits among x[0..n), 16-bit values as their
+ * patterns. */
+RMSNORM_INLINE uint32_t scalar_largest_magnitude_bits(const void* x, size_t n, int dtype) {
+  uint32_t largest = 0;
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t magnitude = dtype == RMSNORM_F32
+                                   ? ((const uint32_t*) x)[i] & UINT32_C(0x7FFFFFFF)
+                                   : ((const uint16_t*) x)[i] & UINT32_C(0x7FFF);
+    largest = magnitude > largest ? magnitude : largest;
+  }
+  return largest;
 }
 
 #endif

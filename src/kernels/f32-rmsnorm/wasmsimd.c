@@ -621,6 +621,31 @@ static bool widen_f16_finite(const uint16_t* x, size_t n, float* dst) {
   return f16x8_all_finite(vlargest);
 }
 
+/* rows.inc's weight check, on every call: a vector of values at a time,
+ * eight 16-bit ones at their own width (clang's vectorized loop widened
+ * each to a 32-bit lane, docs/benchmarks.md). The row's last vector is read
+ * first, and may overlap the others: a max does not mind. */
+static uint32_t largest_magnitude_bits(const void* x, size_t n, int dtype) {
+  const bool wide = dtype == RMSNORM_F32;
+  const size_t lanes = wide ? 4 : 8;
+  if (n < lanes) {
+    return scalar_largest_magnitude_bits(x, n, dtype);
+  }
+  const v128_t vmask = wide ? wasm_i32x4_splat(0x7FFFFFFF) : wasm_i16x8_splat(0x7FFF);
+  const char* p = (const char*) x;
+  const char* last = p + (n - lanes) * dtype_size(dtype);
+  v128_t vlargest = wasm_v128_and(wasm_v128_load(last), vmask);
+  for (; p < last; p += 16) {
+    const v128_t v = wasm_v128_and(wasm_v128_load(p), vmask);
+    vlargest = wide ? wasm_u32x4_max(vlargest, v) : wasm_u16x8_max(vlargest, v);
+  }
+  if (!wide) { /* the two halves of each 32-bit lane */
+    vlargest = wasm_u32x4_max(wasm_v128_and(vlargest, wasm_i32x4_splat(0xFFFF)),
+                              wasm_u32x4_shr(vlargest, 16));
+  }
+  return (uint32_t) wasm_i32x4_extract_lane(q8_max_lanes_u32(vlargest), 0);
+}
+
 /* n values' blocks by the quantizer's kernel. 16-bit values are widened
  * first (exactly: float16 by the short conversion where every value is
  * finite, else by the converters' kernel), so that one copy of each
