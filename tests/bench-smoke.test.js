@@ -140,7 +140,7 @@ test('the ggml block rows (tests/bench/q8.js) run, and the package\'s rows write
     'simd-zero-copy', 'simd-export', 'q8_0-fused', 'q8_0-norm-then-quantize', 'q8_0-plain-js', 'q8_K-fused', 'q8_K-norm-then-quantize', 'q8_K-plain-js',
     'q8_0-fused-prepared', 'q8_0-fused-bfloat16', 'q8_0-norm-then-quantize-bfloat16', 'q8_0-fused-float16', 'q8_0-norm-then-quantize-float16',
     'q8_0-fused-bfloat16-storage', 'q8_0-norm-then-quantize-bfloat16-storage', 'q8_0-fused-float16-storage', 'q8_0-norm-then-quantize-float16-storage',
-    'q8_0-floor',
+    'q8_K-fused-float16', 'q8_K-norm-then-quantize-float16', 'q8_0-floor',
   ]);
   assert.deepEqual(rowsFor(makeShape(1, 896)).map((row) => row.id).filter((id) => id.startsWith('q8_K')), [], 'no q8_K where dim is no multiple of 256');
   for (const row of rows) {

@@ -243,12 +243,14 @@ const q8_0Floor = {
  * The float32 norm alone (the package's zero-copy row, and its export called
  * directly: the floor has no JS layer to pay for), then each format's three
  * rows, q8_0's two with a bfloat16 and a float16 weight and with 16-bit rows
- * and weight (issue 47: every weight dtype's and storage's fused call
- * against its norm then quantize()), and q8_0's floor. Each row names the
+ * and weight, and q8_K's with a float16 weight (issue 47: every weight
+ * dtype's and storage's fused call against its norm then quantize()), and
+ * q8_0's floor. Each row names the
  * fused row it is compared with (fusedId).
  */
 const WEIGHT_ROWS = [
-  ...['bfloat16', 'float16'].map((weightDtype) => [weightDtype, 'float32']),
-  ...['bfloat16', 'float16'].map((storage) => [storage, storage]),
-].flatMap(([weightDtype, storage]) => [fused('q8_0', weightDtype, storage), normThenQuantize('q8_0', weightDtype, storage)]);
+  ...['bfloat16', 'float16'].map((weightDtype) => ['q8_0', weightDtype, 'float32']),
+  ...['bfloat16', 'float16'].map((storage) => ['q8_0', storage, storage]),
+  ['q8_K', 'float16', 'float32'],
+].flatMap(([format, weightDtype, storage]) => [fused(format, weightDtype, storage), normThenQuantize(format, weightDtype, storage)]);
 export const Q8_ROWS = [simdZeroCopy, simdExport, ...Object.keys(FORMATS).flatMap((format) => [fused(format), normThenQuantize(format), plainJs(format)]), fusedPrepared('q8_0'), ...WEIGHT_ROWS, q8_0Floor];
