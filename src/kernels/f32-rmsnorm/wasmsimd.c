@@ -556,14 +556,14 @@ RMSNORM_INLINE bool write_q8_k(const void* src, const void* w, uint8_t* out, siz
   return true;
 }
 
-/* The register path's copies: float32 rows with a float32 or bfloat16
- * weight and no offset (ggml's models' norms; the cast mode changes nothing
- * on float32 rows), one for each format. A float16 weight and 16-bit rows
- * take the chunk: copies loading them in the loop were slower
- * than the chunk (V8 runs out of vector registers with the block's eight
- * vectors live beside the conversions' constants), and so were copies fed
- * values widened to float32 a chunk at a time (docs/benchmarks.md). No
- * weight and an offset take the chunk too. */
+/* The register path's copies: float32 rows with a float32, bfloat16 or
+ * float16 weight (finite: rows.inc checks it) and no offset (ggml's
+ * models' norms; the cast mode changes nothing on float32 rows), one for
+ * each format and weight. 16-bit rows take the chunk: copies loading them
+ * in the loop were slower than the chunk (V8 runs out of vector registers
+ * with the block's eight vectors live beside the conversions' constants),
+ * and so were copies fed values widened to float32 a chunk at a time
+ * (docs/benchmarks.md). No weight and an offset take the chunk too. */
 #define DEFINE_Q8_32_WRITER(NAME, WEIGHT_DTYPE, WITH_SUM)                                 \
   static bool NAME(const void* src, const void* w, uint8_t* out, size_t dim, float inv) { \
     return write_q8_32(src, w, out, dim, inv, 0.0f, RMSNORM_F32, WEIGHT_DTYPE, false,     \
@@ -571,14 +571,17 @@ RMSNORM_INLINE bool write_q8_k(const void* src, const void* w, uint8_t* out, siz
   }
 DEFINE_Q8_32_WRITER(q8_0_f32, RMSNORM_F32, false)
 DEFINE_Q8_32_WRITER(q8_0_bf16, RMSNORM_BF16, false)
+DEFINE_Q8_32_WRITER(q8_0_f16, RMSNORM_F16, false)
 DEFINE_Q8_32_WRITER(q8_1_f32, RMSNORM_F32, true)
 DEFINE_Q8_32_WRITER(q8_1_bf16, RMSNORM_BF16, true)
+DEFINE_Q8_32_WRITER(q8_1_f16, RMSNORM_F16, true)
 #define DEFINE_Q8_K_WRITER(NAME, WEIGHT_DTYPE)                                            \
   static bool NAME(const void* src, const void* w, uint8_t* out, size_t dim, float inv) { \
     return write_q8_k(src, w, out, dim, inv, WEIGHT_DTYPE);                               \
   }
 DEFINE_Q8_K_WRITER(q8_k_f32, RMSNORM_F32)
 DEFINE_Q8_K_WRITER(q8_k_bf16, RMSNORM_BF16)
+DEFINE_Q8_K_WRITER(q8_k_f16, RMSNORM_F16)
 
 /* rows.inc's register path (RMSNORM_Q8_ROW_WRITER): false for the rows
  * no copy serves, and the chunk writes them. */
@@ -586,20 +589,24 @@ static bool write_row_q8(const void* src, const void* w, uint8_t* out, size_t di
                          float weight_offset, int dtype, int weight_dtype, bool offset,
                          int cast_mode, int format) {
   (void) weight_offset, (void) cast_mode;
-  if (dtype != RMSNORM_F32 || offset) {
+  if (dtype != RMSNORM_F32 || offset || weight_dtype == RMSNORM_NO_WEIGHT) {
     return false;
   }
   const bool bf16 = weight_dtype == RMSNORM_BF16;
-  if (!bf16 && weight_dtype != RMSNORM_F32) {
-    return false;
-  }
+  const bool f16 = weight_dtype == RMSNORM_F16;
   switch ((enum rmsnorm_q8_format) format) {
     case RMSNORM_Q8_K:
-      return bf16 ? q8_k_bf16(src, w, out, dim, inv) : q8_k_f32(src, w, out, dim, inv);
+      return bf16  ? q8_k_bf16(src, w, out, dim, inv)
+             : f16 ? q8_k_f16(src, w, out, dim, inv)
+                   : q8_k_f32(src, w, out, dim, inv);
     case RMSNORM_Q8_1:
-      return bf16 ? q8_1_bf16(src, w, out, dim, inv) : q8_1_f32(src, w, out, dim, inv);
+      return bf16  ? q8_1_bf16(src, w, out, dim, inv)
+             : f16 ? q8_1_f16(src, w, out, dim, inv)
+                   : q8_1_f32(src, w, out, dim, inv);
     case RMSNORM_Q8_0:
-      return bf16 ? q8_0_bf16(src, w, out, dim, inv) : q8_0_f32(src, w, out, dim, inv);
+      return bf16  ? q8_0_bf16(src, w, out, dim, inv)
+             : f16 ? q8_0_f16(src, w, out, dim, inv)
+                   : q8_0_f32(src, w, out, dim, inv);
   }
   return false;
 }
