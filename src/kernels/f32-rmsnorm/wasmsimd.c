@@ -556,25 +556,29 @@ RMSNORM_INLINE bool write_q8_k(const void* src, const void* w, uint8_t* out, siz
   return true;
 }
 
-/* The register path's copies: float32 rows with a float32, bfloat16 or
- * float16 weight (finite: rows.inc checks it) and no offset (ggml's
- * models' norms; the cast mode changes nothing on float32 rows), one for
- * each format and weight. 16-bit rows take the chunk: copies loading them
- * in the loop were slower than the chunk (V8 runs out of vector registers
- * with the block's eight vectors live beside the conversions' constants),
- * and so were copies fed values widened to float32 a chunk at a time
- * (docs/benchmarks.md). No weight and an offset take the chunk too. */
-#define DEFINE_Q8_32_WRITER(NAME, WEIGHT_DTYPE, WITH_SUM)                                 \
-  static bool NAME(const void* src, const void* w, uint8_t* out, size_t dim, float inv) { \
-    return write_q8_32(src, w, out, dim, inv, 0.0f, RMSNORM_F32, WEIGHT_DTYPE, false,     \
-                       RMSNORM_CAST_GEMMA, WITH_SUM);                                     \
+/* The register path's copies (ggml's models' norms): float32 rows with a
+ * float32, bfloat16 or float16 weight (finite: rows.inc checks it), one
+ * for each format and weight (the cast mode changes nothing on float32
+ * rows), and bfloat16 rows with a bfloat16 weight in Llama's cast mode,
+ * for q8_0, all without an offset. Float16 rows take the chunk: a
+ * copy loading them in the loop was slower than the chunk (V8 runs out of
+ * vector registers with the block's eight vectors live beside the float16
+ * rounding's constants), and so were copies fed values widened to float32
+ * a chunk at a time (docs/benchmarks.md). Other bfloat16 rows (a copy
+ * each would outgrow the module's size budget), no weight and an offset
+ * take the chunk too. */
+#define DEFINE_Q8_32_WRITER(NAME, DTYPE, WEIGHT_DTYPE, CAST_MODE, WITH_SUM)                \
+  static bool NAME(const void* src, const void* w, uint8_t* out, size_t dim, float inv) {  \
+    return write_q8_32(src, w, out, dim, inv, 0.0f, DTYPE, WEIGHT_DTYPE, false, CAST_MODE, \
+                       WITH_SUM);                                                          \
   }
-DEFINE_Q8_32_WRITER(q8_0_f32, RMSNORM_F32, false)
-DEFINE_Q8_32_WRITER(q8_0_bf16, RMSNORM_BF16, false)
-DEFINE_Q8_32_WRITER(q8_0_f16, RMSNORM_F16, false)
-DEFINE_Q8_32_WRITER(q8_1_f32, RMSNORM_F32, true)
-DEFINE_Q8_32_WRITER(q8_1_bf16, RMSNORM_BF16, true)
-DEFINE_Q8_32_WRITER(q8_1_f16, RMSNORM_F16, true)
+#define DEFINE_Q8_32_WRITERS(FORMAT, WITH_SUM)                                                \
+  DEFINE_Q8_32_WRITER(FORMAT##_f32, RMSNORM_F32, RMSNORM_F32, RMSNORM_CAST_GEMMA, WITH_SUM)   \
+  DEFINE_Q8_32_WRITER(FORMAT##_bf16, RMSNORM_F32, RMSNORM_BF16, RMSNORM_CAST_GEMMA, WITH_SUM) \
+  DEFINE_Q8_32_WRITER(FORMAT##_f16, RMSNORM_F32, RMSNORM_F16, RMSNORM_CAST_GEMMA, WITH_SUM)
+DEFINE_Q8_32_WRITERS(q8_0, false)
+DEFINE_Q8_32_WRITERS(q8_1, true)
+DEFINE_Q8_32_WRITER(q8_0_bf16_rows, RMSNORM_BF16, RMSNORM_BF16, RMSNORM_CAST_LLAMA, false)
 #define DEFINE_Q8_K_WRITER(NAME, WEIGHT_DTYPE)                                            \
   static bool NAME(const void* src, const void* w, uint8_t* out, size_t dim, float inv) { \
     return write_q8_k(src, w, out, dim, inv, WEIGHT_DTYPE);                               \
@@ -588,7 +592,11 @@ DEFINE_Q8_K_WRITER(q8_k_f16, RMSNORM_F16)
 static bool write_row_q8(const void* src, const void* w, uint8_t* out, size_t dim, float inv,
                          float weight_offset, int dtype, int weight_dtype, bool offset,
                          int cast_mode, int format) {
-  (void) weight_offset, (void) cast_mode;
+  (void) weight_offset;
+  if (dtype == RMSNORM_BF16 && weight_dtype == RMSNORM_BF16 && !offset &&
+      cast_mode == RMSNORM_CAST_LLAMA && format == RMSNORM_Q8_0) {
+    return q8_0_bf16_rows(src, w, out, dim, inv);
+  }
   if (dtype != RMSNORM_F32 || offset || weight_dtype == RMSNORM_NO_WEIGHT) {
     return false;
   }
