@@ -9,12 +9,12 @@ import {
 import { llamacppFused, llamacppUnfused } from './llamacpp.js';
 import { memoryCopy } from './memory-copy.js';
 import { simdQkNormHeads, simdQkNormPerHead } from './qk-norm.js';
-import { simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdLayerNorm } from './variants.js';
+import { simdAddRmsNorm, simdAddThenRmsNorm, simdBfloat16, simdFloat16, simdLayerNorm } from './variants.js';
 
 export const PORTABLE_ROWS = [
   naiveJs, naiveJsAllocating, reference,
   scalarZeroCopy, scalarCopying, simdZeroCopy, simdCopying, simdAllocating, newArray, newArrayWritten, newArrayThenCopying, userNewArrayOut, simdPrepared, simdStrided,
   simdQkNormHeads, simdQkNormPerHead, simdExport,
   llamacppFused, llamacppUnfused, memoryCopy,
-  simdBfloat16, simdAddRmsNorm, simdAddThenRmsNorm, simdLayerNorm,
+  simdBfloat16, simdFloat16, simdAddRmsNorm, simdAddThenRmsNorm, simdLayerNorm,
 ];

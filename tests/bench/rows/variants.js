@@ -1,13 +1,10 @@
 // The rows of the other entry points, each on SIMD zero-copy tensors:
-// bfloat16 storage (x, weight and y in bfloat16) against float32, and the
+// bfloat16 and float16 storage (x, weight and y in the dtype) against float32, and the
 // fused residual add (addRmsNorm) against an add in JS followed by rmsNorm,
 // and LayerNorm (no bias, the same eps) against RMSNorm.
 import { addRmsNorm, alloc, init, layerNorm, rmsNorm } from '../../../src/index.js';
-import { bfloat16ToNumber, numberToBfloat16 } from '../../../src/reference/float16.js';
+import { bfloat16ToNumber, float16ToNumber, numberToBfloat16, numberToFloat16 } from '../../../src/reference/float16.js';
 import { normalArray, prng } from '../../helpers/random.js';
-
-const toBfloat16 = (a) => Uint16Array.from(a, numberToBfloat16);
-const fromBfloat16 = (a) => Float32Array.from(a, bfloat16ToNumber);
 
 /** Tensors of the SIMD backend holding `arrays`, plus `extra` empty ones of `dtype`. */
 async function simdTensors(dtype, arrays, extra) {
@@ -21,25 +18,38 @@ async function simdTensors(dtype, arrays, extra) {
   return { tensors: [...filled, ...empty], free: () => [...filled, ...empty].forEach((t) => t.free()) };
 }
 
-export const simdBfloat16 = {
-  id: 'simd-bf16',
-  name: 'SIMD wasm, zero-copy, bfloat16 x/w/y',
-  bytes: ({ rows, dim }) => 2 * (2 * rows * dim + dim),
-  async setup({ x, w, eps }) {
-    const x16 = toBfloat16(x);
-    const w16 = toBfloat16(w);
-    const { tensors: [xt, wt, yt], free } = await simdTensors('bfloat16', [x16, w16], [x.length]);
-    const options = { eps, dtype: 'bfloat16', weightDtype: 'bfloat16', out: yt };
-    return {
-      call: () => rmsNorm(xt, wt, options),
-      output: () => fromBfloat16(yt.array),
-      // bfloat16 keeps 8 significant bits: the output is within 2^-8 of its value.
-      expected: { input: fromBfloat16(x16), weight: fromBfloat16(w16), tolerance: 2 ** -7 },
-      prepare: () => init({ backend: 'simd' }),
-      dispose: free,
-    };
-  },
+/** x, weight and y in a 16-bit storage dtype, and what one keeps of a value: bfloat16 8 significant bits, float16 11. */
+const STORAGE_16 = {
+  bfloat16: { id: 'simd-bf16', to: numberToBfloat16, from: bfloat16ToNumber, bits: 8 },
+  float16: { id: 'simd-f16', to: numberToFloat16, from: float16ToNumber, bits: 11 },
 };
+
+function simdStorage16(dtype) {
+  const { id, to, from, bits } = STORAGE_16[dtype];
+  const narrow = (a) => Uint16Array.from(a, to);
+  const widen = (a) => Float32Array.from(a, from);
+  return {
+    id,
+    name: `SIMD wasm, zero-copy, ${dtype} x/w/y`,
+    bytes: ({ rows, dim }) => 2 * (2 * rows * dim + dim),
+    async setup({ x, w, eps }) {
+      const x16 = narrow(x);
+      const w16 = narrow(w);
+      const { tensors: [xt, wt, yt], free } = await simdTensors(dtype, [x16, w16], [x.length]);
+      const options = { eps, dtype, weightDtype: dtype, out: yt };
+      return {
+        call: () => rmsNorm(xt, wt, options),
+        output: () => widen(yt.array),
+        // The output is within a rounding of the storage dtype of its value.
+        expected: { input: widen(x16), weight: widen(w16), tolerance: 2 ** (1 - bits) },
+        prepare: () => init({ backend: 'simd' }),
+        dispose: free,
+      };
+    },
+  };
+}
+export const simdBfloat16 = simdStorage16('bfloat16');
+export const simdFloat16 = simdStorage16('float16');
 
 /** The residual stream the add rows start from, seeded by the shape. */
 function residualOf({ x, seed }) {
