@@ -184,4 +184,17 @@ static inline v128_t f32x4_round_f16(v128_t vx, bool finite) {
                 : wasm_v128_bitselect(wasm_i32x4_splat(0x7FC00000), vbits, wasm_f32x4_ne(vx, vx));
 }
 
+/* f32x4_round_f16 for finite x below 65520 in magnitude, which rounds to a
+ * finite half: no cap on m and no trip through 2^112. x's sign rides
+ * through the grid (the addition rounds m - |x| on the grid as it rounds
+ * |x|, ties to even alike, as m is an even multiple of the spacing), and
+ * is put back for the zeros. */
+static inline v128_t f32x4_round_f16_bounded(v128_t vx) {
+  v128_t vmagic = wasm_i32x4_add(wasm_v128_and(vx, wasm_i32x4_splat(0x7F800000)),
+                                 wasm_i32x4_splat((13 << 23) | 0x00400000));
+  vmagic = wasm_i32x4_max(vmagic, wasm_i32x4_splat(0x3F400000));
+  const v128_t vgrid = wasm_f32x4_sub(wasm_f32x4_add(vx, vmagic), vmagic);
+  return wasm_v128_or(vgrid, wasm_v128_and(vx, wasm_i32x4_splat((int32_t) 0x80000000)));
+}
+
 #endif

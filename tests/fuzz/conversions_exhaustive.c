@@ -82,12 +82,13 @@ static void check_narrowing(void) {
     const v128_t v = wasm_v128_load(in);
     int any_nan = 0;
     for (uint32_t k = 0; k < 4; k++) any_nan |= is_nan32(in[k]);
-    uint32_t f16[4], bf16[4], f16_round[4], bf16_round[4];
+    uint32_t f16[4], bf16[4], f16_round[4], bf16_round[4], f16_bounded[4];
     uint16_t f16_pairs[8], bf16_pairs[8];
     for (int finite = 0; finite <= !any_nan; finite++) {
       wasm_v128_store(f16, f32x4_to_f16x4(v, finite));
       wasm_v128_store(bf16, f32x4_to_bf16x4(v, finite));
       wasm_v128_store(f16_round, f32x4_round_f16(v, finite));
+      wasm_v128_store(f16_bounded, f32x4_round_f16_bounded(v));
       wasm_v128_store(bf16_round, f32x4_round_bf16(v, finite));
       wasm_v128_store(f16_pairs, f32x4x2_to_f16x8_interleaved(v, v, finite));
       wasm_v128_store(bf16_pairs, f32x4x2_to_bf16x8_interleaved(v, v, finite));
@@ -99,6 +100,8 @@ static void check_narrowing(void) {
         check16("f32x4_to_f16x4", in[k], f16[k], want_f16);
         check16("f32x4_to_bf16x4", in[k], bf16[k], want_bf16);
         check32("f32x4_round_f16", in[k], f16_round[k], bits_of(f16_to_f32(want_f16)));
+        if ((in[k] & 0x7FFFFFFFu) < 0x477FF000u) /* |x| < 65520 */
+          check32("f32x4_round_f16_bounded", in[k], f16_bounded[k], bits_of(f16_to_f32(want_f16)));
         check32("f32x4_round_bf16", in[k], bf16_round[k], bits_of(bf16_to_f32(want_bf16)));
         for (uint32_t lane = 0; lane < 2; lane++) {
           check16("f32x4x2_to_f16x8_interleaved", in[k], f16_pairs[2 * k + lane], want_f16);

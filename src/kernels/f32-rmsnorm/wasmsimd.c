@@ -259,6 +259,20 @@ RMSNORM_INLINE float block_add_sumsq(const void* x, void* r, size_t n, int dtype
   return block_sumsq_impl(x, r, n, dtype, true);
 }
 
+/* round4 of four values v = x * inv of a vector row (not the rescue's):
+ * |v| is at most about sqrt(dim), as x_i^2 is at most the row's sum of
+ * squares (a sum of non-negative terms rounded to nearest is never below
+ * one of them) and inv is 1 / sqrt(sum / dim + eps), to a few roundings.
+ * That is below float16's overflow (65520) for any row a 32-bit memory
+ * holds (dim < 2^31: sqrt(dim) < 46341), so float16 takes the rounding
+ * without the overflow's steps there; memory64 rows may be longer. */
+RMSNORM_INLINE v128_t round4_normalized(v128_t v, int dtype) {
+  if (dtype == RMSNORM_F16 && SIZE_MAX <= UINT32_MAX) {
+    return f32x4_round_f16_bounded(v);
+  }
+  return round4(v, dtype, true);
+}
+
 /* The weight's part of step 4 for four values v = x * inv and their weights
  * vw, widened: offset, cast mode, multiply; the output rounding is the
  * store's (compare scalar_finish). vw is unused without a weight. */
@@ -271,7 +285,7 @@ RMSNORM_INLINE v128_t weigh4(v128_t v, v128_t vw, v128_t voffset, int dtype, int
     vw = wasm_f32x4_add(voffset, vw);
   }
   if (cast_mode == RMSNORM_CAST_LLAMA) {
-    v = round4(v, dtype, true);
+    v = round4_normalized(v, dtype);
   }
   return wasm_f32x4_mul(v, vw);
 }
