@@ -16,7 +16,7 @@ import {
   fromFloat32 as referenceFromFloat32, layerNorm as referenceLayerNorm, quantize as referenceQuantize, rmsNorm as referenceRmsNorm, toFloat32 as referenceToFloat32,
 } from '../src/reference/index.js';
 import { q8Table, rowsFor } from './bench/q8.js';
-import { bfloat16ToNumber, float16ToNumber, numberToBfloat16, numberToFloat16 } from '../src/reference/float16.js';
+import { narrow, widen } from '../src/reference/float16.js';
 import { assertSameBits } from './helpers/bits.js';
 import { layerNorm64, rmsNorm64 } from './helpers/oracle.js';
 
@@ -29,12 +29,11 @@ function referenceOf(id, shape, expected) {
   if (F32_ROWS.includes(id)) return referenceRmsNorm(x, w, { eps });
   if (id === 'simd-add-rmsnorm' || id === 'simd-add-then-rmsnorm') return referenceRmsNorm(expected.input, w, { eps });
   if (id === 'simd-layernorm') return referenceLayerNorm(x, w, null, { eps });
-  const storage16 = { 'simd-bf16': ['bfloat16', numberToBfloat16, bfloat16ToNumber], 'simd-f16': ['float16', numberToFloat16, float16ToNumber] }[id];
-  if (storage16 !== undefined) {
-    const [dtype, to, from] = storage16;
-    const narrow = (a) => Uint16Array.from(a, to);
-    const y = referenceRmsNorm(narrow(x), narrow(w), { eps, dtype, weightDtype: dtype });
-    return Float32Array.from(y, from);
+  const dtype = { 'simd-bf16': 'bfloat16', 'simd-f16': 'float16' }[id];
+  if (dtype !== undefined) {
+    const to16 = (a) => Uint16Array.from(a, (v) => narrow(v, dtype));
+    const y = referenceRmsNorm(to16(x), to16(w), { eps, dtype, weightDtype: dtype });
+    return Float32Array.from(y, (_, i) => widen(y, i, dtype));
   }
   return null; // the peers: their own summation orders
 }

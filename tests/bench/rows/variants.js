@@ -3,7 +3,7 @@
 // fused residual add (addRmsNorm) against an add in JS followed by rmsNorm,
 // and LayerNorm (no bias, the same eps) against RMSNorm.
 import { addRmsNorm, alloc, init, layerNorm, rmsNorm } from '../../../src/index.js';
-import { bfloat16ToNumber, float16ToNumber, numberToBfloat16, numberToFloat16 } from '../../../src/reference/float16.js';
+import { narrow, widen } from '../../../src/reference/float16.js';
 import { normalArray, prng } from '../../helpers/random.js';
 
 /** Tensors of the SIMD backend holding `arrays`, plus `extra` empty ones of `dtype`. */
@@ -18,38 +18,32 @@ async function simdTensors(dtype, arrays, extra) {
   return { tensors: [...filled, ...empty], free: () => [...filled, ...empty].forEach((t) => t.free()) };
 }
 
-/** x, weight and y in a 16-bit storage dtype, and what one keeps of a value: bfloat16 8 significant bits, float16 11. */
-const STORAGE_16 = {
-  bfloat16: { id: 'simd-bf16', to: numberToBfloat16, from: bfloat16ToNumber, bits: 8 },
-  float16: { id: 'simd-f16', to: numberToFloat16, from: float16ToNumber, bits: 11 },
-};
-
-function simdStorage16(dtype) {
-  const { id, to, from, bits } = STORAGE_16[dtype];
-  const narrow = (a) => Uint16Array.from(a, to);
-  const widen = (a) => Float32Array.from(a, from);
+/** x, weight and y in a 16-bit storage dtype (`bits`: the significant bits it keeps of a value). */
+function simdStorage16(id, dtype, bits) {
+  const to16 = (a) => Uint16Array.from(a, (v) => narrow(v, dtype));
+  const from16 = (a) => Float32Array.from(a, (_, i) => widen(a, i, dtype));
   return {
     id,
     name: `SIMD wasm, zero-copy, ${dtype} x/w/y`,
     bytes: ({ rows, dim }) => 2 * (2 * rows * dim + dim),
     async setup({ x, w, eps }) {
-      const x16 = narrow(x);
-      const w16 = narrow(w);
+      const x16 = to16(x);
+      const w16 = to16(w);
       const { tensors: [xt, wt, yt], free } = await simdTensors(dtype, [x16, w16], [x.length]);
       const options = { eps, dtype, weightDtype: dtype, out: yt };
       return {
         call: () => rmsNorm(xt, wt, options),
-        output: () => widen(yt.array),
+        output: () => from16(yt.array),
         // The output is within a rounding of the storage dtype of its value.
-        expected: { input: widen(x16), weight: widen(w16), tolerance: 2 ** (1 - bits) },
+        expected: { input: from16(x16), weight: from16(w16), tolerance: 2 ** (1 - bits) },
         prepare: () => init({ backend: 'simd' }),
         dispose: free,
       };
     },
   };
 }
-export const simdBfloat16 = simdStorage16('bfloat16');
-export const simdFloat16 = simdStorage16('float16');
+export const simdBfloat16 = simdStorage16('simd-bf16', 'bfloat16', 8);
+export const simdFloat16 = simdStorage16('simd-f16', 'float16', 11);
 
 /** The residual stream the add rows start from, seeded by the shape. */
 function residualOf({ x, seed }) {
