@@ -133,16 +133,21 @@ static inline v128_t f16x4_to_f32x4(v128_t vh) {
  * (float16's subnormals share binade -14's spacing, 2^-24), puts the sum
  * in a binade whose float32 spacing is float16's in binade e: the addition
  * rounds |x| to nearest even on that grid, a carry to 2^(e + 1) included,
- * and the subtraction is exact. m is capped at 1.5 * 2^28 (binade 15's, the
- * largest): from 65520 up the result is 65536 or more. An exponent field of
- * 242 or more overflows the integer add to a negative m, which the max
- * takes to 0.75: |x| is then far above 65536 and stays so, Inf stays Inf,
- * and a NaN stays a NaN. */
-static inline v128_t f16_grid_abs(v128_t vabs) {
+ * and the subtraction is exact. `capped`: m is capped at 1.5 * 2^28
+ * (binade 15's, the largest): from 65520 up the result is 65536 or more.
+ * An exponent field of 242 or more overflows the integer add to a
+ * negative m, which the max takes to 0.75: |x| is then far above 65536 and
+ * stays so, Inf stays Inf, and a NaN stays a NaN. Below 65520 the cap
+ * changes nothing, and vabs may be x itself, sign and all: m - |x| is
+ * rounded on the grid as |x| is, ties to even alike (m is an even multiple
+ * of the spacing), and a zero comes out +0. */
+static inline v128_t f16_grid_abs(v128_t vabs, bool capped) {
   v128_t vmagic = wasm_i32x4_add(wasm_v128_and(vabs, wasm_i32x4_splat(0x7F800000)),
                                  wasm_i32x4_splat((13 << 23) | 0x00400000));
-  vmagic = wasm_i32x4_min(wasm_i32x4_max(vmagic, wasm_i32x4_splat(0x3F400000)),
-                          wasm_i32x4_splat(0x4DC00000));
+  vmagic = wasm_i32x4_max(vmagic, wasm_i32x4_splat(0x3F400000));
+  if (capped) {
+    vmagic = wasm_i32x4_min(vmagic, wasm_i32x4_splat(0x4DC00000));
+  }
   return wasm_f32x4_sub(wasm_f32x4_add(vabs, vmagic), vmagic);
 }
 
@@ -153,7 +158,7 @@ static inline v128_t f16_grid_abs(v128_t vabs) {
  * 0x7C00 or more, and the min clamps them to Inf. */
 static inline v128_t f32x4_to_f16x4(v128_t vx, bool finite) {
   const v128_t vsign = wasm_v128_and(wasm_u32x4_shr(vx, 16), wasm_i32x4_splat(0x8000));
-  const v128_t vgrid = f16_grid_abs(wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF)));
+  const v128_t vgrid = f16_grid_abs(wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF)), true);
   const v128_t vfields = wasm_u32x4_shr(wasm_f32x4_mul(vgrid, wasm_f32x4_splat(0x1p-112f)), 13);
   const v128_t vbits = wasm_v128_or(wasm_u32x4_min(vfields, wasm_i32x4_splat(0x7C00)), vsign);
   /* NaN: the fixed pattern, without the sign (float16.h) */
@@ -175,7 +180,7 @@ static inline v128_t f32x4x2_to_f16x8_interleaved(v128_t veven, v128_t vodd, boo
  * against float16.h on all inputs: tests/fuzz/conversions_exhaustive.c.) */
 static inline v128_t f32x4_round_f16(v128_t vx, bool finite) {
   const v128_t vsign = wasm_v128_and(vx, wasm_i32x4_splat((int32_t) 0x80000000));
-  v128_t vgrid = f16_grid_abs(wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF)));
+  v128_t vgrid = f16_grid_abs(wasm_v128_and(vx, wasm_i32x4_splat(0x7FFFFFFF)), true);
   vgrid = wasm_f32x4_mul(wasm_f32x4_mul(vgrid, wasm_f32x4_splat(0x1p112f)),
                          wasm_f32x4_splat(0x1p-112f));
   const v128_t vbits = wasm_v128_or(vgrid, vsign);
@@ -185,16 +190,11 @@ static inline v128_t f32x4_round_f16(v128_t vx, bool finite) {
 }
 
 /* f32x4_round_f16 for finite x below 65520 in magnitude, which rounds to a
- * finite half: no cap on m and no trip through 2^112. x's sign rides
- * through the grid (the addition rounds m - |x| on the grid as it rounds
- * |x|, ties to even alike, as m is an even multiple of the spacing), and
- * is put back for the zeros. */
+ * finite half: no cap on m and no trip through 2^112, and x's sign rides
+ * through the grid (f16_grid_abs), put back for the zeros. */
 static inline v128_t f32x4_round_f16_bounded(v128_t vx) {
-  v128_t vmagic = wasm_i32x4_add(wasm_v128_and(vx, wasm_i32x4_splat(0x7F800000)),
-                                 wasm_i32x4_splat((13 << 23) | 0x00400000));
-  vmagic = wasm_i32x4_max(vmagic, wasm_i32x4_splat(0x3F400000));
-  const v128_t vgrid = wasm_f32x4_sub(wasm_f32x4_add(vx, vmagic), vmagic);
-  return wasm_v128_or(vgrid, wasm_v128_and(vx, wasm_i32x4_splat((int32_t) 0x80000000)));
+  return wasm_v128_or(f16_grid_abs(vx, false),
+                      wasm_v128_and(vx, wasm_i32x4_splat((int32_t) 0x80000000)));
 }
 
 #endif
