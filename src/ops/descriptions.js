@@ -18,6 +18,9 @@
 //   arrays are rows of one value, no dim, eps or row stride. blockwise: a
 //   function of each ggml block alone (the quantizer): its rows are blocks
 //   of the format options.dtype names.
+// - formatOption: the option that names a block output's format,
+//   'outDtype' unless given (the quantizer's is 'dtype'): checks and their
+//   messages name it.
 // - kernel(exports, call, pointers, rows): pointers by slot name, 0 for an
 //   array not given (the kernels' "absent"; no array is ever at address 0);
 //   `call.kernelStride` is the stride in values of the `rows` rows it is
@@ -147,7 +150,7 @@ export const fromFloat32 = define('fromFloat32', {
 // (src/kernels/q8_blocks.h). Blockwise: its rows are blocks, of the
 // format's block size, and x.length must be a whole number of them.
 export const quantize = define('quantize', {
-  params: ['x'], options: { dtype: undefined, out: undefined }, blockwise: true,
+  params: ['x'], options: { dtype: undefined, out: undefined }, blockwise: true, formatOption: 'dtype',
   arrays: { x: { param: 0, per: ROW, dir: IN, dtype: 'float32' }, out: { per: ROW, dir: OUT, result: true, blocks: true } },
   returns: 'out', exports: ['quantize_q8'], kernel: (e, c, p, n) => e.quantize_q8(p.x, p.out, n, c.outFormatCode),
 });

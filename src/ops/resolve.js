@@ -73,7 +73,7 @@ function definition(name, spec, asBlocks, blocked = null) {
     pointers: template(names, 0), given: template(names, null), pairs, remembered: new Remembered(),
     together: spec.together === undefined ? null : [index[spec.together[0]], index[spec.together[1]]],
     hasDtype: 'dtype' in spec.options, hasCastMode: 'castMode' in spec.options, hasHeads: 'heads' in spec.options, elementwise: spec.elementwise === true,
-    blockwise: spec.blockwise === true, blocked,
+    blockwise: spec.blockwise === true, blocked, formatOption: spec.formatOption ?? 'outDtype',
     x: index.x, weight: index.weight ?? -1, bias: index.bias ?? -1, weightAt: spec.arrays.weight?.param ?? -1,
     paramSlots, optionSlots, results, signature: `${signature}options?)`,
     returnSlots: typeof spec.returns === 'string' ? index[spec.returns] : spec.returns.map((key) => index[key]),
@@ -250,8 +250,9 @@ const SIXTEEN_BIT = ['bfloat16', 'float16'];
  * quantizer) is options.dtype, required. */
 function outFormatOf(op, fn, opts, dtype) {
   if (op.blockwise) {
-    if (opts.dtype === undefined) throw new TypeError(`${fn}: options.dtype is required: ${BLOCK_FORMAT_CHOICES}, the block format`);
-    return oneOf(fn, 'options.dtype', opts.dtype, BLOCK_FORMATS, undefined);
+    const format = opts[op.formatOption];
+    if (format === undefined) throw new TypeError(`${fn}: options.${op.formatOption} is required: ${BLOCK_FORMAT_CHOICES}, the block format`);
+    return oneOf(fn, `options.${op.formatOption}`, format, BLOCK_FORMATS, undefined);
   }
   return blockOutput(op, fn, opts, 'options', dtype);
 }
@@ -353,7 +354,7 @@ function check(original, fn, memory, opts, values) {
     layRows(call, rowsOf(fn, length, call.dim, stride, dimFrom, extent), call.heads, call.headStride, stride);
     if (outDtype !== null) {
       call.outFormatCode = BLOCK_FORMAT[outDtype].code;
-      call.blockRowBytes = blockRowBytes(fn, 'options.outDtype', outDtype, call.dim, call.dtype);
+      call.blockRowBytes = blockRowBytes(fn, `options.${op.formatOption}`, outDtype, call.dim, call.dtype);
     }
   }
   call.dtypeCode = DTYPE[dtype].code;
@@ -367,8 +368,8 @@ function check(original, fn, memory, opts, values) {
     if (value === undefined) continue;
     const storage = slot.dtype === 'storage';
     const named = storage && op.hasDtype && opts.dtype !== undefined;
-    const record = slot.per === BLOCKS // (the quantizer names its format options.dtype; a norm, options.outDtype)
-      ? measure(fn, slot.name, value, outDtype, op.blockwise ? 'dtype' : 'outDtype', true, '', true)
+    const record = slot.per === BLOCKS
+      ? measure(fn, slot.name, value, outDtype, op.formatOption, true, '', true)
       : measure(fn, slot.name, value, storage ? dtype : slot.dtype, storage ? 'dtype' : '', named, '', slot.dir === OUT);
     if (slot.per === STAT) requireLength(fn, slot.name, record, call.rows, 'the number of rows');
     else if (slot.per === BLOCKS) {
