@@ -16,7 +16,6 @@ import {
   fromFloat32 as referenceFromFloat32, layerNorm as referenceLayerNorm, quantize as referenceQuantize, rmsNorm as referenceRmsNorm, toFloat32 as referenceToFloat32,
 } from '../src/reference/index.js';
 import { q8Table, rowsFor } from './bench/q8.js';
-import { narrow, widen } from '../src/reference/float16.js';
 import { assertSameBits } from './helpers/bits.js';
 import { layerNorm64, rmsNorm64 } from './helpers/oracle.js';
 
@@ -31,9 +30,8 @@ function referenceOf(id, shape, expected) {
   if (id === 'simd-layernorm') return referenceLayerNorm(x, w, null, { eps });
   const dtype = { 'simd-bf16': 'bfloat16', 'simd-f16': 'float16' }[id];
   if (dtype !== undefined) {
-    const to16 = (a) => Uint16Array.from(a, (v) => narrow(v, dtype));
-    const y = referenceRmsNorm(to16(x), to16(w), { eps, dtype, weightDtype: dtype });
-    return Float32Array.from(y, (_, i) => widen(y, i, dtype));
+    const y = referenceRmsNorm(referenceFromFloat32(x, { dtype }), referenceFromFloat32(w, { dtype }), { eps, dtype, weightDtype: dtype });
+    return referenceToFloat32(y, { dtype });
   }
   return null; // the peers: their own summation orders
 }
