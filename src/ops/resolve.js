@@ -246,8 +246,8 @@ const SIXTEEN_BIT = ['bfloat16', 'float16'];
 
 /** The block format of the call's blocked output: options.outDtype's, or
  * null for the storage dtype (which it may also name; only a description
- * with a blocked form has the option); a blockwise description's (the
- * quantizer) is options.dtype, required. */
+ * with a blocked form has the option); a blockwise description's is the
+ * option its formatOption names (the quantizer's options.dtype), required. */
 function outFormatOf(op, fn, opts, dtype) {
   if (op.blockwise) {
     const format = opts[op.formatOption];
